@@ -1,0 +1,44 @@
+# The course in two commands:  make reproduce  (runs every notebook)   make test  (the tests)
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The CPU build of torch; on a GPU machine use environment.yml (conda) instead.
+TORCH_SPEC ?= torch==2.13.0
+# Public benchmark copies, when a local folder holds them (otherwise they are downloaded).
+SHARED_BENCH := $(wildcard ../shared/benchmarks/MANIFEST.md)
+ifneq ($(SHARED_BENCH),)
+export RAGKIT_BENCHMARKS_DIR ?= $(abspath ../shared/benchmarks)
+endif
+export HF_HUB_OFFLINE ?= 1
+export RAGAS_DO_NOT_TRACK ?= true
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: setup test smoke reproduce lab bench fuzz clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -e ".[cpu,dev]"
+	touch $@
+
+test: setup
+	$(PY) -m pytest -q
+
+smoke: setup
+	$(PY) -m ragkit.reproduce --profile smoke
+
+reproduce: setup
+	$(PY) -m ragkit.reproduce --profile full
+
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: setup
+	$(PY) -m ragkit.bench chroma-repro
+	$(PY) -m ragkit.bench anthropic-baseline
+
+clean:
+	rm -rf .cache results/smoke

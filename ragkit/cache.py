@@ -1,0 +1,172 @@
+"""Disk caches that are safe to share, inspect and corrupt.
+
+- Vectors are stored in NPZ shards (``allow_pickle=False``), each holding its keys, its vectors
+  and a sha256 of both; a shard whose checksum does not match (truncated, edited, half-written)
+  is reported with a warning, ignored and its entries recomputed.
+- Every write goes to a temporary file in the same folder and is then renamed into place
+  (`os.replace` is atomic), so two processes writing at once can only produce two complete
+  files, never a torn one.
+- Nothing is ever pickled.
+
+    >>> import tempfile, numpy as np
+    >>> store = VectorCache(tempfile.mkdtemp())
+    >>> store.put(["a"], np.ones((1, 3), dtype=np.float32)); store.get(["a", "b"])[1]
+    ['b']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was corrupt and will be recomputed."""
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _digest(keys: np.ndarray, vectors: np.ndarray) -> str:
+    h = hashlib.sha256()
+    h.update("\n".join(keys.tolist()).encode())
+    h.update(np.ascontiguousarray(vectors).tobytes())
+    h.update(str(vectors.shape).encode())
+    return h.hexdigest()
+
+
+class VectorCache:
+    """A folder of checksummed NPZ shards mapping string keys to float32 vectors."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self._mem: dict[str, np.ndarray] = {}
+        self._loaded: set[str] = set()
+        self.corrupt: list[str] = []
+
+    def _load(self) -> None:
+        if not self.folder.is_dir():
+            return
+        for shard in sorted(self.folder.glob("*.npz")):
+            if shard.name in self._loaded:
+                continue
+            self._loaded.add(shard.name)
+            try:
+                with np.load(shard, allow_pickle=False) as z:
+                    keys, vecs, digest = z["keys"], z["vectors"], str(z["sha256"])
+                if _digest(keys, vecs) != digest:
+                    raise ValueError("checksum mismatch")
+            except Exception as e:  # any unreadable shard is treated the same way
+                self.corrupt.append(shard.name)
+                warnings.warn(f"embedding cache shard {shard} is corrupt ({e}); its entries "
+                              "will be recomputed", CacheWarning, stacklevel=3)
+                continue
+            for k, v in zip(keys.tolist(), vecs):
+                self._mem[k] = v
+
+    def get(self, keys: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
+        """(found vectors by key, missing keys in the order given)."""
+        if any(k not in self._mem for k in keys):
+            self._load()
+        found = {k: self._mem[k] for k in keys if k in self._mem}
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
+        return found, missing
+
+    def put(self, keys: list[str], vectors: np.ndarray) -> None:
+        if not keys:
+            return
+        karr = np.asarray(keys, dtype=str)
+        vecs = np.asarray(vectors, dtype=np.float32)
+        digest = _digest(karr, vecs)
+        import io
+
+        buf = io.BytesIO()
+        np.savez(buf, keys=karr, vectors=vecs, sha256=np.asarray(digest))
+        name = f"{digest[:20]}.npz"
+        atomic_write_bytes(self.folder / name, buf.getvalue())
+        self._loaded.add(name)
+        for k, v in zip(keys, vecs):
+            self._mem[k] = v
+
+
+class JsonlCache:
+    """Append-only JSONL records keyed by `key`, each line carrying a checksum of itself.
+
+    Used for LLM preambles. Lines that fail to parse or whose checksum does not match are
+    reported once and ignored. Appends are a single ``write`` of one line opened in append
+    mode; `rewrite` compacts the file atomically.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.corrupt = 0
+        self._data: dict[str, dict[str, Any]] | None = None
+
+    @staticmethod
+    def _check(record: dict[str, Any]) -> str:
+        body = {k: v for k, v in record.items() if k != "sha256"}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        if self._data is not None:
+            return self._data
+        data: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            for n, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                    ok = rec.get("sha256") == self._check(rec) and "key" in rec
+                except (json.JSONDecodeError, AttributeError):
+                    ok = False
+                if not ok:
+                    self.corrupt += 1
+                    warnings.warn(f"{self.path}:{n}: corrupt cache line ignored (will be "
+                                  "recomputed)", CacheWarning, stacklevel=2)
+                    continue
+                data[rec["key"]] = rec
+        self._data = data
+        return data
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.load().get(key)
+
+    def put(self, record: dict[str, Any]) -> None:
+        rec = dict(record)
+        rec["sha256"] = self._check(rec)
+        self.load()[rec["key"]] = rec
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def rewrite(self, records: Iterable[dict[str, Any]] | None = None) -> None:
+        """Write the cache anew, sorted by key (for committed caches that diff well)."""
+        recs = list(records) if records is not None else list(self.load().values())
+        recs.sort(key=lambda r: r["key"])
+        atomic_write_text(self.path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False)
+                                             + "\n" for r in recs))

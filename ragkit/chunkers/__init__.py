@@ -1,0 +1,40 @@
+"""Chunkers: every strategy the course compares, behind one interface (`Chunker.chunk`).
+
+Get one by name, with its settings, e.g. ``get_chunker("recursive", size=250, overlap=0)``, or
+from a compact spec as the command line takes it: ``get_chunker("recursive:250/0")``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Chunker
+from .fixed import FixedCharChunker, FixedTokenChunker
+from .recursive import RecursiveChunker
+
+REGISTRY: dict[str, type[Chunker]] = {
+    "fixed_chars": FixedCharChunker,
+    "fixed_tokens": FixedTokenChunker,
+    "recursive": RecursiveChunker,
+}
+
+
+def register(name: str, cls: type[Chunker]) -> None:
+    REGISTRY[name] = cls
+
+
+def get_chunker(spec: str, **params: Any) -> Chunker:
+    """``"name"`` or ``"name:size/overlap"`` (+ keyword settings) -> a chunker instance."""
+    name, _, sizes = spec.partition(":")
+    if name not in REGISTRY:
+        raise KeyError(f"unknown chunker {name!r}; choose from {', '.join(sorted(REGISTRY))}")
+    if sizes:
+        size, _, overlap = sizes.partition("/")
+        params.setdefault("size", int(size))
+        if overlap:
+            params.setdefault("overlap", int(overlap))
+    return REGISTRY[name](**params)
+
+
+__all__ = ["Chunker", "FixedCharChunker", "FixedTokenChunker", "RecursiveChunker", "REGISTRY",
+           "get_chunker", "register"]

@@ -1,0 +1,96 @@
+"""What every chunker is: a named, parametrised function from a `Document` to `Chunk`s.
+
+A chunker never searches for its chunks in the text: it computes spans while it splits and
+slices the document with them (`Chunk.make`). `Chunker.chunk` also enforces the invariants on
+the way out (each chunk's text is its span; chunks are sorted by position), so a buggy chunker
+fails loudly instead of producing unscoreable chunks.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Iterable, Sequence
+
+from ..types import Chunk, Document, check_chunks, stable_hash
+
+
+class Chunker(ABC):
+    """Subclasses set `name` and implement `spans` (or override `chunk` for prefixes)."""
+
+    name: str = "chunker"
+
+    def params(self) -> dict[str, Any]:
+        """The settings that decide the output (part of every chunk's metadata and id)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    @property
+    def label(self) -> str:
+        """A readable name for tables, e.g. ``fixed_chars(1000/200)``."""
+        return self.name
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        chunks = [self.make(doc, s, e) for s, e in self.spans(doc) if e > s]
+        return self.finish(doc, chunks)
+
+    def make(self, doc: Document, start: int, end: int, prefix: str = "", **meta: Any) -> Chunk:
+        settings = stable_hash(self.name, self.params(), n=8)
+        return Chunk.make(doc, start, end, strategy=self.label, prefix=prefix,
+                          metadata={**_doc_meta(doc), **meta, "settings": settings})
+
+    def finish(self, doc: Document, chunks: list[Chunk]) -> list[Chunk]:
+        check_chunks(doc, chunks)
+        return sorted(chunks, key=lambda c: (c.start, c.end))
+
+    def chunk_all(self, docs: Iterable[Document], progress: bool = False) -> list[Chunk]:
+        """Chunks of every document, in document order."""
+        docs = list(docs)
+        if progress and len(docs) > 1:
+            from tqdm.auto import tqdm
+
+            docs = tqdm(docs, desc=f"chunking ({self.label})", leave=False)
+        return [c for d in docs for c in self.chunk(d)]
+
+
+def _doc_meta(doc: Document) -> dict[str, Any]:
+    keep = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
+    return {k: doc.metadata.get(k) for k in keep if k in doc.metadata}
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink [start, end) to exclude leading and trailing whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def windows(n: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Index windows of `size` advancing by `size - overlap` until the end is covered.
+
+    >>> windows(10, 4, 1)
+    [(0, 4), (3, 7), (6, 10)]
+    """
+    if size <= 0 or not 0 <= overlap < size:
+        raise ValueError(f"need size > 0 and 0 <= overlap < size, got {size}/{overlap}")
+    out, s = [], 0
+    while s < n:
+        out.append((s, min(s + size, n)))
+        if s + size >= n:
+            break
+        s += size - overlap
+    return out
+
+
+def covering(spans: Sequence[tuple[int, int]]) -> int:
+    """Total characters covered by the union of spans."""
+    total, last = 0, -1
+    for s, e in sorted(spans):
+        s = max(s, last)
+        if e > s:
+            total += e - s
+            last = e
+    return total

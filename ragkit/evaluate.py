@@ -1,0 +1,242 @@
+"""Score retrieved chunks against gold character spans, so any chunker can be compared.
+
+Span metrics follow Chroma's evaluation exactly (character-based; only chunks of the gold's
+own document count in the numerator; a chunk is scored on its body span, never its prefix):
+
+- recall       = |union of (retrieved ∩ gold)| / Σ|gold spans|
+- precision    = |union of (retrieved ∩ gold)| / Σ|retrieved chunks|   (a plain sum: overlapping
+                 chunks are counted twice, as upstream does)
+- IoU          = |union of (retrieved ∩ gold)| / (Σ|retrieved chunks| + gold characters missed)
+- precision_Ω  = the precision reached if *every* chunk touching the gold were retrieved:
+                 |union of (chunk ∩ gold)| / |union of those chunks ∪ missed gold|
+
+Rank metrics treat a chunk as relevant when its body overlaps a gold span:
+
+- hit@k        = 1 when the top k together contain all the gold text;
+- recall@k     = fraction of gold units (spans) fully contained in the top k — Anthropic's
+                 "Pass@k" when the gold units are their chunks (= ragas' IDBasedContextRecall);
+- precision@k  = fraction of the top k chunks that overlap the gold (= ragas'
+                 IDBasedContextPrecision when chunks are the gold units);
+- MRR@k, nDCG@10 through ranx.
+
+Refusal: with ``abstain when top score < threshold``, a threshold calibrated on one half of the
+queries is applied to the other; we report over-refusal (answerable questions abstained on) and
+unsupported answers (unanswerable questions answered).
+
+    >>> span_scores([(0, 10)], [(5, 15)])["recall"]
+    0.5
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .types import Chunk, Query, Span
+
+Range = tuple[int, int]
+
+
+def union(ranges: Iterable[Range]) -> list[Range]:
+    """Merge overlapping or touching ranges. ``union([(0,2),(1,4),(6,7)]) -> [(0,4),(6,7)]``"""
+    out: list[list[int]] = []
+    for s, e in sorted(ranges):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def total(ranges: Iterable[Range]) -> int:
+    return sum(e - s for s, e in ranges)
+
+
+def intersect(a: Range, b: Range) -> Range | None:
+    s, e = max(a[0], b[0]), min(a[1], b[1])
+    return (s, e) if s < e else None
+
+
+def subtract(ranges: Iterable[Range], cut: Range) -> list[Range]:
+    out = []
+    for s, e in ranges:
+        if cut[1] <= s or cut[0] >= e:
+            out.append((s, e))
+            continue
+        if s < cut[0]:
+            out.append((s, cut[0]))
+        if cut[1] < e:
+            out.append((cut[1], e))
+    return out
+
+
+def span_scores(retrieved: Sequence[Range], gold: Sequence[Range]) -> dict[str, float]:
+    """Chroma's per-query recall, precision and IoU for one document's ranges.
+
+    (Use `query_span_scores` for chunks and gold spread over several documents.)"""
+    return _span_scores([("d", s, e) for s, e in retrieved], [("d", s, e) for s, e in gold])
+
+
+def _span_scores(retrieved: Sequence[tuple[str, int, int]], gold: Sequence[tuple[str, int, int]]
+                 ) -> dict[str, float]:
+    hits: dict[str, list[Range]] = defaultdict(list)
+    unused: dict[str, list[Range]] = defaultdict(list)
+    for d, s, e in gold:
+        unused[d].append((s, e))
+    for d, cs, ce in retrieved:
+        for gd, gs, ge in gold:
+            if gd != d:
+                continue
+            x = intersect((cs, ce), (gs, ge))
+            if x:
+                hits[d].append(x)
+                unused[d] = subtract(unused[d], x)
+    numerator = sum(total(union(v)) for v in hits.values())
+    gold_len = sum(e - s for _, s, e in gold)
+    retrieved_len = sum(e - s for _, s, e in retrieved)
+    missed = sum(total(v) for v in unused.values())
+    return {
+        "recall": numerator / gold_len if gold_len else 0.0,
+        "precision": numerator / retrieved_len if retrieved_len else 0.0,
+        "iou": numerator / (retrieved_len + missed) if (retrieved_len + missed) else 0.0,
+    }
+
+
+def precision_omega(chunks_by_doc: Mapping[str, Sequence[Chunk]], gold: Sequence[Span]) -> float:
+    """Chroma's precision_Ω: the best precision this chunking allows for this query."""
+    hits: dict[str, list[Range]] = defaultdict(list)
+    touched: dict[str, list[Range]] = defaultdict(list)
+    unused: dict[str, list[Range]] = defaultdict(list)
+    for g in gold:
+        unused[g.doc_id].append((g.start, g.end))
+    for doc_id in {g.doc_id for g in gold}:
+        for c in chunks_by_doc.get(doc_id, ()):
+            for g in gold:
+                if g.doc_id != doc_id:
+                    continue
+                x = intersect((c.start, c.end), (g.start, g.end))
+                if x:
+                    hits[doc_id].append(x)
+                    touched[doc_id].append((c.start, c.end))
+                    unused[doc_id] = subtract(unused[doc_id], x)
+    num = sum(total(union(v)) for v in hits.values())
+    den = sum(total(union(touched[d] + unused[d])) for d in set(touched) | set(unused))
+    return num / den if num and den else 0.0
+
+
+def overlaps(chunk: Chunk, gold: Sequence[Span]) -> bool:
+    return any(g.doc_id == chunk.doc_id and intersect(chunk.span, (g.start, g.end))
+               for g in gold)
+
+
+def covered_fraction(unit: Span, chunks: Sequence[Chunk]) -> float:
+    parts = [x for c in chunks if c.doc_id == unit.doc_id
+             for x in [intersect(c.span, (unit.start, unit.end))] if x]
+    return total(union(parts)) / len(unit) if len(unit) else 0.0
+
+
+def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
+                 chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None) -> dict[str, float]:
+    """Every per-query metric for one answerable query's ranked chunks (top k are used)."""
+    top = list(ranked[:k])
+    gold = list(query.gold)
+    out = _span_scores([(c.doc_id, c.start, c.end) for c in top],
+                       [(g.doc_id, g.start, g.end) for g in gold])
+    units = [covered_fraction(g, top) for g in gold]
+    out["recall@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
+    out["hit@k"] = float(out["recall"] >= 1.0 - 1e-12)
+    out["precision@k"] = float(np.mean([overlaps(c, gold) for c in top])) if top else 0.0
+    if chunks_by_doc is not None:
+        out["precision_omega"] = precision_omega(chunks_by_doc, gold)
+    return out
+
+
+def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
+                 all_chunks: Sequence[Chunk], k: int) -> dict[str, dict[str, float]]:
+    """MRR@k and nDCG@10 per query from ranx (relevant = overlaps a gold span)."""
+    import warnings
+
+    from ranx import Qrels, Run, evaluate
+
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for c in all_chunks:
+        by_doc[c.doc_id].append(c)
+    qrels, run = {}, {}
+    for q in queries:
+        rel = {c.id: 1 for d in {g.doc_id for g in q.gold} for c in by_doc.get(d, ())
+               if overlaps(c, q.gold)}
+        if not rel:
+            continue
+        qrels[q.id] = rel
+        hits = ranked.get(q.id, [])
+        # ranx sorts by score; make scores strictly decreasing in rank order
+        run[q.id] = {c.id: float(len(hits) - r) for r, (c, _) in enumerate(hits)} or {"∅": 0.0}
+    if not qrels:
+        return {}
+    metrics = [f"mrr@{k}", "ndcg@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's uint64 cast notice inside ranx
+        res = evaluate(Qrels(qrels), Run(run), metrics, return_mean=False, make_comparable=True)
+    ids = list(Qrels(qrels).keys())
+    return {qid: {"mrr@k": float(res[f"mrr@{k}"][i]), "ndcg@10": float(res["ndcg@10"][i])}
+            for i, qid in enumerate(ids)}
+
+
+def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
+                       all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True):
+    """Per-query metrics (a DataFrame) and their means (a dict) for the answerable queries.
+
+    `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them. Queries
+    without gold (refusals) are left out here; see `refusal_scores`.
+    """
+    import pandas as pd
+
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for c in all_chunks:
+        by_doc[c.doc_id].append(c)
+    answerable = [q for q in queries if q.gold]
+    ranks = rank_metrics(answerable, ranked, all_chunks, k)
+    rows = []
+    for q in answerable:
+        chunks = [c for c, _ in ranked.get(q.id, [])]
+        row = {"query_id": q.id, "type": q.type,
+               **query_scores(q, chunks, k, by_doc if omega else None),
+               **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    means = {m: float(df[m].mean()) for m in df.columns if m not in ("query_id", "type")} \
+        if len(df) else {}
+    return df, means
+
+
+def calibrate_threshold(scores: Sequence[float], answerable: Sequence[bool]) -> float:
+    """The abstention threshold that maximises accuracy (answer if score >= threshold)."""
+    s = np.asarray(scores, float)
+    a = np.asarray(answerable, bool)
+    candidates = np.unique(np.concatenate([s, [s.min() - 1 if len(s) else 0.0]]))
+    acc = [np.mean((s >= t) == a) for t in candidates]
+    return float(candidates[int(np.argmax(acc))])
+
+
+def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
+                   seed: int = 13) -> dict[str, float]:
+    """Calibrate an abstention threshold on a random half, report rates on the other half."""
+    rng = np.random.default_rng(seed)
+    ids = [q.id for q in queries]
+    order = rng.permutation(len(ids))
+    cal, test = order[: len(ids) // 2], order[len(ids) // 2:]
+    s = np.array([top_scores[i] for i in ids])
+    a = np.array([bool(q.gold) for q in queries])
+    if a[cal].all() or (~a[cal]).all():
+        return {}
+    t = calibrate_threshold(s[cal], a[cal])
+    answered = s[test] >= t
+    ans, unans = a[test], ~a[test]
+    return {
+        "refusal_threshold": t,
+        "over_refusal": float(np.mean(~answered[ans])) if ans.any() else float("nan"),
+        "unsupported_answer": float(np.mean(answered[unans])) if unans.any() else float("nan"),
+        "refusal_accuracy": float(np.mean(answered == ans)),
+    }

@@ -1,0 +1,102 @@
+"""One retrieval experiment, end to end: chunk -> embed -> index -> retrieve -> evaluate.
+
+Notebooks, benchmark scripts and the command line all call `run_experiment`, so every number in
+the course is produced the same way. It returns an `Outcome` holding the chunks, the ranked hits
+per query, the per-query metrics and their means, plus the flags a results row must carry
+(e.g. how many chunks the encoder truncated).
+
+    >>> out = run_experiment(load("chroma"), RecursiveChunker(250, 125), Embedder(), k=5)  # doctest: +SKIP
+    >>> round(out.means["recall"], 3), round(out.means["iou"], 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Sequence
+
+from .benchmarks import Benchmark
+from .retrieve import BM25Retriever, DenseRetriever, Hit, HybridRetriever
+from .types import Chunk, Query
+
+
+@dataclass
+class Outcome:
+    benchmark: str
+    strategy: str
+    chunks: list[Chunk]
+    hits: dict[str, list[Hit]]
+    per_query: Any  # pandas DataFrame
+    means: dict[str, float]
+    flags: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def retrieved(self, query_id: str) -> list[Chunk]:
+        return [h.chunk for h in self.hits.get(query_id, [])]
+
+    def record(self, recorder, *, experiment: str, embedder: str, k: int, **extra: Any) -> None:
+        """Write the means as results rows (one per metric)."""
+        recorder.add_metrics(self.means, experiment=experiment, benchmark=self.benchmark,
+                             strategy=self.strategy, embedder=embedder, k=k,
+                             n_queries=len(self.per_query), flags=self.flags,
+                             params={**self.params, **extra})
+
+
+def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
+                   placement: Literal["before", "after"] = "before"):
+    if kind == "dense":
+        return DenseRetriever(chunks, embedder, placement)
+    if kind == "bm25":
+        return BM25Retriever(chunks, placement)
+    if kind == "hybrid":
+        return HybridRetriever(DenseRetriever(chunks, embedder, placement),
+                               BM25Retriever(chunks, placement))
+    raise ValueError(f"unknown retriever {kind!r}")
+
+
+def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
+                   chunks: Sequence[Chunk] | None = None, retriever: str = "dense",
+                   placement: Literal["before", "after"] = "before",
+                   where: Callable[[Query], Any] | None = None, depth: int | None = None,
+                   omega: bool = True, label: str | None = None) -> Outcome:
+    """Chunk every document (or use `chunks`), retrieve for every query, score.
+
+    `where(query)` may return a metadata filter per query (notebook 03). `depth` retrieves more
+    than k hits (kept in `Outcome.hits`, e.g. for recall@20) while span metrics use the top k.
+    """
+    from .evaluate import evaluate_retrieval
+
+    if chunks is None:
+        chunks = chunker.chunk_all(bench.documents, progress=True)
+    chunks = list(chunks)
+    if not chunks:
+        raise ValueError(f"{label or chunker}: produced no chunks for {bench.name}")
+    r = make_retriever(chunks, embedder, retriever, placement)
+    queries = [q for q in bench.queries]
+    filters = [where(q) for q in queries] if where else None
+    hits = r.search([q.text for q in queries], max(k, depth or k), filters)
+    by_id = {q.id: h for q, h in zip(queries, hits)}
+    ranked = {qid: [(h.chunk, h.score) for h in hs] for qid, hs in by_id.items()}
+    per_query, means = evaluate_retrieval(queries, ranked, chunks, k=k, omega=omega)
+    means["n_chunks"] = float(len(chunks))
+    means["mean_chunk_chars"] = float(sum(c.end - c.start for c in chunks) / len(chunks))
+    dense = r if retriever == "dense" else getattr(r, "dense", None)
+    flags = list(dense.flags) if dense is not None else []
+    strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
+    params = chunker.params() if chunker is not None else {}
+    return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
+                   {**params, "retriever": retriever, "placement": placement})
+
+
+def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int]) -> dict[str, float]:
+    """Mean recall@k over gold units (Anthropic's Pass@k) for several k from one ranking."""
+    from .evaluate import covered_fraction
+
+    out = {}
+    answerable = [q for q in queries if q.gold]
+    for k in ks:
+        vals = []
+        for q in answerable:
+            top = outcome.retrieved(q.id)[:k]
+            vals.append(sum(covered_fraction(g, top) >= 1.0 for g in q.gold) / len(q.gold))
+        out[f"pass@{k}"] = sum(vals) / len(vals) if vals else 0.0
+    return out

@@ -1,0 +1,130 @@
+"""Every number the course reports, written as rows of one schema and read back as a table.
+
+Each notebook owns one file, ``results/<notebook>.jsonl``; a `Recorder` collects the rows of a
+run and `save()` replaces that file atomically, so re-running a notebook regenerates its numbers
+instead of appending duplicates. (`append_rows` is for command-line runs that add to a file.)
+One row is one metric value, with everything that produced it:
+
+    notebook, experiment, benchmark, strategy, params, embedder, k, metric, value, n_queries,
+    profile, seed, device, flags, ragkit_version, git_sha, timestamp
+
+``flags`` lists anything a reader must know (a truncation, a fallback, a skipped judge).
+Rows are sorted and values rounded to 6 places, so two identical runs write identical rows apart
+from ``timestamp``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .cache import atomic_write_text
+from .config import PROJECT_ROOT, get_settings, resolve_device
+
+SCHEMA = ("notebook", "experiment", "benchmark", "strategy", "params", "embedder", "k", "metric",
+          "value", "n_queries", "profile", "seed", "device", "flags", "ragkit_version",
+          "git_sha", "timestamp")
+VOLATILE = ("timestamp", "git_sha")
+
+
+@lru_cache(maxsize=1)
+def git_sha() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=PROJECT_ROOT,
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def make_row(*, notebook: str, experiment: str, benchmark: str, strategy: str, metric: str,
+             value: float, embedder: str = "", k: int | None = None, n_queries: int = 0,
+             params: Mapping[str, Any] | None = None, flags: Iterable[str] = (),
+             device: str | None = None) -> dict[str, Any]:
+    from . import __version__
+
+    s = get_settings()
+    return {
+        "notebook": notebook, "experiment": experiment, "benchmark": benchmark,
+        "strategy": strategy, "params": dict(params or {}), "embedder": embedder, "k": k,
+        "metric": metric, "value": None if value is None else round(float(value), 6),
+        "n_queries": int(n_queries), "profile": s.profile, "seed": s.seed,
+        "device": device or resolve_device(), "flags": sorted(set(flags)),
+        "ragkit_version": __version__, "git_sha": git_sha(),
+        "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _sort_key(row: Mapping[str, Any]) -> str:
+    return json.dumps([row.get(f) for f in SCHEMA if f not in VOLATILE], sort_keys=True,
+                      default=str)
+
+
+def results_path(notebook: str) -> Path:
+    return get_settings().results_dir / f"{notebook}.jsonl"
+
+
+class Recorder:
+    """Collects the rows of one notebook run; `save()` writes them (replacing the old file)."""
+
+    def __init__(self, notebook: str):
+        self.notebook = notebook
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, **kw: Any) -> dict[str, Any]:
+        row = make_row(notebook=self.notebook, **kw)
+        self.rows.append(row)
+        return row
+
+    def add_metrics(self, metrics: Mapping[str, float], **kw: Any) -> None:
+        """One row per metric of a `{metric: value}` mapping (e.g. from `evaluate`)."""
+        for metric, value in metrics.items():
+            self.add(metric=metric, value=value, **kw)
+
+    def save(self) -> Path:
+        path = results_path(self.notebook)
+        write_rows(path, self.rows)
+        return path
+
+
+def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    rows = sorted(rows, key=_sort_key)
+    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
+                                    for r in rows))
+
+
+def append_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    path = Path(path)
+    old = read_rows(path) if path.exists() else []
+    write_rows(path, [*old, *rows])
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{n}: not a JSON row ({e})") from None
+    return out
+
+
+def load_results(folder: str | Path | None = None):
+    """Every row under `folder` (default: the results dir) as a pandas DataFrame."""
+    import pandas as pd
+
+    folder = Path(folder or get_settings().results_dir)
+    rows = [r for p in sorted(folder.glob("*.jsonl")) for r in read_rows(p)]
+    df = pd.DataFrame(rows, columns=list(SCHEMA))
+    return df
+
+
+def comparable(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Rows with the volatile fields removed, as sorted JSON strings (for determinism checks)."""
+    return sorted(json.dumps({k: v for k, v in r.items() if k not in VOLATILE}, sort_keys=True)
+                  for r in rows)

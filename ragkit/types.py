@@ -1,0 +1,175 @@
+"""The three data types that flow through ragkit.
+
+A `Document` is a source text with its metadata. A `Block` is one structural unit the parser
+found in a document (a heading, a paragraph, a table ...), located by character offsets. A
+`Chunk` is what a chunker returns and what gets embedded, indexed, retrieved and scored.
+
+The one rule every chunk obeys: `document.text[chunk.start:chunk.end] == chunk.text`. Anything
+added for retrieval (a breadcrumb such as ``[Refund Policy > Refunds]``, an LLM preamble) lives
+in `chunk.prefix`, never in `chunk.text`, so a chunk is always scored on the span it covers.
+
+    >>> doc = Document(id="d", text="Hello world. Bye.")
+    >>> c = Chunk.make(doc, 0, 12, strategy="demo")
+    >>> c.text, c.start, c.end
+    ('Hello world.', 0, 12)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+BlockKind = Literal["heading", "paragraph", "table", "list", "code", "html", "quote", "rule"]
+
+
+def stable_hash(*parts: Any, n: int = 16) -> str:
+    """A short, deterministic hex digest of any JSON-serialisable parts."""
+    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:n]
+
+
+def text_hash(text: str) -> str:
+    """Full sha256 of a text, the key used by every cache."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source text. `text` is the body (front matter removed); `line_offset` is the number of
+    lines that preceded the body in the file, so errors can name the file's own line numbers."""
+
+    id: str
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    path: str | None = None
+    line_offset: int = 0
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number in the original file of a character offset into `text`."""
+        return self.text.count("\n", 0, offset) + 1 + self.line_offset
+
+    def where(self, offset: int) -> str:
+        """`path:line` for messages."""
+        return f"{self.path or self.id}:{self.line_of(offset)}"
+
+    @property
+    def hash(self) -> str:
+        return text_hash(self.text)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One structural unit of a parsed document: `text == source[start:end]`.
+
+    `level` is the heading level (1-6) for headings and the nesting depth for lists; `meta`
+    holds kind-specific spans, e.g. ``meta["rows"]`` (table rows, the header first) or
+    ``meta["items"]`` (top-level list items), each as ``(start, end)`` pairs.
+    """
+
+    kind: BlockKind
+    start: int
+    end: int
+    text: str
+    level: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable span of a document.
+
+    `text` is exactly ``source[start:end]``; `prefix` is extra context embedded with it (kept
+    apart from the body); `parent_id` links a child to the larger chunk it belongs to;
+    `strategy` names the chunker; `id` is a hash of the content and the settings.
+    """
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    strategy: str
+    prefix: str = ""
+    parent_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"chunk of {self.doc_id}: bad span [{self.start}, {self.end})")
+        if len(self.text) != self.end - self.start:
+            raise ValueError(
+                f"chunk of {self.doc_id}: text has {len(self.text)} characters but the span "
+                f"[{self.start}, {self.end}) has {self.end - self.start}"
+            )
+        if not self.id:
+            object.__setattr__(
+                self,
+                "id",
+                stable_hash(self.doc_id, self.start, self.end, text_hash(self.text),
+                            self.prefix, self.strategy, self.parent_id),
+            )
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @classmethod
+    def make(cls, doc: Document, start: int, end: int, strategy: str, **kw: Any) -> "Chunk":
+        """Build a chunk from a span of `doc`, slicing the text (never searching for it)."""
+        if end > len(doc.text):
+            raise ValueError(f"{doc.where(start)}: span end {end} is past the document end")
+        return cls(doc_id=doc.id, start=start, end=end, text=doc.text[start:end],
+                   strategy=strategy, **kw)
+
+    def embedding_text(self, placement: Literal["before", "after"] = "before") -> str:
+        """What the embedder sees: prefix and body, the prefix before (default) or after."""
+        if not self.prefix:
+            return self.text
+        if placement == "before":
+            return f"{self.prefix}\n\n{self.text}"
+        return f"{self.text}\n\n{self.prefix}"
+
+    def with_prefix(self, prefix: str, **metadata: Any) -> "Chunk":
+        """A copy with another prefix (a new id, since the embedded text changes)."""
+        return Chunk(doc_id=self.doc_id, start=self.start, end=self.end, text=self.text,
+                     strategy=self.strategy, prefix=prefix, parent_id=self.parent_id,
+                     metadata={**self.metadata, **metadata})
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return (self.start, self.end)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A gold evidence span: characters [start, end) of document `doc_id`."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question with its gold evidence spans (empty for a question that should be refused)."""
+
+    id: str
+    text: str
+    gold: tuple[Span, ...] = ()
+    type: str = "lookup"
+    answer: str = ""
+    context: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+def check_chunks(doc: Document, chunks: list[Chunk]) -> None:
+    """Raise if any chunk's text is not exactly its span of `doc` (the core invariant)."""
+    for c in chunks:
+        if c.doc_id != doc.id:
+            raise ValueError(f"chunk {c.id} belongs to {c.doc_id}, not {doc.id}")
+        if doc.text[c.start:c.end] != c.text:
+            raise ValueError(f"{doc.where(c.start)}: chunk {c.id} text differs from its span")

@@ -1,0 +1,72 @@
+import shutil
+
+import pytest
+
+from conftest import needs_benchmarks
+from ragkit import benchmarks as B
+
+
+@needs_benchmarks()
+def test_chroma_loader_gold_spans_match_references():
+    bench = B.load_chroma()
+    assert len(bench.documents) == 5 and len(bench.queries) == 472
+    assert sum(len(q.gold) for q in bench.queries) == 790
+    docs = bench.docs_by_id()
+    for q in bench.queries[:50]:
+        for g in q.gold:
+            assert 0 <= g.start < g.end <= len(docs[g.doc_id].text)
+
+
+@needs_benchmarks()
+def test_anthropic_loader_gold_is_the_golden_chunk_span():
+    bench = B.load_anthropic()
+    assert len(bench.documents) == 90 and len(bench.queries) == 248 and len(bench.chunks) == 737
+    assert sum(len(q.gold) for q in bench.queries) == 306
+    spans = {(c.doc_id, c.start, c.end) for c in bench.chunks}
+    assert all((g.doc_id, g.start, g.end) in spans for q in bench.queries for g in q.gold)
+    assert sum(len(d.text) for d in bench.documents) == 497_299
+
+
+@needs_benchmarks()
+def test_as_hugging_face_datasets():
+    docs, qs = B.load_chroma().to_datasets()
+    assert docs.num_rows == 5 and qs.num_rows == 472
+    assert set(qs.column_names) >= {"query_id", "question", "gold"}
+
+
+@needs_benchmarks()
+def test_wrong_checksum_is_refused(tmp_path):
+    import os
+
+    src = os.environ["RAGKIT_BENCHMARKS_DIR"]
+    shutil.copytree(src, tmp_path / "b", dirs_exist_ok=True)
+    target = tmp_path / "b" / "chroma" / "questions_df.csv"
+    target.chmod(0o644)
+    target.write_text(target.read_text() + "\n")
+    with pytest.raises(B.ChecksumError, match="differs"):
+        B.fetch("chroma/questions_df.csv", tmp_path / "b")
+
+
+def test_missing_everywhere_says_what_to_set(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAGKIT_BENCHMARKS_DIR", raising=False)
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    with pytest.raises(B.BenchmarkUnavailable, match="RAGKIT_BENCHMARKS_DIR"):
+        B.fetch("chroma/questions_df.csv", allow_download=False)
+
+
+def test_download_path_verifies_checksum(tmp_path, monkeypatch):
+    """The online path, with the network replaced by a local fake serving wrong bytes."""
+    import io
+    import urllib.request
+
+    monkeypatch.delenv("RAGKIT_BENCHMARKS_DIR", raising=False)
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: io.BytesIO(b"tampered"))
+    with pytest.raises(B.ChecksumError):
+        B.fetch("chroma/corpora/chatlogs.md")
+    assert not (tmp_path / "benchmarks" / "chroma" / "corpora" / "chatlogs.md").exists()
+
+
+def test_unknown_benchmark():
+    with pytest.raises(KeyError, match="unknown benchmark"):
+        B.load("nope")

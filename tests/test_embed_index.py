@@ -1,0 +1,110 @@
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ragkit.index import VectorIndex
+
+
+def test_import_ragkit_is_lazy():
+    code = ("import sys, ragkit, ragkit.documents, ragkit.evaluate, ragkit.retrieve, "
+            "ragkit.pipeline, ragkit.results, ragkit.embed, ragkit.index, ragkit.chunkers; "
+            "heavy = [m for m in ('torch', 'faiss', 'transformers', 'sentence_transformers') "
+            "if m in sys.modules]; print(heavy); assert not heavy, heavy")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_vectors_equal_sentence_transformers(embedder):
+    from sentence_transformers import SentenceTransformer
+
+    from ragkit.embed import bundled_minilm
+
+    texts = ["Gold members get 14 days.", "Access expires after 90 days of inactivity."]
+    ours = embedder.encode(texts)
+    ref = SentenceTransformer(str(bundled_minilm()), device="cpu").encode(
+        texts, normalize_embeddings=True)
+    assert ours.shape == (2, 384)
+    np.testing.assert_allclose(ours, ref, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_cache_hit_makes_no_model_call(tmp_path, monkeypatch):
+    from ragkit.embed import Embedder
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    first = Embedder(show_progress=False)
+    texts = ["cache me", "and me"]
+    v1 = first.encode(texts)
+    assert first.stats["encoded"] == 2
+    second = Embedder(show_progress=False)  # a new process would look the same
+    calls = []
+    monkeypatch.setattr(type(second.model), "encode",
+                        lambda *a, **k: calls.append(1) or pytest.fail("model was called"))
+    v2 = second.encode(texts)
+    assert calls == [] and second.stats["cache_hits"] == 2
+    np.testing.assert_array_equal(v1, v2)
+    assert not list(tmp_path.rglob("*.pkl")) and list(tmp_path.rglob("*.npz"))
+
+
+def test_corrupt_cache_shard_is_recomputed_with_a_warning(tmp_path, monkeypatch):
+    from ragkit.cache import CacheWarning
+    from ragkit.embed import Embedder
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    v1 = Embedder(show_progress=False).encode(["some text"])
+    shard = next(tmp_path.rglob("*.npz"))
+    shard.write_bytes(shard.read_bytes()[:100])  # truncated
+    e = Embedder(show_progress=False)
+    with pytest.warns(CacheWarning, match="corrupt"):
+        v2 = e.encode(["some text"])
+    assert e.stats["encoded"] == 1
+    np.testing.assert_allclose(v1, v2, atol=1e-6)
+
+
+def test_truncation_is_reported_not_silent(embedder):
+    from ragkit.embed import TruncationWarning
+
+    long = "refund " * 400
+    with pytest.warns(TruncationWarning, match="exceed"):
+        embedder.encode([long, "short"])
+    assert embedder.flags() == ["truncated:1"]
+    embedder.encode(["short"])
+    assert embedder.flags() == []
+
+
+def _brute(vectors, queries, k, allowed=None):
+    scores = queries @ vectors.T
+    if allowed is not None:
+        mask = np.full(len(vectors), -np.inf)
+        mask[allowed] = 0
+        scores = scores + mask
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+
+
+def test_faiss_matches_numpy_brute_force():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(500, 32)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    q = v[:20] + 0.1 * rng.normal(size=(20, 32)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    _, ids = VectorIndex(v).search(q, 10)
+    np.testing.assert_array_equal(ids, _brute(v, q, 10))
+
+
+def test_prefilter_still_returns_k_hits_when_k_exist():
+    rng = np.random.default_rng(1)
+    v = rng.normal(size=(1000, 16)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    meta = [{"region": "eu" if i % 100 == 0 else "us", "doc_id": f"d{i}"} for i in range(1000)]
+    ix = VectorIndex(v, meta)
+    q = v[5:6]
+    scores, ids = ix.search(q, 5, where={"region": "eu"})  # only 10 of 1000 pass
+    assert (ids >= 0).all() and all(meta[i]["region"] == "eu" for i in ids[0])
+    allowed = [i for i in range(1000) if i % 100 == 0]
+    np.testing.assert_array_equal(ids, _brute(v, q, 5, allowed))
+    _, ids = ix.search(q, 20, where={"region": ["eu"]})  # fewer than k exist
+    assert (ids[0] >= 0).sum() == 10
+    _, ids = ix.search(q, 3, where=lambda m: m["doc_id"] in {"d1", "d2"})
+    assert sorted(ids[0][:2]) == [1, 2] and ids[0][2] == -1

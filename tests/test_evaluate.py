@@ -1,0 +1,106 @@
+"""Metric tests on cases small enough to compute by hand."""
+
+import pytest
+
+from ragkit.evaluate import (calibrate_threshold, evaluate_retrieval, precision_omega,
+                             query_scores, refusal_scores, span_scores)
+from ragkit.types import Chunk, Document, Query, Span
+
+DOC = Document("d", "x" * 100)
+OTHER = Document("e", "y" * 100)
+
+
+def ch(doc, s, e):
+    return Chunk.make(doc, s, e, strategy="t")
+
+
+def test_single_chunk_partial_overlap():
+    # gold [10, 30), chunk [20, 50): overlap 10 chars
+    m = span_scores([(20, 50)], [(10, 30)])
+    assert m["recall"] == pytest.approx(10 / 20)
+    assert m["precision"] == pytest.approx(10 / 30)
+    assert m["iou"] == pytest.approx(10 / (30 + 10))  # retrieved 30 + 10 gold chars missed
+
+
+def test_overlapping_chunks_count_twice_in_the_denominator_once_in_the_numerator():
+    # chunks [0, 40) and [20, 60) both cover gold [25, 35)
+    m = span_scores([(0, 40), (20, 60)], [(25, 35)])
+    assert m["recall"] == 1.0
+    assert m["precision"] == pytest.approx(10 / 80)  # plain sum 40 + 40, as Chroma does
+    assert m["iou"] == pytest.approx(10 / 80)
+
+
+def test_chunk_that_only_touches_a_span_contributes_nothing():
+    m = span_scores([(0, 10)], [(10, 20)])
+    assert m == {"recall": 0.0, "precision": 0.0, "iou": 0.0}
+
+
+def test_multi_span_gold_across_documents():
+    q = Query("q", "?", gold=(Span("d", 0, 10), Span("e", 50, 70)))
+    top = [ch(DOC, 0, 20), ch(OTHER, 60, 80), ch(DOC, 50, 70)]  # last: right range, wrong doc
+    m = query_scores(q, top, k=3)
+    assert m["recall"] == pytest.approx((10 + 10) / 30)
+    assert m["precision"] == pytest.approx(20 / 60)
+    assert m["iou"] == pytest.approx(20 / (60 + 10))
+    assert m["recall@k"] == 0.5  # the first unit is inside the top 3, the second only half
+    assert m["hit@k"] == 0.0
+
+
+def test_empty_retrieval_scores_zero():
+    q = Query("q", "?", gold=(Span("d", 0, 10),))
+    m = query_scores(q, [], k=5)
+    assert m["recall"] == 0.0 and m["precision"] == 0.0 and m["iou"] == 0.0
+    assert m["recall@k"] == 0.0 and m["hit@k"] == 0.0
+
+
+def test_only_top_k_are_scored():
+    q = Query("q", "?", gold=(Span("d", 0, 10),))
+    m = query_scores(q, [ch(DOC, 50, 60), ch(DOC, 0, 10)], k=1)
+    assert m["recall"] == 0.0
+    assert query_scores(q, [ch(DOC, 50, 60), ch(DOC, 0, 10)], k=2)["hit@k"] == 1.0
+
+
+def test_precision_omega_is_the_best_this_chunking_allows():
+    chunks = {"d": [ch(DOC, 0, 40), ch(DOC, 40, 80), ch(DOC, 80, 100)]}
+    # gold [30, 50) touches the first two chunks: union [0, 80) -> 20 / 80
+    assert precision_omega(chunks, [Span("d", 30, 50)]) == pytest.approx(20 / 80)
+
+
+def test_mrr_and_ndcg_through_ranx():
+    chunks = [ch(DOC, 0, 10), ch(DOC, 10, 20), ch(DOC, 20, 30)]
+    q = Query("q", "?", gold=(Span("d", 12, 18),))
+    ranked = {"q": [(chunks[0], 0.9), (chunks[1], 0.8), (chunks[2], 0.7)]}
+    _, means = evaluate_retrieval([q], ranked, chunks, k=3)
+    assert means["mrr@k"] == pytest.approx(0.5)
+    assert means["ndcg@10"] == pytest.approx(0.6309, abs=1e-4)  # 1/log2(3)
+
+
+def test_refusal_threshold_separates_answerable_from_not():
+    assert calibrate_threshold([0.9, 0.8, 0.3, 0.2], [True, True, False, False]) == 0.8
+    qs = [Query(f"a{i}", "?", gold=(Span("d", 0, 1),)) for i in range(10)] + \
+         [Query(f"r{i}", "?", type="refusal") for i in range(10)]
+    top = {q.id: (0.9 if q.gold else 0.1) for q in qs}
+    r = refusal_scores(qs, top)
+    assert r["over_refusal"] == 0.0 and r["unsupported_answer"] == 0.0
+
+
+def test_id_based_numbers_agree_with_ragas():
+    """When chunks are the gold units, recall@k / precision@k are ragas' ID-based metrics."""
+    import random
+
+    from ragas import SingleTurnSample
+    from ragas.metrics import IDBasedContextPrecision, IDBasedContextRecall
+
+    doc = Document("d", "z" * 1000)
+    chunks = [ch(doc, i, i + 50) for i in range(0, 1000, 50)]
+    rng = random.Random(3)
+    for _ in range(25):
+        gold_chunks = rng.sample(chunks, rng.randint(1, 4))
+        top = rng.sample(chunks, 5)
+        q = Query("q", "?", gold=tuple(Span("d", c.start, c.end) for c in gold_chunks))
+        ours = query_scores(q, top, k=5)
+        sample = SingleTurnSample(retrieved_context_ids=[c.id for c in top],
+                                  reference_context_ids=[c.id for c in gold_chunks])
+        assert ours["recall@k"] == pytest.approx(IDBasedContextRecall().single_turn_score(sample))
+        assert ours["precision@k"] == pytest.approx(
+            IDBasedContextPrecision().single_turn_score(sample))

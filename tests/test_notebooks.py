@@ -1,0 +1,46 @@
+"""Execute every notebook in the smoke profile; any error fails the test (no `|| echo`)."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragkit.reproduce import execute, notebook_sources
+from ragkit.results import comparable, read_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def smoke_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGKIT_PROFILE", "smoke")
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path / "results"))
+    return tmp_path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", notebook_sources(), ids=lambda p: p.stem)
+def test_notebook_runs_in_smoke_profile(source, smoke_env):
+    secs = execute(source, "smoke", smoke_env / "executed", timeout=900)
+    nb = json.loads((smoke_env / "executed" / f"{source.stem}.ipynb").read_text())
+    errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert not errors
+    rows = read_rows(smoke_env / "results" / f"{source.stem}.jsonl")
+    assert rows and all(r["profile"] == "smoke" for r in rows)
+    print(f"{source.stem}: {secs:.1f}s")
+
+
+@pytest.mark.slow
+def test_same_notebook_twice_gives_identical_rows(smoke_env):
+    """Determinism: apart from timestamps, a second run writes exactly the same rows."""
+    source = [s for s in notebook_sources() if s.name.startswith("01_")] or notebook_sources()
+    source = source[0]
+    runs = []
+    for i in range(2):
+        execute(source, "smoke", smoke_env / f"run{i}", timeout=900)
+        path = smoke_env / "results" / f"{source.stem}.jsonl"
+        runs.append(comparable(read_rows(path)))
+        shutil.move(path, smoke_env / f"rows{i}.jsonl")
+    assert runs[0] == runs[1]

@@ -1,0 +1,76 @@
+"""The install files agree, results rows follow the schema, notebooks sources are in sync."""
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from ragkit.results import SCHEMA, Recorder, comparable, load_results, read_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+# conda names on the left, their pip equivalents on the right
+CONDA_TO_PIP = {"pytorch": "torch", "faiss-gpu": "faiss"}
+IGNORED = {"python", "pip", "pytorch-cuda", "-e .[dev]"}
+
+
+def _name(req: str) -> str:
+    return re.split(r"[<>=!~\[; ]", req.strip(), maxsplit=1)[0].lower()
+
+
+def test_environment_yml_names_the_same_dependencies_as_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pip_deps = {_name(d) for d in project["dependencies"]}
+    pip_deps |= {"faiss" for d in project["optional-dependencies"]["cpu"]}
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda, pip = set(), set()
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            pip |= {_name(d) for d in dep["pip"] if d not in IGNORED}
+        elif _name(dep) not in IGNORED:
+            conda.add(CONDA_TO_PIP.get(_name(dep), _name(dep)))
+    assert conda | pip == pip_deps
+
+
+def test_results_rows_follow_the_schema(tmp_path):
+    rec = Recorder("99_test")
+    rec.add_metrics({"recall": 0.5, "iou": 0.1}, experiment="e", benchmark="b", strategy="s",
+                    embedder="m", k=5, n_queries=3, params={"size": 250}, flags=["truncated:2"])
+    path = rec.save()
+    rows = read_rows(path)
+    assert [tuple(sorted(r)) for r in rows] == [tuple(sorted(SCHEMA))] * 2
+    assert {r["metric"]: r["value"] for r in rows} == {"recall": 0.5, "iou": 0.1}
+    df = load_results(path.parent)
+    assert list(df.columns) == list(SCHEMA) and len(df) == 2
+    # re-running replaces the file rather than appending duplicates
+    rec.save()
+    assert comparable(read_rows(path)) == comparable(rows)
+
+
+def test_notebook_sources_are_jupytext_percent_and_executed_copies_in_sync():
+    import jupytext
+
+    sources = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert sources, "no notebooks"
+    for src in sources:
+        text = src.read_text()
+        assert "formats: py:percent" in text, src
+        executed = src.with_suffix(".ipynb")
+        if executed.exists():
+            code_src = [c.source for c in jupytext.read(src).cells]
+            code_nb = [c.source for c in json_cells(executed)]
+            assert code_src == code_nb, f"{executed.name} is out of date: run make reproduce"
+
+
+def json_cells(path):
+    import nbformat
+
+    return nbformat.read(path, as_version=4).cells
+
+
+def test_committed_results_parse():
+    for path in sorted((ROOT / "results").glob("*.jsonl")):
+        rows = read_rows(path)
+        assert rows and all(set(r) == set(SCHEMA) for r in rows), path
+        assert all(json.dumps(r) for r in rows)
