@@ -45,7 +45,7 @@ def chroma_repro(smoke: bool = False) -> list[list]:
 
     bench = load_chroma()
     if smoke:
-        bench = bench.subset(20)
+        bench = bench.for_profile("smoke")
     emb = Embedder()  # all-MiniLM-L6-v2, max_seq_length 256 as upstream
     rec = Recorder("bench_chroma_repro")
     rows = []
@@ -80,7 +80,7 @@ def anthropic_baseline(smoke: bool = False) -> list[list]:
 
     bench = load_anthropic()
     if smoke:
-        bench = bench.subset(20)
+        bench = bench.for_profile("smoke")
     emb = Embedder()
     rec = Recorder("bench_anthropic_baseline")
     out = run_experiment(bench, embedder=emb, k=5, chunks=bench.chunks, depth=20,

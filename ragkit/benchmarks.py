@@ -131,6 +131,28 @@ class Benchmark:
         return Benchmark(self.name, self.documents, picked, self.chunks,
                          {**self.info, "subset": n_queries})
 
+    def restrict(self, doc_ids, max_queries: int | None = None) -> "Benchmark":
+        """Only these documents, the queries whose gold lies in them (refusals kept), and
+        their upstream chunks; optionally an evenly spaced sample of `max_queries`."""
+        keep = set(doc_ids)
+        docs = [d for d in self.documents if d.id in keep]
+        queries = [q for q in self.queries if all(g.doc_id in keep for g in q.gold)]
+        out = Benchmark(self.name, docs, queries, [c for c in self.chunks if c.doc_id in keep],
+                        {**self.info, "restricted_to": len(docs)})
+        return out.subset(max_queries) if max_queries else out
+
+    def for_profile(self, profile: str | None = None) -> "Benchmark":
+        """The benchmark itself in the full profile; a small, fixed slice in the smoke one."""
+        profile = profile or get_settings().profile
+        if profile != "smoke":
+            return self
+        if self.name == "chroma":
+            return self.restrict(["chatlogs", "state_of_the_union"], 24)
+        if self.info.get("smoke_docs"):  # the course: the documents of the staged failures
+            return self.restrict(self.info["smoke_docs"])  # all their questions: cheap
+        ids = [d.id for d in self.documents]
+        return self.restrict(ids[:: max(1, len(ids) // 12)], 30)
+
     def to_datasets(self):
         """(documents, questions) as Hugging Face `datasets.Dataset` objects."""
         from datasets import Dataset
@@ -212,7 +234,11 @@ def load_course(data_dir: str | Path | None = None) -> Benchmark:
     data_dir = Path(data_dir or get_settings().data_dir)
     corpus = load_corpus(data_dir / "corpus")
     queries = read_golden(data_dir / "golden" / "golden.jsonl", corpus.by_id())
-    return Benchmark("course", corpus.documents, queries)
+    staged = data_dir / "golden" / "staged_failures.json"
+    smoke_docs = sorted({d for s in json.loads(staged.read_text())
+                         for d in [s["doc_id"], *s.get("related_doc_ids", [])]}
+                        ) if staged.exists() else []
+    return Benchmark("course", corpus.documents, queries, info={"smoke_docs": smoke_docs})
 
 
 LOADERS = {"course": load_course, "chroma": load_chroma, "anthropic": load_anthropic}

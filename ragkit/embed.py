@@ -181,7 +181,7 @@ class Embedder:
             prompt = self.prompt(kind)
             vecs = self.model.encode(
                 todo, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=self.show_progress and len(todo) > 64,
+                convert_to_numpy=True, show_progress_bar=self.show_progress and len(todo) > 256,
                 prompt=prompt or None,
             ).astype(np.float32)
             self.stats["encoded"] += len(todo)

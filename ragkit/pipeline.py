@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
 from .benchmarks import Benchmark
-from .retrieve import BM25Retriever, DenseRetriever, Hit, HybridRetriever
+from .retrieve import BM25Retriever, DenseRetriever, Hit, HybridRetriever, TfidfRetriever
 from .types import Chunk, Query
 
 
@@ -47,6 +47,8 @@ def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
         return DenseRetriever(chunks, embedder, placement)
     if kind == "bm25":
         return BM25Retriever(chunks, placement)
+    if kind == "tfidf":
+        return TfidfRetriever(chunks, placement)
     if kind == "hybrid":
         return HybridRetriever(DenseRetriever(chunks, embedder, placement),
                                BM25Retriever(chunks, placement))
@@ -100,3 +102,29 @@ def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int]) -> 
             vals.append(sum(covered_fraction(g, top) >= 1.0 for g in q.gold) / len(q.gold))
         out[f"pass@{k}"] = sum(vals) / len(vals) if vals else 0.0
     return out
+
+
+def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder=None, *,
+            k: int = 5, experiment: str = "compare", retriever: str = "dense",
+            metrics: Sequence[str] = ("recall", "precision", "iou", "precision_omega",
+                                      "recall@k", "mrr@k", "ndcg@10", "n_chunks"),
+            ) -> Any:
+    """Every chunker on every benchmark: a tidy DataFrame (and results rows if a recorder).
+
+    Rows: benchmark, strategy, metric columns, flags. Chunk vectors are cached, so a second
+    call with the same chunkers costs only the queries.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    rows = []
+    jobs = [(b, c) for b in benches for c in chunkers]
+    for bench, chunker in tqdm(jobs, desc=experiment, leave=False):
+        out = run_experiment(bench, chunker, embedder, k=k, retriever=retriever)
+        if recorder is not None:
+            out.record(recorder, experiment=experiment, embedder=getattr(embedder, "name", ""),
+                       k=k)
+        rows.append({"benchmark": bench.name, "strategy": out.strategy,
+                     **{m: out.means.get(m) for m in metrics},
+                     "flags": ";".join(out.flags)})
+    return pd.DataFrame(rows)

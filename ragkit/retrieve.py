@@ -82,6 +82,7 @@ class BM25Retriever:
         self._bm25.index(bm25s.tokenize(corpus, stopwords=stopwords, show_progress=False),
                          show_progress=False)
         self._metas = [_meta(c) for c in self.chunks]
+        self.flags: list[str] = []
 
     def scores(self, query: str) -> np.ndarray:
         import bm25s
@@ -95,6 +96,32 @@ class BM25Retriever:
         out = []
         for q, w in zip(queries, _per_query(where, len(queries))):
             s = self.scores(q)
+            allowed = np.array([matches(m, w) for m in self._metas], dtype=bool)
+            s = np.where(allowed, s, -np.inf)
+            order = np.lexsort((np.arange(len(s)), -s))[: min(k, int(allowed.sum()))]
+            out.append([Hit(self.chunks[j], float(s[j])) for j in order])
+        return out
+
+
+class TfidfRetriever:
+    """TF-IDF cosine over prefix + body (scikit-learn): the keyword baseline of notebook 01."""
+
+    kind = "tfidf"
+
+    def __init__(self, chunks: Sequence[Chunk], placement: Literal["before", "after"] = "before"):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.chunks = list(chunks)
+        self._vec = TfidfVectorizer(sublinear_tf=True, stop_words="english")
+        self._m = self._vec.fit_transform([c.embedding_text(placement) for c in self.chunks])
+        self._metas = [_meta(c) for c in self.chunks]
+        self.flags: list[str] = []
+
+    def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
+               ) -> list[list[Hit]]:
+        sims = (self._vec.transform(list(queries)) @ self._m.T).toarray()
+        out = []
+        for s, w in zip(sims, _per_query(where, len(queries))):
             allowed = np.array([matches(m, w) for m in self._metas], dtype=bool)
             s = np.where(allowed, s, -np.inf)
             order = np.lexsort((np.arange(len(s)), -s))[: min(k, int(allowed.sum()))]
