@@ -1,0 +1,144 @@
+"""The `ragkit` command line, run for real in a subprocess on a small corpus of mixed files."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ragkit.html import html_to_markdown
+from ragkit.results import SCHEMA, read_rows
+
+MARKDOWN = """---
+doc_id: refunds
+title: Refund Policy
+---
+# Refund Policy
+
+## Refund eligibility by tier
+
+| Tier | Refund window | Fee |
+|------|---------------|-----|
+| Gold | 14 days | 2% |
+| Silver | 7 days | 5% |
+
+Refunds are available within 14 days of purchase. This applies to unused services only.
+"""
+
+CODE = '''"""Rate limiting for the public API."""
+import time
+
+
+class TokenBucket:
+    """Allows `rate` requests per second with bursts up to `capacity`."""
+
+    def __init__(self, rate: float, capacity: int):
+        self.rate = rate
+        self.capacity = capacity
+        self.tokens = capacity
+        self.updated = time.monotonic()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+'''
+
+PAGE = """<html><head><title>Status</title><style>p{}</style></head><body>
+<h1>Data retention</h1><p>Deleted workspaces are kept for <b>30 days</b> and then purged.</p>
+<ul><li>Backups: 35 days</li><li>Audit logs: 1 year</li></ul>
+<table><tr><th>Plan</th><th>Log retention</th></tr><tr><td>Team</td><td>90 days</td></tr></table>
+</body></html>"""
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "refunds.md").write_text(MARKDOWN, encoding="utf-8")
+    (d / "ratelimit.py").write_text(CODE, encoding="utf-8")
+    (d / "retention.html").write_text(PAGE, encoding="utf-8")
+    (d / "broken.md").write_bytes(b"caf\xe9 au lait\n")
+    questions = [
+        {"id": "gold", "question": "How long is the Gold refund window?",
+         "evidence": [{"doc_id": "refunds", "quote": "| Gold | 14 days | 2% |"}]},
+        {"id": "caveat", "question": "Which services can be refunded?",
+         "evidence": [{"quote": "This applies to unused services only."}]},
+        {"id": "bucket", "question": "How does the rate limiter refill tokens?",
+         "evidence": [{"doc_id": "ratelimit", "quote": "self.tokens + (now - self.updated) * self.rate"}]},
+        {"id": "purge", "question": "How long are deleted workspaces kept?",
+         "evidence": [{"quote": "Deleted workspaces are kept for 30 days and then purged."}]},
+        {"id": "missing", "question": "What is the Platinum window?",
+         "evidence": [{"quote": "Platinum tier gets 30 days"}]},
+        {"id": "twice", "question": "Which window is 14 days?",
+         "evidence": [{"doc_id": "refunds", "quote": "14 days"}]},
+    ]
+    q = tmp_path / "questions.jsonl"
+    q.write_text("".join(json.dumps(x) + "\n" for x in questions), encoding="utf-8")
+    return d, q
+
+
+def run(*args, env_extra=None):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
+                          text=True, env=env, timeout=600)
+
+
+def test_eval_ranks_strategies_and_writes_rows(corpus, tmp_path):
+    docs, questions = corpus
+    results = tmp_path / "rows.jsonl"
+    out = run("eval", "--corpus", str(docs), "--golden", str(questions), "--strategies",
+              "fixed_chars:200/0,recursive:60/0", "--k", "2", "--results", str(results))
+    assert out.returncode == 1, out.stderr  # finished, with skipped items to report
+    table = [l for l in out.stdout.splitlines() if l[:2].strip() in ("1", "2")]
+    assert len(table) == 2 and {"fixed_chars(200/0)", "recursive(60/0,cl100k_base)"} == {
+        l.split()[1] for l in table}
+    assert "3 documents, 4 answerable questions, k = 2" in out.stdout
+    # problems: the unreadable file and the two bad quotes, each with its line
+    assert "skipped: 1 file(s), 2 question(s)" in out.stderr
+    assert "broken.md:1: not valid UTF-8" in out.stderr
+    assert f"{questions}:line 5 (missing): quote not found" in out.stderr
+    assert f"{questions}:line 6 (twice): quote occurs 2 times" in out.stderr
+    rows = read_rows(results)
+    assert rows and all(set(r) == set(SCHEMA) for r in rows)
+    assert {r["strategy"] for r in rows} == {"fixed_chars(200/0)", "recursive(60/0,cl100k_base)"}
+    assert {r["n_queries"] for r in rows} == {4}
+
+
+def test_show_prints_gold_and_hits(corpus):
+    docs, questions = corpus
+    out = run("show", "--corpus", str(docs), "--golden", str(questions), "--question", "purge",
+              "--strategies", "recursive:60/0", "--k", "2")
+    assert out.returncode == 1  # the broken file is still reported
+    assert "gold retention[" in out.stdout and "Deleted workspaces are kept" in out.stdout
+    assert "=== recursive(60/0,cl100k_base)" in out.stdout and "*1." in out.stdout
+
+
+def test_chunk_writes_jsonl(corpus, tmp_path):
+    docs, _ = corpus
+    out_file = tmp_path / "chunks.jsonl"
+    out = run("chunk", str(docs / "refunds.md"), "--strategy", "recursive:40/0", "--out",
+              str(out_file))
+    assert out.returncode == 0, out.stderr
+    chunks = [json.loads(l) for l in out_file.read_text().splitlines()]
+    assert chunks and all(c["doc_id"] == "refunds" for c in chunks)
+
+
+def test_fatal_and_usage_exit_codes(tmp_path):
+    assert run("eval", "--corpus", str(tmp_path / "nope"), "--golden", "x").returncode == 3
+    assert run("eval").returncode == 2
+    assert run("eval", "--corpus", str(tmp_path), "--golden", "x", "--strategies",
+               "nope").returncode == 3
+
+
+def test_html_becomes_markdown_blocks():
+    md = html_to_markdown(PAGE)
+    assert md.startswith("# Data retention\n\nDeleted workspaces are kept for 30 days")
+    assert "- Backups: 35 days\n- Audit logs: 1 year" in md
+    assert "| Plan | Log retention |\n|---|---|\n| Team | 90 days |" in md
+    assert "p{}" not in md and "Status" not in md
