@@ -18,6 +18,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Protocol
 
+PIECE = 200_000  # characters tokenised at once by the tiktoken-style encoder
+
 
 class Tokenizer(Protocol):
     name: str
@@ -41,19 +43,41 @@ class TiktokenTokenizer:
             self._enc = tiktoken.get_encoding(encoding)
         self.name = encoding
 
+    def _pieces(self, text: str) -> list[tuple[int, int]]:
+        """Cut texts longer than PIECE characters (bpe-openai refuses 1M+) before a space that
+        starts a word — a place where cl100k's pre-tokenizer splits anyway, so the tokens
+        are the same as for the whole text."""
+        out, start = [], 0
+        while len(text) - start > PIECE:
+            cut = text.rfind(" ", start + PIECE // 2, start + PIECE)
+            while cut > start and (text[cut - 1].isspace() or not text[cut + 1:cut + 2].strip()):
+                cut = text.rfind(" ", start + PIECE // 2, cut)
+            if cut <= start:  # no word boundary: one enormous token run; cut hard
+                cut = start + PIECE
+            out.append((start, cut))
+            start = cut
+        out.append((start, len(text)))
+        return out
+
     def encode(self, text: str) -> list[int]:
-        return self._enc.encode(text, disallowed_special=())
+        if len(text) <= PIECE:
+            return self._enc.encode(text, disallowed_special=())
+        return [t for s, e in self._pieces(text)
+                for t in self._enc.encode(text[s:e], disallowed_special=())]
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        ids = self.encode(text)
-        if not ids:
-            return []
-        _, starts = self._enc.decode_with_offsets(ids)
-        ends = starts[1:] + [len(text)]
-        return list(zip(starts, ends))
+        out: list[tuple[int, int]] = []
+        for s, e in self._pieces(text) if len(text) > PIECE else [(0, len(text))]:
+            ids = self._enc.encode(text[s:e], disallowed_special=())
+            if not ids:
+                continue
+            _, starts = self._enc.decode_with_offsets(ids)
+            starts = [s + x for x in starts]
+            out.extend(zip(starts, starts[1:] + [e]))
+        return out
 
 
 class HFTokenizer:

@@ -1,0 +1,22 @@
+from ragkit.tokens import PIECE, get_tokenizer
+
+
+def test_long_text_is_tokenised_in_pieces_without_changing_tokens():
+    tok = get_tokenizer("cl100k_base")
+    text = ("Refunds are available within 14 days of purchase.  This applies to unused "
+            "services only.\n\n" * (3 * PIECE // 90))
+    assert len(text) > 2 * PIECE
+    whole = tok._enc.encode(text[: 900_000], disallowed_special=())  # under the 1M refusal
+    assert tok.encode(text[: 900_000]) == whole
+    spans = tok.spans(text)
+    assert len(spans) == tok.count(text)
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))  # contiguous, nothing lost
+
+
+def test_hf_spans_are_character_offsets():
+    tok = get_tokenizer("minilm")
+    text = "Gold tier: 14 days."
+    spans = tok.spans(text)
+    assert [text[s:e] for s, e in spans][:3] == ["Gold", "tier", ":"]
+    assert tok.count(text) == len(spans)
