@@ -213,8 +213,30 @@ def split_front_matter(text: str, path: str = "<text>") -> tuple[dict[str, Any],
         raise DocumentError(
             f"{path}:2: front matter must be a mapping of keys to values, got {type(meta).__name__}"
         )
+    _check_fields(meta, raw, path)
     body = text[end.end():]
     return _jsonable(meta), body, text.count("\n", 0, end.end())
+
+
+# the front-matter fields ragkit filters on, and the types they must have
+STRING_FIELDS = ("doc_id", "title", "doc_type", "product", "region", "superseded_by")
+
+
+def _check_fields(meta: dict[str, Any], raw: str, path: str) -> None:
+    def line_of(key: str) -> int:
+        m = re.search(rf"^{re.escape(key)}\s*:", raw, re.M)
+        return raw.count("\n", 0, m.start()) + 2 if m else 1
+
+    for key in STRING_FIELDS:
+        value = meta.get(key)
+        if isinstance(value, (list, dict, bool)):  # a scalar was expected
+            raise DocumentError(f"{path}:{line_of(key)}: front matter field {key!r} must be a "
+                                f"string, got {type(value).__name__} {value!r}")
+    date = meta.get("effective_date")
+    if date is not None and not isinstance(date, dt.date):
+        if not (isinstance(date, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date)):
+            raise DocumentError(f"{path}:{line_of('effective_date')}: effective_date must be a "
+                                f"date written YYYY-MM-DD, got {date!r}")
 
 
 def _format_of(path: Path) -> str:

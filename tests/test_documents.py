@@ -140,3 +140,15 @@ def test_crlf_offsets_are_into_the_original_text():
     blocks = parse_markdown(text)
     assert [b.text for b in blocks] == ["# A", "para one\r\nline two",
                                         "| a | b |\r\n|---|---|\r\n| 1 | 2 |"]
+
+
+@pytest.mark.parametrize("front, message", [
+    ("region: [eu, us]\n", r"bad.md:3: front matter field 'region' must be a string"),
+    ("effective_date: yesterday\n", r"bad.md:3: effective_date must be a date"),
+    ("superseded_by: {a: 1}\n", r"bad.md:3: front matter field 'superseded_by'"),
+])
+def test_front_matter_with_wrong_types_names_the_line(tmp_path, front, message):
+    p = tmp_path / "bad.md"
+    p.write_text(f"---\ntitle: ok\n{front}---\nbody\n", encoding="utf-8")
+    with pytest.raises(DocumentError, match=message):
+        load_document(p)
