@@ -108,16 +108,17 @@ def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder
             k: int = 5, experiment: str = "compare", retriever: str = "dense",
             metrics: Sequence[str] = ("recall", "precision", "iou", "precision_omega",
                                       "recall@k", "mrr@k", "ndcg@10", "n_chunks"),
-            ) -> Any:
+            return_outcomes: bool = False) -> Any:
     """Every chunker on every benchmark: a tidy DataFrame (and results rows if a recorder).
 
     Rows: benchmark, strategy, metric columns, flags. Chunk vectors are cached, so a second
-    call with the same chunkers costs only the queries.
+    call with the same chunkers costs only the queries. With ``return_outcomes=True`` also
+    returns the `Outcome` of each run, keyed by (benchmark, strategy).
     """
     import pandas as pd
     from tqdm.auto import tqdm
 
-    rows = []
+    rows, outcomes = [], {}
     jobs = [(b, c) for b in benches for c in chunkers]
     for bench, chunker in tqdm(jobs, desc=experiment, leave=False):
         out = run_experiment(bench, chunker, embedder, k=k, retriever=retriever)
@@ -127,4 +128,6 @@ def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder
         rows.append({"benchmark": bench.name, "strategy": out.strategy,
                      **{m: out.means.get(m) for m in metrics},
                      "flags": ";".join(out.flags)})
-    return pd.DataFrame(rows)
+        outcomes[(bench.name, out.strategy)] = out
+    table = pd.DataFrame(rows)
+    return (table, outcomes) if return_outcomes else table

@@ -68,6 +68,20 @@ def results_path(notebook: str) -> Path:
     return get_settings().results_dir / f"{notebook}.jsonl"
 
 
+def figure_path(name: str) -> Path:
+    """Where a figure goes: ``results/figures/<name>.png`` (smoke runs: under results/smoke)."""
+    path = get_settings().results_dir / "figures" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def save_figure(fig, name: str) -> Path:
+    """Save a matplotlib figure reproducibly (no timestamp in the PNG metadata)."""
+    path = figure_path(name)
+    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    return path
+
+
 class Recorder:
     """Collects the rows of one notebook run; `save()` writes them (replacing the old file)."""
 

@@ -1,0 +1,75 @@
+"""The course's figures, drawn the same way everywhere (matplotlib, no styling surprises).
+
+Each function takes a tidy DataFrame (one row per benchmark × strategy, metric columns) and
+returns a matplotlib Figure; `ragkit.results.save_figure` writes it under results/figures/.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def bars(table, metric: str, by: str = "strategy", group: str | None = "benchmark",
+         title: str | None = None, percent: bool = True):
+    """Horizontal bars of `metric` per `by`, one panel per `group` value, best on top."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    groups = sorted(table[group].unique()) if group else [None]
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 0.45 * max(
+        3, table.groupby(group)[by].nunique().max() if group else table[by].nunique()) + 1.2),
+        squeeze=False)
+    for ax, g in zip(axes[0], groups):
+        sub = table if g is None else table[table[group] == g]
+        sub = sub.sort_values(metric)
+        values = sub[metric] * (100 if percent else 1)
+        ax.barh(sub[by].astype(str), values, color="#4c72b0")
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v:.1f}", va="center", fontsize=8)
+        ax.set_title(g or "", fontsize=10)
+        ax.set_xlabel(metric + (" (%)" if percent else ""))
+        ax.tick_params(axis="y", labelsize=8)
+        ax.set_xlim(0, max(values.max() * 1.25, 1e-9))
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def paired(table, x: str, y: str, label: str = "strategy", title: str | None = None):
+    """A scatter of two metrics (e.g. recall vs IoU), one labelled point per row."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    ax.scatter(table[x] * 100, table[y] * 100, color="#dd8452")
+    for _, r in table.iterrows():
+        ax.annotate(str(r[label]), (r[x] * 100, r[y] * 100), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(f"{x} (%)")
+    ax.set_ylabel(f"{y} (%)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def lines(table, x: str, y: str, series: str, title: str | None = None,
+          xticks: Sequence | None = None):
+    """One line per `series` value: `y` against `x` (e.g. IoU against window size)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, sub in table.groupby(series):
+        sub = sub.sort_values(x)
+        ax.plot(sub[x], sub[y] * 100, marker="o", label=str(name))
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y} (%)")
+    if xticks is not None:
+        ax.set_xticks(list(xticks))
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
