@@ -61,8 +61,8 @@ class DenseRetriever:
         for idx in groups.values():
             scores, ids = self.index.search(qv[idx], k, where=wheres[idx[0]])
             for row, i in enumerate(idx):
-                out[i] = [Hit(self.chunks[j], float(s)) for s, j in zip(scores[row], ids[row])
-                          if j >= 0]
+                out[i] = newest_first([Hit(self.chunks[j], float(s))
+                                       for s, j in zip(scores[row], ids[row]) if j >= 0])
         return out
 
 
@@ -125,8 +125,18 @@ class TfidfRetriever:
             allowed = np.array([matches(m, w) for m in self._metas], dtype=bool)
             s = np.where(allowed, s, -np.inf)
             order = np.lexsort((np.arange(len(s)), -s))[: min(k, int(allowed.sum()))]
-            out.append([Hit(self.chunks[j], float(s[j])) for j in order])
+            out.append(newest_first([Hit(self.chunks[j], float(s[j])) for j in order]))
         return out
+
+
+def newest_first(hits: list[Hit], decimals: int = 6) -> list[Hit]:
+    """Break exact score ties toward the document with the newer effective date (e.g. the
+    same sentence in the 2021 and the 2024 fee schedule: the 2024 one ranks first)."""
+    def key(h: Hit):
+        date = str(h.chunk.metadata.get("effective_date") or "0000-00-00")
+        return (-round(h.score, decimals), tuple(-ord(ch) for ch in date))
+
+    return sorted(hits, key=key)
 
 
 def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,

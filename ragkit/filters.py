@@ -1,0 +1,172 @@
+"""Metadata filters, applied before the search, and filters read off the question itself.
+
+A question such as "In the EU, what is the daily meal limit?" has one right document among
+several that look alike; similarity alone cannot tell the EU policy from the US one. The fix
+is to filter by metadata *before* the vector (or BM25) search, so the k results all come from
+documents that can be right.
+
+`Catalog` knows the corpus's metadata and builds filters:
+
+- ``region``: the document's region, or ``global``; ``product``: the product, or ``all``;
+  ``doc_type``: exact;
+- ``as_of`` (a date): documents in force that day — effective on or before it, and not yet
+  replaced by the document named in ``superseded_by``; without ``as_of``, superseded documents
+  are excluded (``include_superseded=True`` keeps them);
+- dates are compared as ISO strings (``YYYY-MM-DD``), which order like dates.
+
+`Catalog.read_question` is self-querying by rules: it looks for the corpus's known regions,
+products and years in the question and returns the filter it implies. `Catalog.readings`
+handles ambiguity: when the best hits of an unfiltered search come from several documents with
+close scores and the question names nothing that separates them, it returns one candidate
+reading per document instead of a single guess (the "90-day rule" problem).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .types import Document
+
+REGION_WORDS = {
+    "eu": ("eu", "european union", "europe", "european", "eu-hosted", "germany", "france",
+           "netherlands", "sepa"),
+    "us": ("us", "u.s.", "united states", "usa", "american", "us-issued", "new york",
+           "san francisco"),
+    "uk": ("uk", "united kingdom", "britain", "british", "england"),
+    "apac": ("apac", "asia-pacific", "asia pacific", "singapore", "australia", "japan"),
+}
+PRODUCT_WORDS = {
+    "northwind-pay": ("northwind pay", "pay merchant", "payment processing"),
+    "northwind-edge": ("northwind edge", "edge device", "edge gateway", "edge sensor"),
+    "northwind-suite": ("northwind suite",),
+}
+
+
+@dataclass
+class Filter:
+    """A metadata filter; `where` is what `VectorIndex.search` / the retrievers take."""
+
+    region: str | None = None
+    product: str | None = None
+    doc_type: str | None = None
+    as_of: str | None = None
+    include_superseded: bool = False
+    successors: Mapping[str, str] = field(default_factory=dict)  # doc_id -> successor's date
+
+    def __call__(self, meta: Mapping[str, Any]) -> bool:
+        if self.region and meta.get("region") not in (self.region, "global", None):
+            return False
+        if self.product and meta.get("product") not in (self.product, "all", None):
+            return False
+        if self.doc_type and meta.get("doc_type") != self.doc_type:
+            return False
+        date = str(meta.get("effective_date") or "")
+        replaced_by = meta.get("superseded_by")
+        if self.as_of:
+            if date and date > self.as_of:
+                return False  # not yet in force
+            successor_date = self.successors.get(str(meta.get("doc_id")))
+            if replaced_by and successor_date and successor_date <= self.as_of:
+                return False  # already replaced that day
+        elif replaced_by and not self.include_superseded:
+            return False
+        return True
+
+    def describe(self) -> dict[str, Any]:
+        return {k: v for k, v in (("region", self.region), ("product", self.product),
+                                  ("doc_type", self.doc_type), ("as_of", self.as_of)) if v}
+
+    def __repr__(self) -> str:  # stable, so identical filters batch together
+        return f"Filter({self.describe()}, superseded={self.include_superseded})"
+
+
+@dataclass
+class Reading:
+    """One candidate interpretation of an ambiguous question."""
+
+    doc_id: str
+    title: str
+    score: float
+    filter: Filter
+
+
+class Catalog:
+    """The corpus's metadata: builds filters and reads them off questions."""
+
+    def __init__(self, docs: Sequence[Document]):
+        self.meta = {d.id: dict(d.metadata) for d in docs}
+        dates = {d: str(m.get("effective_date") or "") for d, m in self.meta.items()}
+        self.successors = {d: dates.get(str(m.get("superseded_by")), "")
+                           for d, m in self.meta.items() if m.get("superseded_by")}
+        self.regions = sorted({str(m.get("region")) for m in self.meta.values()
+                               if m.get("region") not in (None, "global")})
+        self.products = sorted({str(m.get("product")) for m in self.meta.values()
+                                if m.get("product") not in (None, "all")})
+
+    def filter(self, region: str | None = None, product: str | None = None,
+               doc_type: str | None = None, as_of: str | None = None,
+               include_superseded: bool = False) -> Filter:
+        return Filter(region, product, doc_type, as_of, include_superseded, self.successors)
+
+    def from_context(self, context: Mapping[str, Any]) -> Filter:
+        """The filter a golden question's context asks for (the 'oracle' filter)."""
+        return self.filter(context.get("region"), context.get("product"),
+                           context.get("doc_type"), context.get("as_of"))
+
+    def read_question(self, question: str) -> Filter:
+        """Self-querying by rules: known regions, products and years named in the question."""
+        q = " " + question.lower() + " "
+
+        def names(word: str) -> bool:
+            if len(word) <= 4 and word.replace(".", "").isalpha():  # US, EU, UK: capitals only,
+                return re.search(rf"(?<![\w-]){re.escape(word.upper())}(?![\w])", question) \
+                    is not None                                   # so "tell us" is no region
+            return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", q) is not None
+
+        region = next((r for r in self.regions for w in REGION_WORDS.get(r, (r,)) if names(w)),
+                      None)
+        product = next((p for p in self.products for w in PRODUCT_WORDS.get(p, (p,))
+                        if w in q), None)
+        as_of = None
+        year = re.search(r"\b(?:in|during|of|from)\s+(?:mid-|early |late )?(20\d\d)\b", q)
+        if year:
+            y = year.group(1)
+            as_of = f"{y}-06-30" if "mid-" in year.group(0) else f"{y}-12-31"
+        return self.filter(region, product, None, as_of)
+
+    def readings(self, question: str, hits: Sequence, margin: float = 0.25,
+                 max_readings: int = 5) -> list[Reading]:
+        """Candidate readings of a question, from an unfiltered search's ranked hits.
+
+        A question that names a region, product or year has one reading. Otherwise the
+        candidates are (1) every document among the hits scoring at least ``(1 - margin)`` of
+        the best score, and (2) the variants of the best document — documents with the same
+        title for another region — each with a filter that selects it. More than one reading
+        means: ask, or answer for each.
+        """
+        if not hits:
+            return []
+        named = self.read_question(question)
+        best = hits[0].score
+        cutoff = best * (1 - margin) if best > 0 else best - margin
+        seen: dict[str, Reading] = {}
+
+        def add(doc_id: str, score: float, flt: Filter) -> None:
+            if doc_id not in seen and len(seen) < max_readings:
+                title = str(self.meta.get(doc_id, {}).get("title", doc_id))
+                seen[doc_id] = Reading(doc_id, title, score, flt)
+
+        for h in hits:
+            if h.score < cutoff:
+                break
+            add(h.chunk.doc_id, h.score, named)
+        if named.describe():
+            return list(seen.values())[:1]
+        top = self.meta.get(hits[0].chunk.doc_id, {})
+        for doc_id, m in sorted(self.meta.items()):
+            if (m.get("title") == top.get("title") and m.get("region") != top.get("region")
+                    and not m.get("superseded_by")):
+                add(doc_id, float("nan"), self.filter(region=m.get("region")))
+        return list(seen.values())
