@@ -112,8 +112,10 @@ class Embedder:
             m = SentenceTransformer(self.source, device=self.device)
             if self._max_seq_length:
                 m.max_seq_length = self._max_seq_length
-            if self.device.startswith("cuda"):
-                m.half()
+            if self.device.startswith("cuda"):  # bfloat16 where the GPU has it: some encoders
+                import torch                    # (EmbeddingGemma) overflow in float16
+
+                m.to(torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
             self._model = m
         return self._model
 
@@ -195,7 +197,9 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        m = self.model
+        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(get())
 
     def flags(self) -> list[str]:
         """Warnings worth carrying into a results row (about the latest `encode` call)."""
