@@ -2,6 +2,7 @@
 
     python -m ragkit.bench chroma-repro        # Chroma's MiniLM table, ours beside theirs
     python -m ragkit.bench anthropic-baseline  # Pass@5/10/20 on upstream's own chunks
+    python -m ragkit.bench chunk-speed         # chars/s: structure vs langchain vs chonkie
 
 Each prints one table and writes its rows to ``results/bench_<name>.jsonl``. Add
 ``--smoke`` to run a small slice (a quick check that the machinery works, not a reproduction).
@@ -101,7 +102,74 @@ def anthropic_baseline(smoke: bool = False) -> list[list]:
     return rows
 
 
-COMMANDS = {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline}
+def chunk_speed(smoke: bool = False) -> list[list]:
+    """Characters per second: ragkit's structure chunker vs langchain's and chonkie's recursive
+    splitters on Chroma's corpora, all budgeting MiniLM WordPiece tokens (254 per chunk), plus
+    character-budget rows. Best of 3 runs each; ratios against langchain in the same unit."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+
+    from chonkie import RecursiveChunker as ChonkieRecursive
+
+    from .benchmarks import load_chroma
+    from .chunkers import RecursiveChunker, StructureChunker
+    from .embed import bundled_minilm
+    from .results import Recorder
+
+    docs = load_chroma().documents
+    if smoke:
+        docs = [d for d in docs if d.id in ("chatlogs", "state_of_the_union")]
+    n_chars = sum(len(d.text) for d in docs)
+    hf = AutoTokenizer.from_pretrained(str(bundled_minilm()))
+    raw = Tokenizer.from_file(str(bundled_minilm() / "tokenizer.json"))
+    raw.no_truncation()
+    raw.no_padding()
+
+    def count(s: str) -> int:
+        return len(hf(s, add_special_tokens=False, verbose=False)["input_ids"])
+
+    size = 254
+    contenders = {
+        ("tokens", "ragkit structure"): lambda t: StructureChunker(soft=180, hard=size)
+        .chunk(t),
+        ("tokens", "langchain recursive"): lambda t: RecursiveCharacterTextSplitter(
+            chunk_size=size, chunk_overlap=0, length_function=count).split_text(t.text),
+        ("tokens", "chonkie recursive"): lambda t: ChonkieRecursive(
+            tokenizer=raw, chunk_size=size).chunk(t.text),
+        ("chars", "ragkit recursive"): lambda t: RecursiveChunker(
+            1000, 0, "chars", ["\n\n", "\n", " ", ""]).chunk(t),
+        ("chars", "langchain recursive"): lambda t: RecursiveCharacterTextSplitter(
+            chunk_size=1000, chunk_overlap=0).split_text(t.text),
+        ("chars", "chonkie recursive"): lambda t: ChonkieRecursive(
+            tokenizer="character", chunk_size=1000).chunk(t.text),
+    }
+    speed = {}
+    for key, fn in contenders.items():
+        best = float("inf")
+        for _ in range(1 if smoke else 3):
+            t0 = time.perf_counter()
+            n = sum(len(fn(d)) for d in docs)
+            best = min(best, time.perf_counter() - t0)
+        speed[key] = (n_chars / best, n)
+    rec = Recorder("bench_chunk_speed")
+    rows = []
+    for (unit, name), (cps, n) in speed.items():
+        ratio = cps / speed[(unit, "langchain recursive")][0]
+        rows.append([unit, name, f"{cps / 1e6:.2f}", f"{ratio:.2f}", n])
+        rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name, metric="chars_per_s",
+                value=cps, k=None, params={"unit": unit, "size": size if unit == "tokens"
+                                           else 1000, "chars": n_chars, "chunks": n})
+        rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name,
+                metric="speed_vs_langchain", value=ratio, params={"unit": unit})
+    rec.save()
+    print(f"{n_chars:,} characters of Chroma's corpora; best of {1 if smoke else 3} runs")
+    print(_table(["budget", "chunker", "M chars/s", "× langchain", "chunks"], rows))
+    return rows
+
+
+COMMANDS = {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
+            "chunk-speed": chunk_speed}
 
 
 def main(argv: list[str] | None = None) -> int:

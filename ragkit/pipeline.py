@@ -56,12 +56,15 @@ def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
 
 
 def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
-                   chunks: Sequence[Chunk] | None = None, retriever: str = "dense",
+                   chunks: Sequence[Chunk] | None = None, retriever: Any = "dense",
                    placement: Literal["before", "after"] = "before",
                    where: Callable[[Query], Any] | None = None, depth: int | None = None,
                    omega: bool = True, label: str | None = None) -> Outcome:
     """Chunk every document (or use `chunks`), retrieve for every query, score.
 
+    `retriever` is "dense", "bm25", "tfidf", "hybrid", or any object with
+    ``search(queries, k, where)`` (e.g. a parent-child retriever); then `chunks` are the units
+    it can return, used for precision_Ω and the rank metrics' relevance judgements.
     `where(query)` may return a metadata filter per query (notebook 03). `depth` retrieves more
     than k hits (kept in `Outcome.hits`, e.g. for recall@20) while span metrics use the top k.
     """
@@ -72,21 +75,27 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     chunks = list(chunks)
     if not chunks:
         raise ValueError(f"{label or chunker}: produced no chunks for {bench.name}")
-    r = make_retriever(chunks, embedder, retriever, placement)
-    queries = [q for q in bench.queries]
+    r = make_retriever(chunks, embedder, retriever, placement) if isinstance(retriever, str) \
+        else retriever
+    kind = retriever if isinstance(retriever, str) else type(retriever).__name__
+    queries = list(bench.queries)
     filters = [where(q) for q in queries] if where else None
     hits = r.search([q.text for q in queries], max(k, depth or k), filters)
     by_id = {q.id: h for q, h in zip(queries, hits)}
     ranked = {qid: [(h.chunk, h.score) for h in hs] for qid, hs in by_id.items()}
     per_query, means = evaluate_retrieval(queries, ranked, chunks, k=k, omega=omega)
+    returned = [h.chunk for hs in hits for h in hs[:k]]
     means["n_chunks"] = float(len(chunks))
     means["mean_chunk_chars"] = float(sum(c.end - c.start for c in chunks) / len(chunks))
-    dense = r if retriever == "dense" else getattr(r, "dense", None)
-    flags = list(dense.flags) if dense is not None else []
+    if returned:
+        means["mean_returned_chars"] = float(sum(c.end - c.start for c in returned)
+                                             / len(returned))
+    dense = r if kind == "dense" else getattr(r, "dense", None)
+    flags = list(getattr(dense, "flags", []) or getattr(r, "flags", []) or [])
     strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
     params = chunker.params() if chunker is not None else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
-                   {**params, "retriever": retriever, "placement": placement})
+                   {**params, "retriever": kind, "placement": placement})
 
 
 def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int]) -> dict[str, float]:

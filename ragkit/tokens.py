@@ -84,6 +84,7 @@ class HFTokenizer:
     """A Hugging Face fast tokenizer (the embedder's own), special tokens excluded."""
 
     def __init__(self, tokenizer, name: str | None = None):
+        tokenizer.model_max_length = 10**12  # we count, never feed the model: no length notice
         self._tok = tokenizer
         self.name = name or getattr(tokenizer, "name_or_path", "hf")
 

@@ -1,0 +1,154 @@
+"""Quantitative claims from the seeds and the anchors, checked against our measurements.
+
+Each `Claim` names where it comes from, what it says, the metric and the direction (or the
+published value) it asserts, and how to find our measured counterpart in the results rows.
+`check_claims(df)` returns one row per claim with our value and a computed verdict:
+
+- ``held``: our measurement points the same way (or lies within the tolerance of the number);
+- ``not held``: it points the other way (or lies outside the tolerance);
+- ``not measurable here``: we have no row for it, with the reason (e.g. an LLM judge needs an
+  API key; a model or dataset is not available offline).
+
+`verdict` is the comparison on its own, for notebooks that check a claim inline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+Direction = Literal["higher", "lower", "match"]
+
+
+def verdict(direction: Direction, ours: float | None, baseline: float | None = None,
+            published: float | None = None, tolerance: float = 0.03) -> str:
+    """'held' / 'not held' / 'not measurable here' for one comparison."""
+    if ours is None or (baseline is None and published is None):
+        return "not measurable here"
+    if direction == "match":
+        return "held" if abs(ours - published) <= tolerance else "not held"
+    ref = baseline if baseline is not None else published
+    if direction == "higher":
+        return "held" if ours > ref else "not held"
+    return "held" if ours < ref else "not held"
+
+
+@dataclass(frozen=True)
+class Claim:
+    source: str
+    statement: str
+    metric: str
+    direction: Direction
+    measure: Callable[[Any], tuple[float | None, float | None]]  # df -> (ours, baseline)
+    published: float | None = None
+    tolerance: float = 0.03
+    unmeasurable: str = ""  # the reason, when we cannot measure it at all
+
+
+def _value(df, **where) -> float | None:
+    sub = df
+    for key, val in where.items():
+        sub = sub[sub[key] == val]
+    return float(sub.value.iloc[0]) if len(sub) else None
+
+
+def _best(df, **where) -> float | None:
+    sub = df
+    for key, val in where.items():
+        sub = sub[sub[key] == val]
+    return float(sub.value.max()) if len(sub) else None
+
+
+def _pair(df, metric: str, notebook: str, ours: str, base: str, benchmark: str, **extra):
+    rows = df[(df.notebook == notebook) & (df.metric == metric) & (df.benchmark == benchmark)]
+    for k, v in extra.items():
+        rows = rows[rows[k] == v]
+    o = rows[rows.strategy == ours].value
+    b = rows[rows.strategy == base].value
+    return (float(o.iloc[0]) if len(o) else None, float(b.iloc[0]) if len(b) else None)
+
+
+def chroma_row(chunker: str, metric: str, published: float) -> Claim:
+    return Claim(
+        source="Chroma report (MiniLM table)",
+        statement=f"{chunker}: {metric} {published:.1f} %",
+        metric=metric, direction="match", published=published / 100, tolerance=0.03,
+        measure=lambda df: (_value(df, notebook="bench_chroma_repro", strategy=chunker,
+                                   metric=metric), None))
+
+
+def top20_reduction(stage: str, published: float) -> Claim:
+    """Anthropic: a stage cuts the top-20 failure rate (1 - Pass@20) by `published` %."""
+    def measure(df):
+        rows = df[(df.notebook == "04_contextual_retrieval") & (df.benchmark == "anthropic")
+                  & (df.metric == "failure_reduction@20") & (df.strategy == stage)]
+        return (float(rows.value.max()) if len(rows) else None, None)
+
+    return Claim(source="Anthropic, Contextual Retrieval (2024)",
+                 statement=f"{stage}: top-20 failures −{published:.0f} %",
+                 metric="failure_reduction@20", direction="match", published=published / 100,
+                 tolerance=0.10, measure=measure)
+
+
+CLAIMS: list[Claim] = [
+    chroma_row("recursive(250/125,cl100k_base)", "recall", 78.7),
+    chroma_row("recursive(250/125,cl100k_base)", "iou", 4.9),
+    chroma_row("recursive(250/0,cl100k_base)", "recall", 78.5),
+    chroma_row("recursive(200/0,cl100k_base)", "iou", 6.5),
+    chroma_row("fixed_tokens(250/125,cl100k_base)", "recall", 82.4),
+    chroma_row("fixed_tokens(250/125,cl100k_base)", "iou", 3.5),
+    Claim(source="Chroma report (MiniLM table)",
+          statement="best MiniLM configuration: recall 82.4 and IoU 7.2 (not at once)",
+          metric="iou", direction="higher", published=0.072,
+          measure=lambda df: (_best(df[(df.benchmark == "chroma") & df.notebook.isin(
+              ["02_structure_chunking"])], metric="iou"), 0.072)),
+    top20_reduction("contextual embeddings", 35),
+    top20_reduction("contextual embeddings + BM25", 49),
+    top20_reduction("contextual embeddings + BM25 + rerank", 67),
+    Claim(source="Jina, Late Chunking (2024) README",
+          statement="late chunking raises nDCG@10 over naive chunking of the same spans",
+          metric="ndcg@10", direction="higher",
+          measure=lambda df: _late_pair(df, "ndcg@10")),
+    Claim(source="Seed 002",
+          statement="late chunking: 0.81 → 0.88 on cross-referencing notes (course corpus)",
+          metric="recall@k", direction="higher",
+          measure=lambda df: _late_pair(df, "recall@k", benchmark="course")),
+    Claim(source="Seed 002",
+          statement="small-to-big precision@5 ≈ 0.93 vs ≈ 0.74 for big chunks",
+          metric="precision@k", direction="higher",
+          measure=lambda df: _pair(df, "precision@k", "06_parent_child", "small-to-big",
+                                   "big (parents)", "course")),
+    Claim(source="Seed 002",
+          statement="small-to-big faithfulness ≈ 0.91 vs ≈ 0.79 for big chunks",
+          metric="faithfulness", direction="higher", measure=lambda df: (None, None),
+          unmeasurable="needs an answer generator and an LLM judge (ragas faithfulness); runs "
+                       "only with an API key"),
+]
+
+
+def _late_pair(df, metric: str, benchmark: str | None = None):
+    rows = df[(df.notebook == "05_late_chunking") & (df.metric == metric)
+              & (df.embedder == "all-MiniLM-L6-v2")]
+    if benchmark:
+        rows = rows[rows.benchmark == benchmark]
+    late = rows[rows.strategy.str.startswith("late")].value
+    naive = rows[rows.strategy.str.startswith("naive")].value
+    if not len(late) or not len(naive):
+        return (None, None)
+    return float(late.mean()), float(naive.mean())
+
+
+def check_claims(df, claims: list[Claim] | None = None):
+    """One row per claim: source, statement, published, ours, baseline, verdict, reason."""
+    import pandas as pd
+
+    rows = []
+    for c in claims or CLAIMS:
+        ours, base = (None, None) if c.unmeasurable else c.measure(df)
+        v = verdict(c.direction, ours, base, c.published, c.tolerance)
+        reason = c.unmeasurable or ("" if v != "not measurable here" else
+                                    "no results row yet: run the notebook that measures it")
+        rows.append({"source": c.source, "claim": c.statement, "metric": c.metric,
+                     "published": c.published, "ours": ours, "baseline (ours)": base,
+                     "verdict": v, "reason": reason})
+    return pd.DataFrame(rows)
