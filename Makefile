@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup test smoke reproduce lab bench fuzz clean
+.PHONY: setup test smoke reproduce lab bench gpu-bench fuzz clean
 
 setup: $(VENV)/.installed
 
@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet -e ".[cpu,dev]"
+	$(PY) -m pip install --quiet -e ".[cpu,dev,llm]"
 	touch $@
 
 test: setup
@@ -39,6 +39,17 @@ lab: setup
 bench: setup
 	$(PY) -m ragkit.bench chroma-repro
 	$(PY) -m ragkit.bench anthropic-baseline
+	$(PY) -m ragkit.bench chunk-speed
+	$(PY) -m ragkit.bench_late --device cpu
+	$(PY) -m ragkit.bench_context speed
+
+# On a CUDA machine (environment.yml): late chunking vs a plain forward pass, peak GPU memory.
+gpu-bench:
+	python -m ragkit.bench_late --device cuda
+
+# Bad inputs x every chunker, then ten minutes of random documents through them.
+fuzz: setup
+	$(PY) -m ragkit.robustness --fuzz-seconds 600
 
 clean:
 	rm -rf .cache results/smoke

@@ -17,16 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-Direction = Literal["higher", "lower", "match"]
+Direction = Literal["higher", "lower", "match", "at_least"]
 
 
 def verdict(direction: Direction, ours: float | None, baseline: float | None = None,
             published: float | None = None, tolerance: float = 0.03) -> str:
-    """'held' / 'not held' / 'not measurable here' for one comparison."""
-    if ours is None or (baseline is None and published is None):
+    """'held' / 'not held' / 'not measurable here' for one comparison.
+
+    ``match``: within `tolerance` of the published number; ``at_least``: no more than
+    `tolerance` below it (a bigger improvement also supports the claim); ``higher`` /
+    ``lower``: the direction against our own baseline (or the published number)."""
+    if ours is None or ours != ours or (baseline is None and published is None):  # None/NaN
         return "not measurable here"
     if direction == "match":
         return "held" if abs(ours - published) <= tolerance else "not held"
+    if direction == "at_least":
+        return "held" if ours >= published - tolerance else "not held"
     ref = baseline if baseline is not None else published
     if direction == "higher":
         return "held" if ours > ref else "not held"
@@ -50,13 +56,6 @@ def _value(df, **where) -> float | None:
     for key, val in where.items():
         sub = sub[sub[key] == val]
     return float(sub.value.iloc[0]) if len(sub) else None
-
-
-def _best(df, **where) -> float | None:
-    sub = df
-    for key, val in where.items():
-        sub = sub[sub[key] == val]
-    return float(sub.value.max()) if len(sub) else None
 
 
 def _pair(df, metric: str, notebook: str, ours: str, base: str, benchmark: str, **extra):
@@ -86,7 +85,7 @@ def top20_reduction(stage: str, published: float) -> Claim:
 
     return Claim(source="Anthropic, Contextual Retrieval (2024)",
                  statement=f"{stage}: top-20 failures −{published:.0f} %",
-                 metric="failure_reduction@20", direction="match", published=published / 100,
+                 metric="failure_reduction@20", direction="at_least", published=published / 100,
                  tolerance=0.10, measure=measure)
 
 
@@ -98,10 +97,10 @@ CLAIMS: list[Claim] = [
     chroma_row("fixed_tokens(250/125,cl100k_base)", "recall", 82.4),
     chroma_row("fixed_tokens(250/125,cl100k_base)", "iou", 3.5),
     Claim(source="Chroma report (MiniLM table)",
-          statement="best MiniLM configuration: recall 82.4 and IoU 7.2 (not at once)",
+          statement="one configuration beats the table's best recall (82.4) and best IoU (7.2)"
+                    " at once: our best IoU among configurations with recall > 82.4",
           metric="iou", direction="higher", published=0.072,
-          measure=lambda df: (_best(df[(df.benchmark == "chroma") & df.notebook.isin(
-              ["02_structure_chunking"])], metric="iou"), 0.072)),
+          measure=lambda df: (_iou_with_recall(df, 0.824), 0.072)),
     top20_reduction("contextual embeddings", 35),
     top20_reduction("contextual embeddings + BM25", 49),
     top20_reduction("contextual embeddings + BM25 + rerank", 67),
@@ -124,6 +123,15 @@ CLAIMS: list[Claim] = [
           unmeasurable="needs an answer generator and an LLM judge (ragas faithfulness); runs "
                        "only with an API key"),
 ]
+
+
+def _iou_with_recall(df, min_recall: float) -> float | None:
+    rows = df[(df.benchmark == "chroma") & (df.notebook == "02_structure_chunking")]
+    wide = rows.pivot_table(index="strategy", columns="metric", values="value", aggfunc="max")
+    if "iou" not in wide or "recall" not in wide:
+        return None
+    ok = wide[wide.recall > min_recall]
+    return float(ok.iou.max()) if len(ok) else 0.0
 
 
 def _late_pair(df, metric: str, benchmark: str | None = None):

@@ -170,3 +170,25 @@ class Catalog:
                     and not m.get("superseded_by")):
                 add(doc_id, float("nan"), self.filter(region=m.get("region")))
         return list(seen.values())
+
+
+def readings_report(queries: Sequence, hits_by_query: Mapping[str, Sequence], catalog: Catalog,
+                    margin: float = 0.25):
+    """Per question: the readings found, and how many of the gold documents they name.
+
+    For ambiguous questions we want several readings covering every gold document; for the
+    others one reading (or at least the gold document among them)."""
+    import pandas as pd
+
+    rows = []
+    for q in queries:
+        readings = catalog.readings(q.text, hits_by_query[q.id], margin)
+        gold_docs = {g.doc_id for g in q.gold}
+        found = {r.doc_id for r in readings}
+        rows.append({"query_id": q.id, "type": q.type, "readings": len(readings),
+                     "gold_docs": len(gold_docs),
+                     "gold_docs_named": len(gold_docs & found) / len(gold_docs) if gold_docs
+                     else float("nan"),
+                     "flagged_ambiguous": len(readings) > 1,
+                     "documents": ", ".join(sorted(found))})
+    return pd.DataFrame(rows)

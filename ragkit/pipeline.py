@@ -41,6 +41,16 @@ class Outcome:
                              params={**self.params, **extra})
 
 
+def _flags_of(r) -> list[str]:
+    """A retriever's flags (an attribute or a method), else its dense stage's."""
+    own = getattr(r, "flags", None)
+    own = own() if callable(own) else own
+    if own:
+        return list(own)
+    dense = getattr(r, "dense", None)
+    return _flags_of(dense) if dense is not None and dense is not r else []
+
+
 def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
                    placement: Literal["before", "after"] = "before"):
     if kind == "dense":
@@ -90,8 +100,9 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     if returned:
         means["mean_returned_chars"] = float(sum(c.end - c.start for c in returned)
                                              / len(returned))
-    dense = r if kind == "dense" else getattr(r, "dense", None)
-    flags = list(getattr(dense, "flags", []) or getattr(r, "flags", []) or [])
+    flags = _flags_of(r)
+    if chunker is not None and callable(getattr(chunker, "flags", None)):
+        flags += chunker.flags()  # e.g. a third-party splitter's unlocated chunks
     strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
     params = chunker.params() if chunker is not None else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,

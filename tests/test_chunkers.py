@@ -1,18 +1,38 @@
 """Invariants every chunker must hold, one test body parametrized over implementations."""
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragkit.chunkers import FixedCharChunker, FixedTokenChunker, RecursiveChunker, get_chunker
+from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSemanticChunker,
+                             CodeChunker, FixedCharChunker, FixedTokenChunker, RecursiveChunker,
+                             Router, SectionChunker, SemanticChunker, StructureChunker,
+                             TableRowChunker, TranscriptChunker, get_chunker)
+from ragkit.chunkers.semantic import LexicalEmbedder
 from ragkit.types import Document
 
+EXAMPLES = int(os.environ.get("RAGKIT_HYPOTHESIS_EXAMPLES", "1000"))
 CHUNKERS = {
     "fixed_chars": lambda: FixedCharChunker(120, 30),
     "fixed_tokens_cl100k": lambda: FixedTokenChunker(40, 10, "cl100k_base"),
     "fixed_tokens_minilm": lambda: FixedTokenChunker(40, 10, "minilm"),
     "recursive_cl100k": lambda: RecursiveChunker(40, 10, "cl100k_base"),
     "recursive_chars": lambda: RecursiveChunker(150, 0, "chars"),
+    "structure_minilm": lambda: StructureChunker(40, 64, "minilm"),
+    "structure_cl100k": lambda: StructureChunker(40, 64, "cl100k_base", breadcrumb="path+title"),
+    "structure_chars": lambda: StructureChunker(150, 200, "chars", breadcrumb="heading"),
+    "clause": lambda: ClauseChunker(40, 64),
+    "section": lambda: SectionChunker(40, 64),
+    "api": lambda: ApiChunker(40, 64),
+    "transcript": lambda: TranscriptChunker(40, 64),
+    "chat": lambda: ChatChunker(40, 64),
+    "table_rows": lambda: TableRowChunker(40, 64),
+    "code": lambda: CodeChunker(40, 64),
+    "semantic": lambda: SemanticChunker(10, 64, embedder=LexicalEmbedder()),
+    "cluster_semantic": lambda: ClusterSemanticChunker(100, 50, embedder=LexicalEmbedder()),
+    "router": lambda: Router(soft=40, hard=64),
 }
 
 # Markdown-ish documents: headings, paragraphs, tables, lists, fences, odd whitespace, unicode.
@@ -44,9 +64,11 @@ def check_invariants(doc, chunks):
 
 
 @pytest.mark.parametrize("name", CHUNKERS)
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=markdown_docs)
 def test_offsets_and_coverage_hold_for_any_markdown(name, text):
+    """Markdown -> blocks -> chunks under hypothesis: 1,000 documents per chunker in CI."""
     doc = Document("d", text)
     check_invariants(doc, CHUNKERS[name]().chunk(doc))
 

@@ -11,11 +11,27 @@ from typing import Any
 from .base import Chunker
 from .fixed import FixedCharChunker, FixedTokenChunker
 from .recursive import RecursiveChunker
+from .classes import (ApiChunker, ChatChunker, ClauseChunker, CodeChunker, SectionChunker,
+                      TableRowChunker, TranscriptChunker)
+from .router import Router
+from .semantic import ClusterSemanticChunker, SemanticChunker
+from .structure import StructureChunker
 
 REGISTRY: dict[str, type[Chunker]] = {
     "fixed_chars": FixedCharChunker,
     "fixed_tokens": FixedTokenChunker,
     "recursive": RecursiveChunker,
+    "structure": StructureChunker,
+    "clause": ClauseChunker,
+    "section": SectionChunker,
+    "api": ApiChunker,
+    "transcript": TranscriptChunker,
+    "chat": ChatChunker,
+    "table_rows": TableRowChunker,
+    "code": CodeChunker,
+    "semantic": SemanticChunker,
+    "cluster_semantic": ClusterSemanticChunker,
+    "router": Router,
 }
 
 
@@ -37,4 +53,6 @@ def get_chunker(spec: str, **params: Any) -> Chunker:
 
 
 __all__ = ["Chunker", "FixedCharChunker", "FixedTokenChunker", "RecursiveChunker", "REGISTRY",
-           "get_chunker", "register"]
+           "get_chunker", "register", "StructureChunker", "ClauseChunker", "SectionChunker",
+           "ApiChunker", "TranscriptChunker", "ChatChunker", "TableRowChunker", "CodeChunker",
+           "SemanticChunker", "ClusterSemanticChunker", "Router"]

@@ -1,0 +1,120 @@
+"""The splitters readers would otherwise pick, wrapped so the harness can score them.
+
+- `LangchainMarkdownRecursive`: langchain's MarkdownHeaderTextSplitter (headers kept) followed
+  by RecursiveCharacterTextSplitter, sized in the embedder's tokens;
+- `ChonkieRecursive`: chonkie's RecursiveChunker with the same tokenizer.
+
+Third-party splitters do not all report where their chunks came from. chonkie does
+(``start_index``/``end_index``; we check each one against the text). langchain's Markdown
+splitter does not, and it rewrites whitespace, so its chunks are located in the document in
+order, from a cursor that only moves forward: exactly if possible, else ignoring differences in
+whitespace. A chunk that cannot be found either way is dropped and *counted* in ``unlocated``
+(and in the results row's flags) — never guessed. This is the only place in ragkit where text
+is searched for; ragkit's own chunkers carry their offsets.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .chunkers.base import Chunker, trim_span
+from .types import Document
+
+
+def locate_in_order(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]], int]:
+    """Spans of `pieces` found in order in `text` (cursor never moves back); (spans, missed)."""
+    spans, missed, cursor = [], 0, 0
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        pos = text.find(piece, cursor)
+        if pos != -1:
+            spans.append((pos, pos + len(piece)))
+            cursor = pos + 1
+            continue
+        pattern = r"\s+".join(re.escape(w) for w in piece.split())
+        m = re.compile(pattern).search(text, cursor)
+        if m is None:
+            missed += 1
+            continue
+        spans.append((m.start(), m.end()))
+        cursor = m.start() + 1
+    return spans, missed
+
+
+class _Located(Chunker):
+    """Base: subclasses return chunk texts; spans are located in order."""
+
+    def __init__(self) -> None:
+        self.unlocated = 0
+
+    def texts(self, doc: Document) -> list[str]:
+        raise NotImplementedError
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        spans, missed = locate_in_order(doc.text, self.texts(doc))
+        self.unlocated += missed
+        return [trim_span(doc.text, s, e) for s, e in spans]
+
+    def params(self) -> dict:
+        return {k: v for k, v in super().params().items() if k != "unlocated"}
+
+    def flags(self) -> list[str]:
+        return [f"unlocated_chunks:{self.unlocated}"] if self.unlocated else []
+
+
+class LangchainMarkdownRecursive(_Located):
+    """MarkdownHeaderTextSplitter(#, ##, ###; headers kept) then RecursiveCharacterTextSplitter
+    with `size` tokens of the embedder's tokenizer."""
+
+    name = "langchain_md_recursive"
+
+    def __init__(self, size: int = 254, overlap: int = 0, tokenizer: str = "minilm"):
+        super().__init__()
+        self.size, self.overlap, self.tokenizer = size, overlap, tokenizer
+
+    @property
+    def label(self) -> str:
+        return f"langchain markdown+recursive({self.size}/{self.overlap},{self.tokenizer})"
+
+    def texts(self, doc: Document) -> list[str]:
+        from langchain_text_splitters import (MarkdownHeaderTextSplitter,
+                                              RecursiveCharacterTextSplitter)
+
+        from .tokens import get_tokenizer
+
+        headers = [("#", "h1"), ("##", "h2"), ("###", "h3")]
+        sections = MarkdownHeaderTextSplitter(headers, strip_headers=False).split_text(doc.text)
+        rec = RecursiveCharacterTextSplitter(chunk_size=self.size, chunk_overlap=self.overlap,
+                                             length_function=get_tokenizer(self.tokenizer).count)
+        return [t for s in sections for t in rec.split_text(s.page_content)]
+
+
+class ChonkieRecursive(Chunker):
+    """chonkie's RecursiveChunker, budgeting the embedder's tokens; its own offsets, checked."""
+
+    name = "chonkie_recursive"
+
+    def __init__(self, size: int = 254):
+        self.size = size
+
+    @property
+    def label(self) -> str:
+        return f"chonkie recursive({self.size},minilm)"
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        from chonkie import RecursiveChunker
+        from tokenizers import Tokenizer
+
+        from .embed import bundled_minilm
+
+        tok = Tokenizer.from_file(str(bundled_minilm() / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+        out = []
+        for c in RecursiveChunker(tokenizer=tok, chunk_size=self.size).chunk(doc.text):
+            if doc.text[c.start_index:c.end_index] != c.text:
+                raise ValueError(f"{doc.id}: chonkie chunk offsets do not match its text")
+            out.append(trim_span(doc.text, c.start_index, c.end_index))
+        return out

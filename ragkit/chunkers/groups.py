@@ -1,0 +1,50 @@
+"""Sentence groups: consecutive whole sentences packed up to a token budget.
+
+The simplest chunker that never cuts a sentence: split the document into sentences
+(`ragkit.chunkers.sentences`), then pack them greedily, starting a new chunk when the next
+sentence would pass `size` tokens. A sentence longer than `size` becomes a chunk of its own
+(the linter reports it if it passes the encoder's limit). Notebooks 05 and 06 use it as the
+"sentence-group" chunking.
+
+    >>> from ragkit.types import Document
+    >>> doc = Document("d", "One rule. Two rules here. Three.")
+    >>> [c.text for c in SentenceGroupChunker(size=4, tokenizer="chars").chunk(doc)]
+    ['One rule.', 'Two rules here.', 'Three.']
+"""
+
+from __future__ import annotations
+
+from ..tokens import get_tokenizer
+from ..types import Document
+from .base import Chunker
+from .sentences import pieces, sentence_cuts
+
+
+class SentenceGroupChunker(Chunker):
+    name = "sentences"
+
+    def __init__(self, size: int = 128, tokenizer: str = "minilm"):
+        if size <= 0:
+            raise ValueError(f"size must be positive, got {size}")
+        self.size, self.tokenizer = size, tokenizer
+
+    @property
+    def label(self) -> str:
+        return f"sentences({self.size},{self.tokenizer})"
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        text = doc.text
+        count = get_tokenizer(self.tokenizer).count
+        out: list[tuple[int, int]] = []
+        group: tuple[int, int] | None = None
+        used = 0
+        for s, e in pieces(text, 0, len(text), sentence_cuts(text, 0, len(text))):
+            n = count(text[s:e])
+            if group is not None and used + n > self.size:
+                out.append(group)
+                group, used = None, 0
+            group = (s, e) if group is None else (group[0], e)
+            used += n
+        if group is not None:
+            out.append(group)
+        return out

@@ -1,0 +1,376 @@
+"""Structure-aware chunking: pack a document's typed blocks into chunks that respect its layout.
+
+A naive splitter counts characters and cuts wherever the count runs out: through a table, between
+a heading and its first sentence, in the middle of a list. `StructureChunker` walks the blocks
+that `ragkit.documents.blocks_for` found (headings, paragraphs, tables, lists, code ...) and packs
+consecutive blocks of one section until a *soft* cap of tokens, never going over a *hard* cap:
+
+- a heading at the level of the chunk's section or above ends the chunk (a new section starts);
+- a heading never ends a chunk: it waits and starts the chunk of the content that follows it;
+- a table goes in whole when it fits under the hard cap; a larger one is split between rows, and
+  every piece that does not start at the header gets the header and delimiter rows in its
+  *prefix* (the body stays an exact span of the document);
+- a list is split only between top-level items (``Block.meta["items"]``); an item is never cut;
+- a paragraph (or code block, quote ...) over the hard cap is split at sentence boundaries (code
+  at blank lines, then lines), and at token boundaries as the last resort; a block that has to
+  be cut starts a new chunk, and its pieces are packed up to the soft cap.
+
+Every chunk under a heading carries a breadcrumb in its prefix: ``"none"``, ``"heading"`` (the
+nearest heading), ``"path"`` (``[H1 > H2 > H3]``) or ``"path+title"`` (the document title in
+front). Headings already in the chunk's body are not repeated in its breadcrumb. The hard cap
+counts the prefix too. Only a single atomic unit (a table row, a list item) can exceed it, and
+`ragkit.lint` reports such chunks.
+
+Speed: each block is tokenised once; a merged chunk's size is the sum of its blocks' counts plus
+the whitespace between them, so candidate chunks are never re-tokenised. Only a block that must
+be split is tokenised again, once, with offsets (`TokenIndex`). Blocks and their counts are
+cached per (text, tokenizer) (`measured_blocks`), so the chunkers built on this one, and a sweep
+of sizes, parse and tokenise a document once (`clear_cache()` forgets them, to time a cold pass).
+
+    >>> from ragkit.types import Document
+    >>> text = "# Fees\\n\\n## Gold\\n\\nGold pays 2%.\\n\\n## Silver\\n\\nSilver pays 3%."
+    >>> doc = Document("d", text)
+    >>> [(c.prefix, c.text) for c in StructureChunker(soft=60, hard=80).chunk(doc)]
+    [('', '# Fees\\n\\n## Gold\\n\\nGold pays 2%.'), ('[Fees]', '## Silver\\n\\nSilver pays 3%.')]
+
+``# Fees`` and ``## Gold`` wait for content and start the first chunk (so its breadcrumb is
+empty: both headings are in its body); ``## Silver`` is at the level of that chunk's section, so
+it ends the chunk and starts the next one, under ``[Fees]``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Sequence
+
+from ..documents import blocks_for
+from ..tokens import Tokenizer, get_tokenizer
+from ..types import Block, Chunk, Document, stable_hash
+from .base import Chunker, _doc_meta as doc_meta
+from .sentences import (Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces,
+                        sentence_cuts)
+
+Breadcrumb = Literal["none", "heading", "path", "path+title"]
+BREADCRUMBS = ("none", "heading", "path", "path+title")
+
+# How a block too big for the hard cap is cut, coarsest level first (tokens come last).
+SPLIT_LEVELS: dict[str, tuple[Cutter, ...]] = {
+    "paragraph": (sentence_cuts, line_cuts),
+    "heading": (sentence_cuts,),
+    "code": (blank_line_cuts, line_cuts),
+}
+DEFAULT_LEVELS: tuple[Cutter, ...] = (blank_line_cuts, sentence_cuts, line_cuts)
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading on the path above a block: its level, its title and where it starts."""
+
+    level: int
+    title: str
+    start: int
+
+
+@dataclass
+class Unit:
+    """The smallest piece the packer places: a block, or a part of one (row, item, sentences).
+
+    `header` is set on table rows after the first: a chunk that starts with such a row carries
+    the table's header in its prefix. `alone` asks for a chunk of its own.
+    """
+
+    start: int
+    end: int
+    tokens: int
+    kind: str
+    header: str = ""
+    alone: bool = False
+
+
+def heading_title(block: Block) -> str:
+    return str(block.meta.get("title") or block.text.lstrip("#").strip())
+
+
+def breadcrumb_text(style: str, above: Sequence[Heading], title: str | None = None) -> str:
+    """The breadcrumb for a chunk below `above` (outermost heading first).
+
+    >>> hs = [Heading(1, "Refund Policy", 0), Heading(2, "Gold", 9)]
+    >>> breadcrumb_text("path", hs), breadcrumb_text("heading", hs)
+    ('[Refund Policy > Gold]', '[Gold]')
+    """
+    titles = [h.title for h in above]
+    if style == "none":
+        return ""
+    if style == "heading":
+        return f"[{titles[-1]}]" if titles else ""
+    if style == "path+title" and title:
+        if not titles or titles[0].casefold() != str(title).casefold():
+            titles = [str(title), *titles]
+    elif style not in ("path", "path+title"):
+        raise ValueError(f"breadcrumb must be one of {BREADCRUMBS}, got {style!r}")
+    return f"[{' > '.join(titles)}]" if titles else ""
+
+
+_SHORT_COUNTS: dict[str, dict[str, int]] = {}
+
+
+class Costs:
+    """Token counts of short strings (whitespace gaps, prefixes), memoised per tokenizer."""
+
+    def __init__(self, tokenizer: Tokenizer):
+        self.tok = tokenizer
+        self._memo = _SHORT_COUNTS.setdefault(tokenizer.name, {})
+        if len(self._memo) > 50_000:
+            self._memo.clear()
+
+    def text(self, s: str) -> int:
+        n = self._memo.get(s)
+        if n is None:
+            n = self._memo[s] = self.tok.count(s)
+        return n
+
+    def gap(self, doc_text: str, end: int, start: int) -> int:
+        """Tokens of the whitespace between two units (0 for WordPiece, ~1 for BPE)."""
+        return self.text(doc_text[end:start]) if start > end else 0
+
+    def prefix(self, prefix: str) -> int:
+        """Tokens a prefix adds to the embedded text, its "\\n\\n" separator included."""
+        return self.text(prefix) + self.text("\n\n") if prefix else 0
+
+
+_MEASURED: OrderedDict[tuple[str, str, str], tuple[list[Block], list[int]]] = OrderedDict()
+MEASURED_CACHE_SIZE = 256
+
+
+def measured_blocks(doc: Document, tokenizer: str) -> tuple[list[Block], list[int]]:
+    """`blocks_for(doc)` and every block's token count, kept for the last few hundred
+    (text, format, tokenizer) seen: sweeping sizes or strategies over a corpus parses and
+    tokenises each document once. The lists are shared: do not modify them."""
+    key = (doc.text, str(doc.metadata.get("format", "markdown")), tokenizer)
+    hit = _MEASURED.get(key)
+    if hit is None:
+        blocks = blocks_for(doc)
+        tok = get_tokenizer(tokenizer)
+        hit = _MEASURED[key] = (blocks, [tok.count(b.text) for b in blocks])
+        if len(_MEASURED) > MEASURED_CACHE_SIZE:
+            _MEASURED.popitem(last=False)
+    else:
+        _MEASURED.move_to_end(key)
+    return hit
+
+
+def clear_cache() -> None:
+    """Forget every cached parse and count (e.g. to time a cold pass)."""
+    _MEASURED.clear()
+
+
+class StructureChunker(Chunker):
+    name = "structure"
+
+    def __init__(self, soft: int = 180, hard: int = 254, tokenizer: str = "minilm",
+                 breadcrumb: Breadcrumb = "path"):
+        if not 0 < soft <= hard:
+            raise ValueError(f"need 0 < soft <= hard, got {soft}/{hard}")
+        if breadcrumb not in BREADCRUMBS:
+            raise ValueError(f"breadcrumb must be one of {BREADCRUMBS}, got {breadcrumb!r}")
+        self.soft, self.hard, self.tokenizer, self.breadcrumb = soft, hard, tokenizer, breadcrumb
+        self.rows_alone = False  # TableRowChunker: every table row a chunk of its own
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}({self.soft}/{self.hard},{self.tokenizer},{self.breadcrumb})"
+
+    @property
+    def tok(self) -> Tokenizer:
+        return get_tokenizer(self.tokenizer)
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        blocks, counts = measured_blocks(doc, self.tokenizer)
+        return self.finish(doc, self.pack(doc, blocks, counts))
+
+    def crumb(self, doc: Document, above: Sequence[Heading]) -> str:
+        return breadcrumb_text(self.breadcrumb, above, doc.metadata.get("title"))
+
+    # -- the packer ------------------------------------------------------------------------
+    def pack(self, doc: Document, blocks: Sequence[Block], counts: Sequence[int],
+             path: Sequence[Heading] = (),
+             prefix_fn: Callable[[list[Heading], int], str] | None = None,
+             **meta: Any) -> list[Chunk]:
+        """Chunks of consecutive `blocks` (with their token `counts`), below heading `path`.
+
+        `prefix_fn(headings above the chunk, chunk start)` gives each chunk's prefix (default:
+        the breadcrumb); `meta` is added to every chunk's metadata.
+        """
+        text, hard, soft = doc.text, self.hard, self.soft
+        costs = Costs(self.tok)
+        crumbs: dict[tuple[int, int], str] = {}
+
+        def crumb(above: list[Heading], start: int) -> str:  # a path is a stack: (depth, top)
+            key = (len(above), above[-1].start if above else -1)
+            if key not in crumbs:
+                crumbs[key] = self.crumb(doc, above)
+            return crumbs[key]
+
+        prefix_of = prefix_fn or crumb
+        path = list(path)
+        out: list[Chunk] = []
+        cur: list[Unit] = []
+        pending: list[Unit] = []  # headings waiting for the content they introduce
+        state = {"tokens": 0, "prefix": "", "level": 0, "path": []}
+
+        def body_cost(units: list[Unit]) -> int:
+            return sum(u.tokens for u in units) + sum(
+                costs.gap(text, a.end, b.start) for a, b in zip(units, units[1:]))
+
+        def emit() -> None:
+            if cur:
+                kinds = list(dict.fromkeys(u.kind for u in cur))
+                out.append(self.make(doc, cur[0].start, cur[-1].end, prefix=state["prefix"],
+                                     path=state["path"], kinds=kinds, tokens=state["tokens"],
+                                     **meta))
+                cur.clear()
+
+        def above(start: int) -> list[Heading]:
+            return [h for h in path if h.start < start]
+
+        def start_chunk(units: list[Unit]) -> None:
+            prefix = prefix_of(above(units[0].start), units[0].start)
+            if units[0].header:
+                prefix = f"{prefix}\n{units[0].header}" if prefix else units[0].header
+            cur.extend(units)
+            state.update(prefix=prefix, tokens=costs.prefix(prefix) + body_cost(units),
+                         level=path[-1].level if path else 0, path=[h.title for h in path])
+
+        def place(unit: Unit) -> None:
+            group = [*pending, unit]
+            pending.clear()
+            if cur and not unit.alone and not cur[-1].alone:
+                add = costs.gap(text, cur[-1].end, group[0].start) + body_cost(group)
+                if state["tokens"] + add <= soft:
+                    cur.extend(group)
+                    state["tokens"] += add
+                    return
+            emit()
+            start_chunk(group)
+
+        for block, n in zip(blocks, counts):
+            if block.kind == "heading" and n <= hard // 2:
+                if cur and block.level <= state["level"]:
+                    emit()
+                while path and path[-1].level >= block.level:
+                    path.pop()
+                path.append(Heading(block.level, heading_title(block), block.start))
+                pending.append(Unit(block.start, block.end, n, "heading"))
+                continue
+            budget = self._budget(doc, costs, prefix_of, above, pending, block)
+            if pending and budget < hard // 4:  # a pile of headings: let them stand alone
+                emit()
+                start_chunk(pending[:])
+                pending.clear()
+                emit()
+                budget = self._budget(doc, costs, prefix_of, above, pending, block)
+            if n > budget or self.rows_alone:  # pieces after the first: their own prefix
+                later = hard - costs.prefix(prefix_of(above(block.start + 1), block.start + 1))
+                budget = min(budget, later)
+            units = self.units(doc, block, n, max(budget, 1), costs)
+            if len(units) > 1 and cur:  # a block that had to be cut starts a chunk of its own
+                emit()
+            for unit in units:
+                place(unit)
+        if pending:  # headings at the very end, with nothing after them
+            emit()
+            start_chunk(pending[:])
+        emit()
+        return out
+
+    def _budget(self, doc, costs, prefix_of, above, pending, block) -> int:
+        """Tokens left for `block` in a chunk that would start with it (after the pending
+        headings)."""
+        start = pending[0].start if pending else block.start
+        budget = self.hard - costs.prefix(prefix_of(above(start), start))
+        if pending:
+            budget -= sum(u.tokens for u in pending) + costs.gap(doc.text, pending[-1].end,
+                                                                  block.start)
+            budget -= sum(costs.gap(doc.text, a.end, b.start) for a, b in zip(pending, pending[1:]))
+        return budget
+
+    def make(self, doc: Document, start: int, end: int, prefix: str = "", **meta: Any) -> Chunk:
+        """`Chunker.make`, hashing the settings once per set of settings, not once per chunk."""
+        params = self.params()
+        memo = self.__dict__.setdefault("_settings_hashes", {})
+        key = repr(sorted(params.items()))
+        if key not in memo:
+            memo[key] = stable_hash(self.name, params, n=8)
+        return Chunk.make(doc, start, end, strategy=self.label, prefix=prefix,
+                          metadata={**doc_meta(doc), **meta, "settings": memo[key]})
+
+    # -- blocks into units -----------------------------------------------------------------
+    def units(self, doc: Document, block: Block, n: int, budget: int,
+              costs: Costs) -> list[Unit]:
+        """`block` as one unit if it fits `budget`, else as parts that each fit (if they can)."""
+        text = doc.text
+        rows = block.meta.get("rows") or []
+        items = block.meta.get("items") or []
+        split_rows = block.kind == "table" and len(rows) > 1 and (n > budget or self.rows_alone)
+        if n <= budget and not split_rows:
+            return [Unit(block.start, block.end, n, block.kind)]
+        count = costs.tok.count
+        if split_rows:
+            spans = pieces(text, block.start, block.end, [s for s, _ in rows[1:]])
+            (hs, he), first = spans[0], spans[1]
+            header = text[hs:he]
+            out = [Unit(hs, first[1], count(text[hs:first[1]]), "table", alone=self.rows_alone)]
+            out += [Unit(s, e, count(text[s:e]), "table", header=header, alone=self.rows_alone)
+                    for s, e in spans[2:]]
+            return out
+        if block.kind == "list" and len(items) > 1:
+            spans = pieces(text, block.start, block.end, [s for s, _ in items[1:]])
+            return [Unit(s, e, count(text[s:e]), "list") for s, e in spans]
+        if block.kind in ("list", "table"):  # one item / a header-only table: cut as text
+            levels = DEFAULT_LEVELS
+        else:
+            levels = SPLIT_LEVELS.get(block.kind, DEFAULT_LEVELS)
+        tix = TokenIndex(text, block.start, block.end, costs.tok)
+        exact = None if tix.chars else count
+        return [Unit(s, e, k, block.kind) for s, e, k in
+                split_span(text, block.start, block.end, levels, budget, tix, exact,
+                           words_isolated(costs.tok))]
+
+
+def words_isolated(tok: Tokenizer) -> bool:
+    """Does the tokenizer cut every word on its own (BERT's WordPiece: split at whitespace and
+    punctuation first), so a piece cut at whitespace has the same count alone as in context?"""
+    backend = getattr(getattr(tok, "_tok", None), "backend_tokenizer", None)
+    return type(getattr(backend, "pre_tokenizer", None)).__name__ == "BertPreTokenizer"
+
+
+def split_span(text: str, lo: int, hi: int, levels: Sequence[Cutter], budget: int,
+               tix: TokenIndex, exact: Callable[[str], int] | None = None,
+               isolated: bool = False) -> list[tuple[int, int, int]]:
+    """Cut [lo, hi) into trimmed ``(start, end, tokens)`` pieces of at most `budget` tokens:
+    at the first level that cuts it at all, recursing into pieces still too big, and at token
+    starts when no level is left.
+
+    Sizes are first read from `tix` (the block tokenised once, in context). A piece that will be
+    kept is counted alone with `exact` when given, since a BPE tokenizer can need a token or
+    two more for a piece than its share of the block (a word that loses its leading space);
+    with an `isolated` tokenizer (`words_isolated`) only pieces cut inside a word are.
+    """
+    n = tix.count(lo, hi)
+    if n <= budget:
+        k = exact(text[lo:hi]) if exact and not isolated else n
+        if k <= budget:
+            return [(lo, hi, k)]
+    for i, cutter in enumerate(levels):
+        spans = pieces(text, lo, hi, cutter(text, lo, hi))
+        if len(spans) > 1:
+            return [p for s, e in spans for p in
+                    split_span(text, s, e, levels[i + 1:], budget, tix, exact, isolated)]
+    size = budget
+    while True:  # token windows, narrowed until every piece fits on its own
+        spans = pieces(text, lo, hi, tix.cuts(lo, hi, size))
+        sizes = [exact(text[s:e]) if exact else tix.count(s, e) for s, e in spans]
+        if size <= 1 or max(sizes, default=0) <= budget:
+            return [(s, e, k) for (s, e), k in zip(spans, sizes)]
+        size = max(1, size - (max(sizes) - budget))

@@ -1,0 +1,29 @@
+import pandas as pd
+
+from ragkit.claims import CLAIMS, check_claims, verdict
+
+
+def test_verdicts():
+    assert verdict("match", 0.80, published=0.787) == "held"
+    assert verdict("match", 0.70, published=0.787) == "not held"
+    assert verdict("at_least", 0.60, published=0.67, tolerance=0.1) == "held"
+    assert verdict("at_least", 0.40, published=0.67, tolerance=0.1) == "not held"
+    assert verdict("higher", 0.5, baseline=0.4) == "held"
+    assert verdict("higher", 0.3, baseline=0.4) == "not held"
+    assert verdict("higher", None, baseline=0.4) == "not measurable here"
+    assert verdict("match", float("nan"), published=0.5) == "not measurable here"
+
+
+def test_check_claims_reads_rows_and_explains_gaps():
+    df = pd.DataFrame([
+        {"notebook": "bench_chroma_repro", "strategy": "recursive(250/125,cl100k_base)",
+         "metric": "recall", "value": 0.784, "benchmark": "chroma", "embedder": "m"},
+    ])
+    out = check_claims(df)
+    assert len(out) == len(CLAIMS)
+    row = out[out.claim.str.startswith("recursive(250/125,cl100k_base): recall")].iloc[0]
+    assert row.verdict == "held" and abs(row.ours - 0.784) < 1e-9
+    faith = out[out.metric == "faithfulness"].iloc[0]
+    assert faith.verdict == "not measurable here" and "API key" in faith.reason
+    missing = out[out.metric == "failure_reduction@20"].iloc[0]
+    assert missing.verdict == "not measurable here" and "no results row" in missing.reason

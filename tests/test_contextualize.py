@@ -1,0 +1,392 @@
+"""Contextual preambles: caching, cache keys, flags, no self-quoting, the real local LLM, the API
+generator with a fake key (which must never leak), placement; and the rerank stage's interface."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import urllib.error
+import urllib.request
+from collections import Counter
+
+import pytest
+
+from ragkit import contextualize as ctx
+from ragkit.cache import JsonlCache
+from ragkit.contextualize import (AnthropicContextualizer, Contextualizer, ExtractiveContextualizer,
+                                  Preamble, StructuralContextualizer, contextualize,
+                                  loop_fraction, quality_flags, verbatim_fraction)
+from ragkit.types import Chunk, Document
+
+DOC_TEXT = """# Refund Policy
+
+This policy explains when Northwind Cloud returns money to a Suite customer and how long it takes.
+
+## Annual plans
+
+Annual plans can be cancelled within 30 days of purchase for a full refund. After 30 days the
+unused months are refunded pro rata, minus a processing fee of 25 EUR.
+
+## Monthly plans
+
+Monthly plans are never refunded; cancelling stops the next renewal. Billing support answers
+refund requests within two business days.
+"""
+
+
+def _doc() -> Document:
+    return Document(id="refund", text=DOC_TEXT, metadata={"title": "Refund Policy",
+                                                         "format": "markdown"})
+
+
+def _chunks(doc: Document) -> list[Chunk]:
+    """Three chunks: one per section body (spans sliced from the document)."""
+    out = []
+    for start_marker, end_marker in (("Annual plans can", "## Monthly"),
+                                     ("Monthly plans are", None), ("This policy", "## Annual")):
+        s = doc.text.index(start_marker)
+        e = doc.text.index(end_marker) if end_marker else len(doc.text)
+        e = len(doc.text[:e].rstrip())
+        out.append(Chunk.make(doc, s, e, strategy="test"))
+    return out
+
+
+class Fake(Contextualizer):
+    """Returns scripted preambles and counts its calls."""
+
+    name = "fake"
+    model = "fake-1"
+
+    def __init__(self, texts=None, budget: int = 100):
+        super().__init__(budget, budget_tokenizer="chars")
+        self.texts = texts or {}
+        self.calls = 0
+
+    def generate(self, doc, chunk):
+        self.calls += 1
+        return Preamble(self.texts.get(chunk.start, f"context of {chunk.start}"))
+
+
+# --------------------------------------------------------------------------- caching and keys
+
+
+def test_cached_second_call_makes_no_model_call(tmp_path):
+    doc = _doc()
+    chunks = _chunks(doc)
+    gen = Fake()
+    cache = tmp_path / "c.jsonl"
+    first = contextualize([doc], chunks, gen, cache=cache)
+    assert gen.calls == 3
+    second = contextualize([doc], chunks, Fake(), cache=JsonlCache(cache))
+    assert [c.prefix for c in second] == [c.prefix for c in first]
+    g2 = Fake()
+    contextualize([doc], chunks, g2, cache=JsonlCache(cache))
+    assert g2.calls == 0 and g2.stats["cache_hits"] == 3
+    # the body is untouched, the order kept, the metadata names the generator
+    assert [c.text for c in second] == [c.text for c in chunks]
+    assert all(doc.text[c.start:c.end] == c.text for c in second)
+    assert second[0].metadata["context_generator"] == "fake"
+    assert second[0].metadata["context_model"] == "fake-1"
+    # regenerate, by argument or by environment
+    g3 = Fake()
+    contextualize([doc], chunks, g3, cache=JsonlCache(cache), regenerate=True)
+    assert g3.calls == 3
+
+
+def test_regenerate_env(tmp_path, monkeypatch):
+    doc = _doc()
+    cache = tmp_path / "c.jsonl"
+    contextualize([doc], _chunks(doc), Fake(), cache=cache)
+    monkeypatch.setenv("RAGKIT_REGENERATE_PREAMBLES", "1")
+    g = Fake()
+    contextualize([doc], _chunks(doc), g, cache=JsonlCache(cache))
+    assert g.calls == 3
+
+
+def test_template_version_and_model_change_the_key(tmp_path):
+    doc = _doc()
+    c = _chunks(doc)[0]
+    base = Fake()
+    k0 = base.key(doc, c)
+    assert Fake().key(doc, c) == k0  # stable
+    other_model = Fake()
+    other_model.model = "fake-2"
+    other_template = Fake()
+    other_template.template_version = "2"
+    other_budget = Fake(budget=50)
+    keys = {k0, other_model.key(doc, c), other_template.key(doc, c), other_budget.key(doc, c)}
+    assert len(keys) == 4
+    edited = Document(id=doc.id, text=doc.text.replace("25 EUR", "30 EUR"), metadata=doc.metadata)
+    assert base.key(edited, Chunk.make(edited, c.start, c.end, "test")) != k0
+    # and the cache really misses after a template change
+    cache = tmp_path / "c.jsonl"
+    contextualize([doc], [c], base, cache=cache)
+    contextualize([doc], [c], other_template, cache=JsonlCache(cache))
+    assert other_template.calls == 1
+
+
+def test_cache_file_is_sorted_after_rewrite(tmp_path):
+    doc = _doc()
+    cache = JsonlCache(tmp_path / "c.jsonl")
+    contextualize([doc], _chunks(doc), Fake(), cache=cache)
+    cache.rewrite()
+    keys = [json.loads(line)["key"] for line in cache.path.read_text().splitlines()]
+    assert keys == sorted(keys) and len(keys) == 3
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def test_flags_on_crafted_examples():
+    chunk = ("Annual plans can be cancelled within 30 days of purchase for a full refund. After "
+             "30 days the unused months are refunded pro rata.")
+    verbatim = ("This chunk says annual plans can be cancelled within 30 days of purchase for a "
+                "full refund.")
+    assert verbatim_fraction(verbatim, chunk) > 0.5
+    assert "verbatim" in quality_flags(verbatim, chunk, 100, 10)
+    fresh = "The refund rules of the Refund Policy, section on yearly subscriptions."
+    assert quality_flags(fresh, chunk, 100, 10) == []
+    loop = "The policy covers refunds. " * 5
+    assert loop_fraction(loop) > 0.25 and "loop" in quality_flags(loop, chunk, 100, 10)
+    assert "loop" in quality_flags("Refund policy: ==========================", chunk, 100, 5)
+    assert quality_flags(fresh, chunk, budget=5, tokens=12) == ["over_budget"]
+    assert quality_flags("   ", chunk, 100, 0) == ["empty"]
+
+
+LONG = " ".join(f"term{i}" for i in range(60))  # 60 distinct words, ~400 characters
+
+
+def test_flags_are_recorded_and_counted(tmp_path):
+    doc = _doc()
+    chunks = _chunks(doc)
+    a, m, p = (c.start for c in chunks)
+    gen = Fake({a: chunks[0].text[:80], m: "Monthly plans. " * 6, p: LONG},
+               budget=120)
+    out = contextualize([doc], chunks, gen, cache=tmp_path / "c.jsonl")
+    assert "verbatim" in out[0].metadata["context_flags"]
+    assert "loop" in out[1].metadata["context_flags"]
+    assert "over_budget" in out[2].metadata["context_flags"]
+    assert gen.stats["verbatim"] == 1 and gen.stats["loop"] == 1
+    assert gen.stats["over_budget"] == 1 and gen.stats["flagged"] == 3
+    recs = JsonlCache(tmp_path / "c.jsonl").load().values()
+    assert Counter(f for r in recs for f in r["flags"])["over_budget"] == 1
+    # over-budget preambles are kept whole, never silently shortened
+    assert out[2].prefix == LONG
+
+
+# --------------------------------------------------------------------------- no self-quoting
+
+
+@pytest.fixture(scope="module")
+def course_sample():
+    from ragkit.chunkers.recursive import RecursiveChunker
+    from ragkit.config import get_settings
+    from ragkit.documents import load_corpus
+
+    docs = {d.id: d for d in load_corpus(get_settings().data_dir / "corpus").documents}
+    picked = [docs[i] for i in ("refund-policy-2024", "paper-edge-thermal-study",
+                                "refund_calculator" if "refund_calculator" in docs
+                                else "refund-calculator")]
+    return picked, RecursiveChunker(200, 0, "minilm").chunk_all(picked)
+
+
+def test_structural_and_extractive_never_quote_the_chunk(course_sample, embedder):
+    docs, chunks = course_sample
+    by_id = {d.id: d for d in docs}
+    structural = StructuralContextualizer(budget=60)
+    extractive = ExtractiveContextualizer(budget=60, embedder=embedder)
+    for gen in (structural, extractive):
+        for d in docs:
+            mine = [c for c in chunks if c.doc_id == d.id]
+            gen.prepare(d, mine)
+            for c in mine:
+                p = gen.generate(d, c)
+                for s, e in p.sources:
+                    assert e <= c.start or s >= c.end, (gen.name, c.start, (s, e))
+                if gen is extractive:
+                    pieces = p.text.split(" … ") if p.text else []
+                else:
+                    pieces = p.text.split("\n")[1:]  # the summary (the path is headings above)
+                for piece in pieces:
+                    assert piece.rstrip(" …") not in ctx._clean(c.text), (gen.name, piece)
+                assert gen.count(p.text) <= 60 or "cut" in p.flags
+    assert structural.generate(by_id["refund-policy-2024"], chunks[1]).text.startswith(
+        "Refund Policy")
+
+
+def test_structural_heading_path():
+    doc = _doc()
+    monthly = _chunks(doc)[1]
+    p = StructuralContextualizer(budget=100).generate(doc, monthly)
+    assert p.text.splitlines()[0] == "Refund Policy > Monthly plans"
+    assert "This policy explains" in p.text  # the first paragraph, outside this chunk
+    intro = _chunks(doc)[2]  # the first paragraph itself: not repeated
+    assert StructuralContextualizer(budget=100).generate(doc, intro).text == "Refund Policy"
+    cut = StructuralContextualizer(budget=12).generate(doc, monthly)
+    assert "cut" in cut.flags and cut.text.endswith("…")
+
+
+# --------------------------------------------------------------------------- placement
+
+
+def test_placement_before_and_after(tmp_path):
+    doc = _doc()
+    c = _chunks(doc)[0]
+    [before] = contextualize([doc], [c], Fake({c.start: "CTX"}), "before")
+    assert before.embedding_text("before") == f"CTX\n\n{c.text}"
+    assert before.embedding_text("after") == f"{c.text}\n\nCTX"
+    assert before.metadata["context_placement"] == "before"
+    [after] = contextualize([doc], [c], Fake({c.start: "CTX"}), "after")
+    assert after.metadata["context_placement"] == "after"
+    crumb = c.with_prefix("[Refund Policy]")
+    [both] = contextualize([doc], [crumb], Fake({c.start: "CTX"}))
+    assert both.prefix == "[Refund Policy]\nCTX" and both.text == c.text
+    with pytest.raises(ValueError):
+        contextualize([doc], [c], Fake(), "middle")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------- the local LLM, for real
+
+
+@pytest.fixture(scope="module")
+def gemma_gen():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the `llm` extra)")
+    try:
+        gen = ctx.gemma(budget=40)
+    except ImportError as e:
+        pytest.skip(f"gemma GGUF package missing: {e}")
+    yield gen
+    gen.close()
+
+
+def test_gemma_real_deterministic_cached_and_reuse_invariant(gemma_gen, tmp_path):
+    doc = _doc()
+    chunks = _chunks(doc)[:2]
+    cache = tmp_path / "gemma.jsonl"
+    one = contextualize([doc], chunks, gemma_gen, cache=cache)
+    calls = gemma_gen.stats["model_calls"]
+    assert calls == 2 and gemma_gen.stats["prefix_reused"] >= 1
+    two = contextualize([doc], chunks, gemma_gen, cache=cache, regenerate=True)
+    assert [c.prefix for c in one] == [c.prefix for c in two]
+    assert all(c.prefix.startswith("This chunk") for c in one)
+    three = contextualize([doc], chunks, gemma_gen, cache=JsonlCache(cache))
+    assert gemma_gen.stats["model_calls"] == calls + 2  # the cached call made none
+    assert [c.prefix for c in three] == [c.prefix for c in one]
+    # the KV cache is an optimisation only: a reset before every chunk gives the same text
+    gemma_gen.reuse_prefix = False
+    try:
+        assert [gemma_gen.preamble(doc, c) for c in chunks] == [c.prefix for c in one]
+    finally:
+        gemma_gen.reuse_prefix = True
+    rec = next(iter(JsonlCache(cache).load().values()))
+    assert rec["model"] == "gemma-3-270m-Q4_K_M" and rec["settings"]["decoding"] == "greedy"
+    assert rec["runtime"].startswith("llama-cpp-python")
+
+
+# ------------------------------------------------------------------- the API, key never leaks
+
+FAKE_KEY = "sk-ant-test-FAKE-123"
+
+
+class _FakeResponse(io.BytesIO):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+
+def test_anthropic_path_with_fake_key_never_leaks(tmp_path, monkeypatch, capsys, caplog):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("RAGKIT_DATA_DIR", str(tmp_path / "data"))
+    sent = []
+
+    def fake_urlopen(req, timeout=None):
+        body = json.loads(req.data.decode())
+        sent.append((dict(req.header_items()), body))
+        n = len(sent)
+        return _FakeResponse(json.dumps({
+            "content": [{"type": "text", "text": f"Section {n} of the refund policy."}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 40, "cache_creation_input_tokens": 0 if n > 1 else 3000,
+                      "cache_read_input_tokens": 3000 if n > 1 else 0, "output_tokens": 12},
+        }).encode())
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+    caplog.set_level(logging.DEBUG)
+    doc = _doc()
+    gen = AnthropicContextualizer(budget=80)
+    assert AnthropicContextualizer.available()
+    cache = ctx.preamble_cache("course", gen)
+    out = contextualize([doc], _chunks(doc), gen, cache=cache)
+    cache.rewrite()
+    print(gen.usage_line(), gen.settings(), vars(gen), [c.metadata for c in out])
+    logging.getLogger("ragkit").info("%s", gen.usage_line())
+    from ragkit.results import Recorder
+
+    rec = Recorder("bench_context")
+    rec.add(experiment="t", benchmark="course", strategy="anthropic", metric="cost_usd",
+            value=gen.cost_usd(), params=gen.settings())
+    results = rec.save()
+    # the request: key in the header only, document first and marked for caching
+    headers, body = sent[0]
+    assert headers.get("X-api-key") == FAKE_KEY
+    assert FAKE_KEY not in json.dumps(body)
+    first, second = body["messages"][0]["content"]
+    assert first["cache_control"] == {"type": "ephemeral"} and DOC_TEXT in first["text"]
+    assert "<chunk>" in second["text"]
+    assert gen.stats["cache_read_input_tokens"] == 6000
+    assert gen.stats["cache_creation_input_tokens"] == 3000
+    assert gen.cost_usd() == pytest.approx((120 * 0.8 + 3000 * 1.0 + 6000 * 0.08 + 36 * 4) / 1e6)
+    # generated in document order (the intro first), returned in the order given
+    assert [c.prefix[:9] for c in out] == ["Section 2", "Section 3", "Section 1"]
+    # the key is nowhere
+    captured = capsys.readouterr()
+    assert FAKE_KEY not in captured.out + captured.err
+    assert FAKE_KEY not in caplog.text
+    assert FAKE_KEY not in cache.path.read_text()
+    assert FAKE_KEY not in results.read_text()
+    for f in tmp_path.rglob("*"):
+        if f.is_file():
+            assert FAKE_KEY.encode() not in f.read_bytes(), f
+
+
+def test_anthropic_errors_are_redacted(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+
+    def failing(req, timeout=None):
+        raise urllib.error.HTTPError(req.full_url, 401, "unauthorized", {},
+                                     io.BytesIO(f'{{"error": "bad key {FAKE_KEY}"}}'.encode()))
+
+    monkeypatch.setattr(urllib.request, "urlopen", failing)
+    gen = AnthropicContextualizer(retries=0)
+    doc = _doc()
+    with pytest.raises(RuntimeError) as e:
+        gen.generate(doc, _chunks(doc)[0])
+    assert FAKE_KEY not in str(e.value) and "401" in str(e.value)
+
+
+def test_anthropic_needs_a_key(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert not AnthropicContextualizer.available()
+    doc = _doc()
+    with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY"):
+        AnthropicContextualizer().generate(doc, _chunks(doc)[0])
+
+
+# --------------------------------------------------------------------------- rerank interface
+
+
+def test_reranker_wraps_a_retriever(embedder):
+    from ragkit.rerank import BiEncoderScorer, Reranker, detect_kind
+    from ragkit.retrieve import BM25Retriever
+
+    doc = _doc()
+    chunks = _chunks(doc)
+    rr = Reranker(BM25Retriever(chunks), BiEncoderScorer(embedder=embedder), candidates=3)
+    hits = rr.search(["how long does billing take to answer a refund request?"], k=2)
+    assert len(hits[0]) == 2 and hits[0][0].chunk.start == chunks[1].start
+    assert rr.describe() == {"first_stage": "bm25", "reranker": "bi-encoder",
+                             "reranker_model": "all-MiniLM-L6-v2", "candidates": 3}
+    assert detect_kind("cross-encoder/ms-marco-MiniLM-L6-v2") == "cross-encoder"
