@@ -74,8 +74,10 @@ def measure(bench, chunks, label, generator, placement="after"):
     rows.append({"generator": generator, "stage": "basic", **base})
     if generator == "none":
         return rows
+    llm = generator in ("gemma", "smollm2", "anthropic")  # only LLM preambles are cached
     ctx = contextualize(bench.documents, chunks, make_contextualizer(generator),
-                        placement=placement, cache=preamble_cache(bench.name, generator))
+                        placement=placement,
+                        cache=preamble_cache(bench.name, generator) if llm else None)
     for stage, retriever in stages(bench, ctx, placement).items():
         out = run_experiment(bench, embedder=embedder, k=5, chunks=ctx, retriever=retriever,
                              depth=20, label=stage)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSemanticChunker,
                              CodeChunker, FixedCharChunker, FixedTokenChunker, RecursiveChunker,
                              Router, SectionChunker, SemanticChunker, StructureChunker,
-                             TableRowChunker, TranscriptChunker, get_chunker)
+                             SentenceGroupChunker, TableRowChunker, TranscriptChunker,
+                             get_chunker)
 from ragkit.chunkers.semantic import LexicalEmbedder
 from ragkit.types import Document
 
@@ -33,6 +34,7 @@ CHUNKERS = {
     "semantic": lambda: SemanticChunker(10, 64, embedder=LexicalEmbedder()),
     "cluster_semantic": lambda: ClusterSemanticChunker(100, 50, embedder=LexicalEmbedder()),
     "router": lambda: Router(soft=40, hard=64),
+    "sentences": lambda: SentenceGroupChunker(40),
 }
 
 # Markdown-ish documents: headings, paragraphs, tables, lists, fences, odd whitespace, unicode.

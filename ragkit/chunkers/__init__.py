@@ -15,6 +15,7 @@ from .classes import (ApiChunker, ChatChunker, ClauseChunker, CodeChunker, Secti
                       TableRowChunker, TranscriptChunker)
 from .router import Router
 from .semantic import ClusterSemanticChunker, SemanticChunker
+from .groups import SentenceGroupChunker
 from .structure import StructureChunker
 
 REGISTRY: dict[str, type[Chunker]] = {
@@ -32,6 +33,7 @@ REGISTRY: dict[str, type[Chunker]] = {
     "semantic": SemanticChunker,
     "cluster_semantic": ClusterSemanticChunker,
     "router": Router,
+    "sentences": SentenceGroupChunker,
 }
 
 
@@ -52,7 +54,7 @@ def get_chunker(spec: str, **params: Any) -> Chunker:
     return REGISTRY[name](**params)
 
 
-__all__ = ["Chunker", "FixedCharChunker", "FixedTokenChunker", "RecursiveChunker", "REGISTRY",
+__all__ = ["SentenceGroupChunker", "Chunker", "FixedCharChunker", "FixedTokenChunker", "RecursiveChunker", "REGISTRY",
            "get_chunker", "register", "StructureChunker", "ClauseChunker", "SectionChunker",
            "ApiChunker", "TranscriptChunker", "ChatChunker", "TableRowChunker", "CodeChunker",
            "SemanticChunker", "ClusterSemanticChunker", "Router"]
