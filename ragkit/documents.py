@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from .types import Block, Document
+from .types import Block, Document, trim_span
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text", ".rst"}
@@ -53,14 +53,6 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def parse_markdown(text: str) -> list[Block]:
     """Top-level blocks of a Markdown text, in order, with exact offsets into `text`."""
     tokens = _markdown_parser().parse(text)
@@ -71,7 +63,7 @@ def parse_markdown(text: str) -> list[Block]:
         a, b = line_map
         s = starts[a] if a < n_lines else len(text)
         e = starts[b] if b < n_lines else len(text)
-        return _trim(text, s, e)
+        return trim_span(text, s, e)
 
     blocks: list[Block] = []
     i = 0
@@ -141,7 +133,7 @@ def _fill_gaps(text: str, blocks: list[Block]) -> list[Block]:
 
 
 def _gap_blocks(text: str, start: int, end: int) -> list[Block]:
-    s, e = _trim(text, start, end)
+    s, e = trim_span(text, start, end)
     if e <= s:
         return []
     return [Block(kind="paragraph", start=s, end=e, text=text[s:e], meta={"unparsed": True})]

@@ -166,6 +166,15 @@ class Query:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink [start, end) to exclude leading and trailing whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
 def check_chunks(doc: Document, chunks: list[Chunk]) -> None:
     """Raise if any chunk's text is not exactly its span of `doc` (the core invariant)."""
     for c in chunks:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
-from ..types import Chunk, Document, check_chunks, stable_hash
+from ..types import Chunk, Document, check_chunks, stable_hash, trim_span  # noqa: F401
 
 
 class Chunker(ABC):
@@ -57,15 +57,6 @@ class Chunker(ABC):
 def _doc_meta(doc: Document) -> dict[str, Any]:
     keep = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
     return {k: doc.metadata.get(k) for k in keep if k in doc.metadata}
-
-
-def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """Shrink [start, end) to exclude leading and trailing whitespace."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 def windows(n: int, size: int, overlap: int) -> list[tuple[int, int]]:

@@ -22,6 +22,7 @@ import re
 from typing import Callable
 
 from ..tokens import Tokenizer
+from ..types import trim_span
 
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e cf al fig figs no nos vol pp approx inc ltd co "
@@ -65,13 +66,7 @@ def line_cuts(text: str, lo: int, hi: int) -> list[int]:
     return [m.end() for m in _NEWLINE.finditer(text, lo, hi) if m.end() < hi]
 
 
-def trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """[start, end) without leading and trailing whitespace."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
+trim = trim_span  # [start, end) without leading and trailing whitespace
 
 
 def pieces(text: str, lo: int, hi: int, cuts: list[int]) -> list[tuple[int, int]]:
