@@ -125,6 +125,21 @@ display(Markdown(
     "returned it whole."))
 
 # %% [markdown]
+# ## Knowing when to say "not in the documents"
+# Twenty golden questions have no answer in the corpus. A retriever can abstain when its best
+# score is below a threshold; we calibrate the threshold on a random half of the questions and
+# report, on the other half, how often an answerable question is refused and how often an
+# unanswerable one gets an (unsupported) answer.
+
+# %%
+from ragkit.evaluate import refusal_scores
+
+top_scores = {qid: (hits[0].score if hits else float("-inf"))
+              for qid, hits in dense[naive.label].hits.items()}
+refusal = refusal_scores(course.queries, top_scores, seed=settings.seed)
+refusal
+
+# %% [markdown]
 # ## The baseline table on all three benchmarks
 # Five naive or near-naive strategies, scored with k = 5 on the course corpus, Chroma's five
 # corpora (one index holding all of them, as the report does) and Anthropic's code files:
@@ -155,6 +170,8 @@ baselines = [
     RecursiveChunker(1000, 200, tokenizer="chars", separators=["\n\n", "\n", " ", ""]),
 ]
 table = compare(benches, baselines, embedder, rec, k=5, experiment="baseline")
+rec.add_metrics(refusal, experiment="refusal", benchmark="course", strategy=naive.label,
+                embedder=embedder.name, k=K, n_queries=len(course.queries))
 pct = ["recall", "precision", "iou", "precision_omega", "recall@k", "mrr@k", "ndcg@10"]
 table.style.format({m: "{:.1%}" for m in pct} | {"n_chunks": "{:.0f}"})
 
