@@ -167,10 +167,12 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
     for q in queries:
         rel = {c.id: 1 for d in {g.doc_id for g in q.gold} for c in by_doc.get(d, ())
                if overlaps(c, q.gold)}
+        hits = ranked.get(q.id, [])
+        # units built at query time (sentence windows, merged parents) are judged too
+        rel.update({c.id: 1 for c, _ in hits if overlaps(c, q.gold)})
         if not rel:
             continue
         qrels[q.id] = rel
-        hits = ranked.get(q.id, [])
         # ranx sorts by score; make scores strictly decreasing in rank order
         run[q.id] = {c.id: float(len(hits) - r) for r, (c, _) in enumerate(hits)} or {"∅": 0.0}
     if not qrels:

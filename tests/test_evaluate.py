@@ -104,3 +104,12 @@ def test_id_based_numbers_agree_with_ragas():
         assert ours["recall@k"] == pytest.approx(IDBasedContextRecall().single_turn_score(sample))
         assert ours["precision@k"] == pytest.approx(
             IDBasedContextPrecision().single_turn_score(sample))
+
+
+def test_units_made_at_query_time_are_judged_by_rank_metrics():
+    """A sentence window is not among the indexed chunks; it must still count as relevant."""
+    sentences = [ch(DOC, 0, 10), ch(DOC, 10, 20), ch(DOC, 20, 30)]
+    window = ch(DOC, 0, 30)  # built at query time around a hit
+    q = Query("q", "?", gold=(Span("d", 12, 18),))
+    _, means = evaluate_retrieval([q], {"q": [(window, 0.9)]}, sentences, k=3)
+    assert means["mrr@k"] == pytest.approx(1.0)
