@@ -154,17 +154,21 @@ display(Markdown(f"Staged questions answered in full within the top 5: **{ok_bef
 
 # %% [markdown]
 # ## Against Chroma's best MiniLM numbers
-# Chroma's MiniLM table peaks at recall 82.4 (TokenTextSplitter 250/125) and, separately, IoU
-# 7.2 (ClusterSemanticChunker 200). Is there one configuration that beats both at once?
+# Chroma's MiniLM table has its best recall and its best IoU in two different rows. Is there one
+# configuration here that beats both at once?
 
 # %%
+from ragkit.bench import chroma_best
+
+(pub_recall, recall_row), (pub_iou, iou_row) = chroma_best("recall"), chroma_best("iou")
 chroma = table[table.benchmark == "chroma"].sort_values("iou", ascending=False)
-both = chroma[(chroma.recall > 0.824) & (chroma.iou > 0.072)]
+both = chroma[(chroma.recall > pub_recall / 100) & (chroma.iou > pub_iou / 100)]
 best = chroma.iloc[0]
 display(Markdown(
-    f"Best IoU on Chroma here: **{best.strategy}** — recall {best.recall:.1%}, IoU "
-    f"{best.iou:.1%} (Chroma's best MiniLM: recall 82.4 %, IoU 7.2 %). Configurations beating "
-    f"both at once: **{len(both)}**" + (f" ({', '.join(both.strategy)})" if len(both) else "")
+    f"Chroma's best MiniLM rows: recall **{pub_recall:.1f} %** ({recall_row}) and IoU "
+    f"**{pub_iou:.1f} %** ({iou_row}). Best IoU on Chroma here: **{best.strategy}** — recall "
+    f"{best.recall:.1%}, IoU {best.iou:.1%}. Configurations beating both at once: "
+    f"**{len(both)}**" + (f" ({', '.join(both.strategy)})" if len(both) else "")
     + (" — smoke slice, not comparable." if settings.smoke else ".")))
 
 # %% [markdown]

@@ -12,8 +12,15 @@ tables and tables without a separator row, lists nested six deep, ``#`` lines in
 code, HTML blocks, front matter with wrong types, duplicate headings, one sentence repeated
 10,000 times.
 
+For late chunking, one more input: a Markdown document of a million MiniLM tokens
+(`million_token_text`). Each chunker's chunks of it must map onto the document's tokens as late
+chunking needs (`late_input`): one token range per chunk, every token in a chunk, windows that
+supply every token exactly once. ``--late-forward`` also embeds it, chunk vectors and all, and
+prints the peak memory.
+
     python -m ragkit.robustness              # bad inputs x chunkers, then 10 min of fuzzing
     python -m ragkit.robustness --fuzz-seconds 30
+    python -m ragkit.robustness --fuzz-seconds 30 --late-forward   # + embed the 1M tokens
 
 prints, per chunker, how many inputs and fuzz examples were tried and how many failed.
 """
@@ -83,6 +90,67 @@ def bad_inputs(big_line_mb: float = 10) -> list[BadInput]:
     ]
 
 
+_LATE_VOCAB = ("refund window gold tier days policy claim fee invoice customer renewal notice "
+               "period contract annex clause region effective superseded schedule").split()
+
+
+def million_token_text(tokens: int = 1_000_000, seed: int = 0) -> str:
+    """A Markdown document of at least `tokens` MiniLM tokens: headed sections of paragraphs.
+
+    Every word, heading mark and full stop is at least one MiniLM token, so the count is a
+    lower bound known without tokenising (`late_suite` checks it with the tokenizer).
+    """
+    rng = random.Random(seed)
+    parts, count, section = [], 0, 0
+    while count < tokens:
+        section += 1
+        parts.append(f"## Section {section}\n\n")
+        count += 3  # "#", "#" and "section" + the number: at least three
+        for _ in range(rng.randint(2, 6)):
+            words = [rng.choice(_LATE_VOCAB) for _ in range(rng.randint(40, 160))]
+            parts.append(" ".join(words) + ".\n\n")
+            count += len(words) + 1
+    return "".join(parts)
+
+
+def late_input(chunker, doc: Document, late, tokens=None, forward: bool = False) -> dict:
+    """Chunk `doc` and map the chunks onto its tokens as late chunking does; raise if wrong.
+
+    Returns counts (chunks, tokens, windows). `tokens` may be the document's precomputed
+    `late.tokenize(doc.text)` (the same for every chunker). With `forward`, the document is
+    also embedded and exactly one finite unit vector per chunk is checked.
+    """
+    import numpy as np
+
+    from .late import chunk_token_ranges, plan_windows
+
+    chunks = chunker.chunk(doc)
+    check_chunks(doc, chunks)
+    tokens = tokens if tokens is not None else late.tokenize(doc.text)
+    spans = sorted({c.span for c in chunks})
+    r = chunk_token_ranges(doc.text, tokens.starts, tokens.ends, spans)  # checks the partition
+    n = len(tokens)
+    assert len(r.lo) == len(spans), "not one token range per chunk"
+    assert np.all(r.hi > r.lo), "a chunk has no token"
+    covered = np.zeros(n + 1, np.int64)
+    np.add.at(covered, r.lo, 1)
+    np.add.at(covered, r.hi, -1)
+    assert np.all(np.cumsum(covered[:n]) > 0), "a token is in no chunk"
+    assert r.uncovered_chars == 0, f"{r.uncovered_chars} characters in no chunk"
+    window, overlap = late.limits(tokens)
+    wins, supplied = plan_windows(n, window, overlap)
+    assert supplied[0, 0] == 0 and supplied[-1, 1] == n and np.all(
+        supplied[1:, 0] == supplied[:-1, 1]), "windows do not supply every token once"
+    assert np.all(wins[:, 1] - wins[:, 0] <= window), "a window is over the limit"
+    out = {"chunks": len(chunks), "tokens": n, "windows": len(wins)}
+    if forward:
+        vecs = late.embed([doc], chunks, cache=False)
+        assert vecs.shape == (len(chunks), late.embedder.dimension), "not one vector per chunk"
+        assert np.all(np.isfinite(vecs)), "a vector is not finite"
+        assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4), "not unit vectors"
+    return out
+
+
 def check_chunks(doc: Document, chunks) -> None:
     """Raise AssertionError if the invariants do not hold."""
     covered = bytearray(len(doc.text))
@@ -147,12 +215,58 @@ def fuzz(chunker, seconds: float | None = None, examples: int | None = None, see
     return tried, failures
 
 
+def late_suite(chunkers: dict, n_tokens: int, forward: bool) -> tuple[list[str], int]:
+    """The million-token document through every chunker that does not embed while chunking,
+    then (with `forward`) embedded with the fixed 256-token chunks; (report lines, failures)."""
+    import resource
+
+    from .late import LateEmbedder
+
+    late = LateEmbedder(cache=False)
+    doc = Document("million", million_token_text(n_tokens))
+    tokens = late.tokenize(doc.text)
+    lines, failed = [], 0
+    if len(tokens) < n_tokens:
+        return [f"FAILED: the document has {len(tokens):,} tokens, not {n_tokens:,}"], 1
+    for name, chunker in chunkers.items():
+        if uses_model(chunker):
+            lines.append(f"{name}: skipped (embeds every sentence while chunking; its bad-input "
+                         "runs use small inputs)")
+            continue
+        t0 = time.perf_counter()
+        try:
+            got = late_input(chunker, doc, late, tokens)
+            lines.append(f"{name}: ok - {got['chunks']:,} chunks over {got['tokens']:,} tokens, "
+                         f"{got['windows']:,} windows ({time.perf_counter() - t0:.1f}s)")
+        except Exception as e:  # noqa: BLE001 - report every failure
+            failed += 1
+            lines.append(f"{name}: FAILED: {type(e).__name__}: {e}")
+    if forward:
+        from .chunkers import FixedTokenChunker
+
+        t0 = time.perf_counter()
+        try:
+            got = late_input(FixedTokenChunker(256, 0, "minilm"), doc, late, tokens, forward=True)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            lines.append(f"forward (fixed 256 tokens): ok - {got['chunks']:,} vectors, "
+                         f"{late.stats['windows']:,} windows, {time.perf_counter() - t0:.0f}s, "
+                         f"peak RSS {rss:,.0f} MiB")
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            lines.append(f"forward: FAILED: {type(e).__name__}: {e}")
+    return lines, failed
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ragkit.robustness", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fuzz-seconds", type=float, default=600,
                    help="total fuzzing time, shared by the chunkers (default 600)")
     p.add_argument("--big-line-mb", type=float, default=10)
+    p.add_argument("--late-tokens", type=int, default=1_000_000,
+                   help="size of the late-chunking input in MiniLM tokens (default 1,000,000)")
+    p.add_argument("--late-forward", action="store_true",
+                   help="also embed the late-chunking input with one chunker and report memory")
     args = p.parse_args(argv)
     chunkers = default_chunkers()
     per = args.fuzz_seconds / max(1, len(chunkers))
@@ -171,11 +285,16 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((name, len(inputs), len(bad), tried, len(fails)))
             for line in bad + fails[:3]:
                 print(f"  {name}: {line}")
+    late_rows, late_failed = late_suite(chunkers, args.late_tokens, args.late_forward)
+    failed += late_failed
     print(f"{'chunker':<18} {'bad inputs':>10} {'failed':>6} {'fuzz examples':>13} {'failed':>6}")
     for r in rows:
         print(f"{r[0]:<18} {r[1]:>10} {r[2]:>6} {r[3]:>13} {r[4]:>6}")
-    print(f"total: {sum(r[1] for r in rows)} bad-input runs, {sum(r[3] for r in rows)} fuzz "
-          f"examples, {failed} failed")
+    print(f"\nlate chunking, {args.late_tokens:,}-token document:")
+    for line in late_rows:
+        print("  " + line)
+    print(f"total: {sum(r[1] for r in rows) + len(late_rows)} bad-input runs, "
+          f"{sum(r[3] for r in rows)} fuzz examples, {failed} failed")
     return 1 if failed else 0
 
 

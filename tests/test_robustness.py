@@ -34,3 +34,40 @@ def test_random_fuzz(chunker_name):
     chunker = CHUNKERS[chunker_name]
     tried, failures = fuzz(chunker, examples=100 if uses_model(chunker) else 300, seed=7)
     assert failures == [] and tried > 0
+
+
+@pytest.fixture(scope="module")
+def million():
+    from ragkit.late import LateEmbedder
+    from ragkit.robustness import million_token_text
+    from ragkit.types import Document
+
+    late = LateEmbedder(cache=False)
+    doc = Document("million", million_token_text(1_000_000))
+    return late, doc, late.tokenize(doc.text)
+
+
+@pytest.mark.parametrize("chunker_name",
+                         sorted(n for n, c in CHUNKERS.items() if not uses_model(c)))
+def test_a_million_token_document_maps_onto_late_chunking_windows(chunker_name, million):
+    from ragkit.robustness import late_input
+
+    late, doc, tokens = million
+    assert len(tokens) >= 1_000_000
+    got = late_input(CHUNKERS[chunker_name], doc, late, tokens)
+    # the document needs thousands of windows; every chunk got its own token range
+    assert got["tokens"] == len(tokens) and got["windows"] > 2000 and got["chunks"] > 1000
+
+
+def test_late_input_catches_a_chunker_that_loses_text(million):
+    from ragkit.robustness import late_input
+    from ragkit.types import Chunk
+
+    late, doc, tokens = million
+
+    class DropsTheEnd:
+        def chunk(self, d):
+            return [Chunk.make(d, 0, len(d.text) // 2, "broken")]
+
+    with pytest.raises(AssertionError, match="lost"):
+        late_input(DropsTheEnd(), doc, late, tokens)
