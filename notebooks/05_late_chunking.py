@@ -139,8 +139,17 @@ sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10", "flags"]]
 gemma_dir = os.environ.get("RAGKIT_GEMMA_DIR")
 if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
     gemma = Embedder(gemma_dir, batch_size=8)
-    gemma_rows = naive_vs_late(benches["course"], gemma, SentenceGroupChunker(128, tokenizer=gemma_dir))
-    display(pd.DataFrame(gemma_rows).style.format({m: "{:.1%}" for m in metrics}))
+    gemma_rows = naive_vs_late(benches["course"], gemma,
+                               SentenceGroupChunker(128, tokenizer=gemma_dir))
+    gemma_table = pd.DataFrame(gemma_rows).set_index("mode")
+    display(gemma_table.style.format({m: "{:.1%}" for m in metrics}))
+    g_late, g_naive = gemma_table.loc["late"], gemma_table.loc["naive"]
+    display(Markdown(
+        f"EmbeddingGemma on the course corpus: nDCG@10 {g_naive['ndcg@10']:.1%} → "
+        f"{g_late['ndcg@10']:.1%} (direction of Jina's table: "
+        f"**{verdict('higher', float(g_late['ndcg@10']), float(g_naive['ndcg@10']))}**); "
+        f"recall@5 {g_naive['recall@k']:.1%} → {g_late['recall@k']:.1%} (seed 002's direction: "
+        f"**{verdict('higher', float(g_late['recall@k']), float(g_naive['recall@k']))}**)."))
 else:
     rec.add(experiment="late", benchmark="course", strategy="late · EmbeddingGemma-300M",
             metric="ndcg@10", value=None, embedder="embeddinggemma-300m", k=K,

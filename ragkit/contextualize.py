@@ -765,6 +765,22 @@ def preamble_cache(benchmark: str, generator: str | Contextualizer) -> JsonlCach
     return JsonlCache(preamble_cache_path(benchmark, generator))
 
 
+def cached_documents(benchmark: str, docs: Iterable[Document] | Mapping[str, Document],
+                     chunks: Sequence[Chunk], generator: str | Contextualizer) -> list[str]:
+    """Ids of the documents whose every chunk has a preamble in the committed cache of
+    (benchmark, generator), in document order: the subset an LLM generator can be measured on
+    without generating anything."""
+    gen = make_contextualizer(generator) if isinstance(generator, str) else generator
+    by_id = dict(docs) if isinstance(docs, Mapping) else {d.id: d for d in docs}
+    cache = preamble_cache(benchmark, gen)
+    if not cache.path.exists():
+        return []
+    ok: dict[str, bool] = {}
+    for c in chunks:
+        ok[c.doc_id] = ok.get(c.doc_id, True) and cache.get(gen.key(by_id[c.doc_id], c)) is not None
+    return [d for d in by_id if ok.get(d)]
+
+
 def _regenerate_default() -> bool:
     return os.environ.get(REGENERATE_ENV, "").strip().lower() in ("1", "true", "yes")
 

@@ -78,6 +78,20 @@ class CrossEncoderScorer:
         return out
 
 
+_EMBEDDERS: dict[str, object] = {}
+
+
+def _shared_embedder(model: str | Path | None, **kw):
+    """One loaded `Embedder` per (model, settings) for every scorer in the process: a notebook
+    that builds a reranker per stage loads the 300M model once."""
+    from .embed import Embedder
+
+    key = json.dumps([str(model), sorted((k, str(v)) for k, v in kw.items())])
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = Embedder(model, show_progress=False, **kw)
+    return _EMBEDDERS[key]
+
+
 class BiEncoderScorer:
     """Cosine between query and chunk vectors of a (stronger) sentence-transformers model."""
 
@@ -86,9 +100,7 @@ class BiEncoderScorer:
     def __init__(self, model: str | Path | None = None, placement: Placement = "before",
                  embedder=None, **embedder_kw):
         if embedder is None:
-            from .embed import Embedder
-
-            embedder = Embedder(model, show_progress=False, **embedder_kw)
+            embedder = _shared_embedder(model, **embedder_kw)
         self.embedder = embedder
         self.name = embedder.name
         self.placement = placement

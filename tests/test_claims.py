@@ -25,5 +25,7 @@ def test_check_claims_reads_rows_and_explains_gaps():
     assert row.verdict == "held" and abs(row.ours - 0.784) < 1e-9
     faith = out[out.metric == "faithfulness"].iloc[0]
     assert faith.verdict == "not measurable here" and "API key" in faith.reason
+    gemma = out[out.claim.str.contains("EmbeddingGemma")].iloc[0]
+    assert gemma.verdict == "not measurable here" and "RAGKIT_GEMMA_DIR" in gemma.reason
     missing = out[out.metric == "failure_reduction@20"].iloc[0]
     assert missing.verdict == "not measurable here" and "no results row" in missing.reason
