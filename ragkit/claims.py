@@ -133,9 +133,11 @@ CLAIMS: list[Claim] = [
                                    "big (parents)", "course")),
     Claim(source="Seed 002",
           statement="small-to-big faithfulness ≈ 0.91 vs ≈ 0.79 for big chunks",
-          metric="faithfulness", direction="higher", measure=lambda df: (None, None),
-          unmeasurable="needs an answer generator and an LLM judge (ragas faithfulness); runs "
-                       "only with an API key"),
+          metric="faithfulness", direction="higher",
+          measure=lambda df: _pair(df, "faithfulness", "07_leaderboard", "small-to-big",
+                                   "big (parents)", "course"),
+          missing="needs an LLM judge for ragas faithfulness: set OPENAI_API_KEY and run "
+                  "notebook 07"),
 ]
 
 

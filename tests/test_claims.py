@@ -24,7 +24,7 @@ def test_check_claims_reads_rows_and_explains_gaps():
     row = out[out.claim.str.startswith("recursive(250/125,cl100k_base): recall")].iloc[0]
     assert row.verdict == "held" and abs(row.ours - 0.784) < 1e-9
     faith = out[out.metric == "faithfulness"].iloc[0]
-    assert faith.verdict == "not measurable here" and "API key" in faith.reason
+    assert faith.verdict == "not measurable here" and "OPENAI_API_KEY" in faith.reason
     gemma = out[out.claim.str.contains("EmbeddingGemma")].iloc[0]
     assert gemma.verdict == "not measurable here" and "RAGKIT_GEMMA_DIR" in gemma.reason
     missing = out[out.metric == "failure_reduction@20"].iloc[0]
