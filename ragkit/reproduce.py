@@ -5,7 +5,9 @@ runner turns each into a notebook, executes it top to bottom in a fresh kernel w
 ``RAGKIT_PROFILE`` set, and fails hard on the first error (no ``|| echo failed``). In the full
 profile the executed notebooks are written next to their sources (``notebooks/NN_name.ipynb``,
 the copies readers open); in the smoke profile they go to ``results/smoke/notebooks/``.
-It prints each notebook's wall time and the total.
+It prints each notebook's wall time and the total, and writes them to
+``reproduce_times.json`` in the profile's results folder (with the CPU count and environment
+switches that change the work: ``RAGKIT_GEMMA_DIR``, ``RAGKIT_RERANK_MODEL``).
 
     python -m ragkit.reproduce --profile smoke [--only 00,01] [--timeout 900]
 """
@@ -50,6 +52,27 @@ def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800) -> f
     return elapsed
 
 
+def write_times(profile: str, times: dict[str, float], total: float) -> Path:
+    import json
+    import platform
+
+    from .config import get_settings
+    from .cache import atomic_write_text
+
+    os.environ["RAGKIT_PROFILE"] = profile
+    path = get_settings().results_dir / "reproduce_times.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = json.loads(path.read_text()) if path.exists() else {}
+    record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
+              "total_s": round(total, 1) if len(times) == len(notebook_sources()) else
+              old.get("total_s"),
+              "notebooks": {**old.get("notebooks", {}), **times},
+              "env": {k: bool(os.environ.get(k)) for k in ("RAGKIT_GEMMA_DIR",
+                                                            "RAGKIT_RERANK_MODEL")}}
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ragkit.reproduce", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,12 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     sources = [s for s in notebook_sources() if not only or s.name[:2] in only]
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
-    total = 0.0
+    total, times = 0.0, {}
     for src in sources:
         print(f"running {src.name} ({args.profile}) ...", flush=True)
         secs = execute(src, args.profile, out_dir, args.timeout)
         total += secs
+        times[src.stem] = round(secs, 1)
         print(f"  {src.stem}: {secs:.1f}s", flush=True)
+    write_times(args.profile, times, total)
     if args.profile == "full" and not only:
         from .readme import update_readme
 
