@@ -29,3 +29,28 @@ def test_check_claims_reads_rows_and_explains_gaps():
     assert gemma.verdict == "not measurable here" and "RAGKIT_GEMMA_DIR" in gemma.reason
     missing = out[out.metric == "failure_reduction@20"].iloc[0]
     assert missing.verdict == "not measurable here" and "no results row" in missing.reason
+
+
+def test_readme_section_is_generated_from_rows_and_timings(tmp_path, monkeypatch):
+    import json
+
+    from ragkit import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    from ragkit.results import Recorder
+
+    rec = Recorder("bench_chroma_repro")
+    rec.add(experiment="chroma_repro", benchmark="chroma",
+            strategy="recursive(250/125,cl100k_base)", metric="recall", value=0.70,
+            embedder="m", k=5)
+    rec.save()
+    claims = readme.claims_table(tmp_path)
+    line = next(x for x in claims.splitlines() if "recall 78.7" in x)
+    assert "| 78.7 | 70.0 |" in line and line.endswith("not held |")
+    assert readme.timing_line(tmp_path) == ""
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(
+        {"total_s": 1500.0, "cpus": 2, "notebooks": {"02_x": 600.0, "05_y": 300.0},
+         "env": {"RAGKIT_GEMMA_DIR": True}}))
+    assert readme.timing_line(tmp_path).startswith(
+        "The last full `make reproduce` took **25.0 min** on 2 CPUs with warm caches "
+        "(RAGKIT_GEMMA_DIR set); slowest: 02_x 10.0 min")
