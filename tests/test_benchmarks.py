@@ -70,3 +70,22 @@ def test_download_path_verifies_checksum(tmp_path, monkeypatch):
 def test_unknown_benchmark():
     with pytest.raises(KeyError, match="unknown benchmark"):
         B.load("nope")
+
+
+def test_chonkie_chunks_whose_text_differs_are_relocated_and_flagged():
+    pytest.importorskip("chonkie")
+    from ragkit.baselines import ChonkieRecursive
+    from ragkit.types import check_chunks
+
+    doc = B.load_anthropic().docs_by_id()["doc_20"]  # indented byte strings: chonkie 1.7.0
+    chunker = ChonkieRecursive(254)
+    with pytest.warns(UserWarning, match="differs from the source"):
+        chunks = chunker.chunk(doc)
+    check_chunks(doc, chunks)  # every chunk is its span
+    # whitespace-rejoined chunks are found again; chunks chonkie rebuilt from WordPiece tokens
+    # ("##6 - 941 ...") exist nowhere in the source: dropped, and counted in the row's flags
+    assert chunker.relocated > 0 and chunker.unlocated > 0
+    assert chunker.flags() == [f"chonkie_relocated:{chunker.relocated}",
+                               f"unlocated_chunks:{chunker.unlocated}"]
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts)

@@ -45,8 +45,12 @@ class Chunker(ABC):
         return sorted(chunks, key=lambda c: (c.start, c.end))
 
     def chunk_all(self, docs: Iterable[Document], progress: bool = False) -> list[Chunk]:
-        """Chunks of every document, in document order."""
+        """Chunks of every document, in document order. Counters behind `flags()` (e.g. a
+        third-party splitter's unlocated chunks) restart, so they describe this corpus."""
         docs = list(docs)
+        for counter in ("unlocated", "relocated"):
+            if isinstance(getattr(self, counter, None), int):
+                setattr(self, counter, 0)
         if progress and len(docs) > 1:
             from tqdm.auto import tqdm
 
