@@ -131,20 +131,37 @@ def overlaps(chunk: Chunk, gold: Sequence[Span]) -> bool:
                for g in gold)
 
 
-def covered_fraction(unit: Span, chunks: Sequence[Chunk]) -> float:
-    parts = [x for c in chunks if c.doc_id == unit.doc_id
-             for x in [intersect(c.span, (unit.start, unit.end))] if x]
-    return total(union(parts)) / len(unit) if len(unit) else 0.0
+def _ink(text: str) -> int:
+    """Non-whitespace characters in `text`."""
+    return len("".join(text.split()))
+
+
+def covered_fraction(unit: Span, chunks: Sequence[Chunk], text: str | None = None) -> float:
+    """The fraction of a gold unit inside the union of `chunks`.
+
+    With the document's `text`, whitespace is left out of both counts: chunkers trim the blank
+    lines between chunks, and a unit spanning two paragraphs is whole when both chunks are
+    there, whatever happened to the blank line between them. Without it, every character counts.
+    """
+    parts = union([x for c in chunks if c.doc_id == unit.doc_id
+                   for x in [intersect(c.span, (unit.start, unit.end))] if x])
+    if text is not None:
+        need = _ink(text[unit.start:unit.end])
+        if need:
+            return sum(_ink(text[a:b]) for a, b in parts) / need
+    return total(parts) / len(unit) if len(unit) else 0.0
 
 
 def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
-                 chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None) -> dict[str, float]:
-    """Every per-query metric for one answerable query's ranked chunks (top k are used)."""
+                 chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None,
+                 texts: Mapping[str, str] | None = None) -> dict[str, float]:
+    """Every per-query metric for one answerable query's ranked chunks (top k are used).
+    `texts` (doc id -> text) lets recall@k ignore whitespace (see `covered_fraction`)."""
     top = list(ranked[:k])
     gold = list(query.gold)
     out = _span_scores([(c.doc_id, c.start, c.end) for c in top],
                        [(g.doc_id, g.start, g.end) for g in gold])
-    units = [covered_fraction(g, top) for g in gold]
+    units = [covered_fraction(g, top, texts.get(g.doc_id) if texts else None) for g in gold]
     out["recall@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
     out["hit@k"] = float(out["recall"] >= 1.0 - 1e-12)
     out["precision@k"] = float(np.mean([overlaps(c, gold) for c in top])) if top else 0.0
@@ -187,7 +204,8 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
 
 
 def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
-                       all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True):
+                       all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True,
+                       texts: Mapping[str, str] | None = None):
     """Per-query metrics (a DataFrame) and their means (a dict) for the answerable queries.
 
     `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them. Queries
@@ -204,7 +222,7 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
     for q in answerable:
         chunks = [c for c, _ in ranked.get(q.id, [])]
         row = {"query_id": q.id, "type": q.type,
-               **query_scores(q, chunks, k, by_doc if omega else None),
+               **query_scores(q, chunks, k, by_doc if omega else None, texts),
                **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
         rows.append(row)
     df = pd.DataFrame(rows)

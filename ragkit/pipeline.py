@@ -29,6 +29,7 @@ class Outcome:
     means: dict[str, float]
     flags: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict, repr=False)  # doc id -> text
 
     def retrieved(self, query_id: str) -> list[Chunk]:
         return [h.chunk for h in self.hits.get(query_id, [])]
@@ -93,7 +94,9 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     hits = r.search([q.text for q in queries], max(k, depth or k), filters)
     by_id = {q.id: h for q, h in zip(queries, hits)}
     ranked = {qid: [(h.chunk, h.score) for h in hs] for qid, hs in by_id.items()}
-    per_query, means = evaluate_retrieval(queries, ranked, chunks, k=k, omega=omega)
+    texts = {d.id: d.text for d in bench.documents}
+    per_query, means = evaluate_retrieval(queries, ranked, chunks, k=k, omega=omega,
+                                          texts=texts)
     returned = [h.chunk for hs in hits for h in hs[:k]]
     means["n_chunks"] = float(len(chunks))
     means["mean_chunk_chars"] = float(sum(c.end - c.start for c in chunks) / len(chunks))
@@ -106,11 +109,12 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
     params = chunker.params() if chunker is not None else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
-                   {**params, "retriever": kind, "placement": placement})
+                   {**params, "retriever": kind, "placement": placement}, texts)
 
 
 def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int]) -> dict[str, float]:
-    """Mean recall@k over gold units (Anthropic's Pass@k) for several k from one ranking."""
+    """Mean recall@k over gold units (Anthropic's Pass@k) for several k from one ranking; a
+    unit counts when the top k hold all of its non-whitespace characters."""
     from .evaluate import covered_fraction
 
     out = {}
@@ -119,7 +123,8 @@ def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int]) -> 
         vals = []
         for q in answerable:
             top = outcome.retrieved(q.id)[:k]
-            vals.append(sum(covered_fraction(g, top) >= 1.0 for g in q.gold) / len(q.gold))
+            vals.append(sum(covered_fraction(g, top, outcome.texts.get(g.doc_id)) >= 1.0
+                            for g in q.gold) / len(q.gold))
         out[f"pass@{k}"] = sum(vals) / len(vals) if vals else 0.0
     return out
 

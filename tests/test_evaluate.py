@@ -113,3 +113,20 @@ def test_units_made_at_query_time_are_judged_by_rank_metrics():
     q = Query("q", "?", gold=(Span("d", 12, 18),))
     _, means = evaluate_retrieval([q], {"q": [(window, 0.9)]}, sentences, k=3)
     assert means["mrr@k"] == pytest.approx(1.0)
+
+
+def test_a_unit_spanning_a_blank_line_is_whole_when_both_trimmed_chunks_are_there():
+    from ragkit.evaluate import covered_fraction, query_scores
+    from ragkit.types import Chunk, Document, Query, Span
+
+    text = "First paragraph here.\n\nSecond paragraph there."
+    doc = Document("d", text)
+    a = Chunk.make(doc, 0, 21, "t")            # trimmed: the blank line is in no chunk
+    b = Chunk.make(doc, 23, len(text), "t")
+    unit = Span("d", 6, 40)
+    assert covered_fraction(unit, [a, b]) < 1.0                  # every character counts
+    assert covered_fraction(unit, [a, b], text) == 1.0           # whitespace left out
+    assert covered_fraction(unit, [a], text) < 1.0               # half is still half
+    q = Query("q", "?", (unit,))
+    assert query_scores(q, [a, b], 2, texts={"d": text})["recall@k"] == 1.0
+    assert query_scores(q, [a], 2, texts={"d": text})["recall@k"] == 0.0
