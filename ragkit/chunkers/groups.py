@@ -30,7 +30,8 @@ class SentenceGroupChunker(Chunker):
 
     @property
     def label(self) -> str:
-        return f"sentences({self.size},{self.tokenizer})"
+        name = str(self.tokenizer).rstrip("/").rsplit("/", 1)[-1]  # a folder: its name only
+        return f"sentences({self.size},{name})"
 
     def spans(self, doc: Document) -> list[tuple[int, int]]:
         text = doc.text
