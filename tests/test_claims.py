@@ -54,3 +54,13 @@ def test_readme_section_is_generated_from_rows_and_timings(tmp_path, monkeypatch
     assert readme.timing_line(tmp_path).startswith(
         "The last full `make reproduce` took **25.0 min** on 2 CPUs with warm caches "
         "(RAGKIT_GEMMA_DIR set); slowest: 02_x 10.0 min")
+
+
+def test_anthropic_claims_read_the_full_set_not_a_generators_subset():
+    rows = [{"notebook": "04_contextual_retrieval", "benchmark": "anthropic",
+             "metric": "failure_reduction@20", "strategy": "contextual embeddings + BM25",
+             "value": v, "embedder": "m", "params": {"chunks": chunks}}
+            for v, chunks in ((0.30, "upstream chunks"), (0.60, "upstream chunks · x subset"))]
+    out = check_claims(pd.DataFrame(rows))
+    row = out[out.claim.str.startswith("contextual embeddings + BM25:")].iloc[0]
+    assert row.ours == 0.30 and row.verdict == "not held"
