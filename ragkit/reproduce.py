@@ -63,12 +63,12 @@ def write_times(profile: str, times: dict[str, float], total: float) -> Path:
     path = get_settings().results_dir / "reproduce_times.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     old = json.loads(path.read_text()) if path.exists() else {}
-    record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
-              "total_s": round(total, 1) if len(times) == len(notebook_sources()) else
-              old.get("total_s"),
-              "notebooks": {**old.get("notebooks", {}), **times},
-              "env": {k: bool(os.environ.get(k)) for k in ("RAGKIT_GEMMA_DIR",
-                                                            "RAGKIT_RERANK_MODEL")}}
+    env = {k: bool(os.environ.get(k)) for k in ("RAGKIT_GEMMA_DIR", "RAGKIT_RERANK_MODEL")}
+    if len(times) == len(notebook_sources()):  # a whole run replaces the record
+        record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
+                  "total_s": round(total, 1), "notebooks": times, "env": env}
+    else:  # a partial run (--only) is kept apart, so the whole run's figures stay coherent
+        record = {**old, "partial": {**old.get("partial", {}), **times}}
     atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return path
 
