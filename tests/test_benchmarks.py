@@ -72,6 +72,7 @@ def test_unknown_benchmark():
         B.load("nope")
 
 
+@needs_benchmarks()
 def test_chonkie_chunks_whose_text_differs_are_relocated_and_flagged():
     pytest.importorskip("chonkie")
     from ragkit.baselines import ChonkieRecursive
