@@ -42,12 +42,9 @@ settings = get_settings()
 
 # %%
 from ragkit.benchmarks import load
-from ragkit.contextualize import contextualize, make_contextualizer, preamble_cache
 from ragkit.embed import Embedder
-from ragkit.pipeline import recall_at, run_experiment
-from ragkit.rerank import make_reranker
+from ragkit.pipeline import contextual_retrieval
 from ragkit.results import Recorder
-from ragkit.retrieve import BM25Retriever, DenseRetriever, HybridRetriever
 
 rec = Recorder("04_contextual_retrieval")
 embedder = Embedder()
@@ -60,50 +57,12 @@ RERANK_FOR = set(LLMS)
 RERANK_CANDIDATES = 50
 
 
-def stages(bench, chunks, placement, rerank=False):
-    """Anthropic's stages on one set of (possibly contextualized) chunks; the rerank stage
-    when asked for and a reranking model is configured."""
-    def hybrid():
-        return HybridRetriever(DenseRetriever(chunks, embedder, placement),
-                               BM25Retriever(chunks, placement), weights=(0.8, 0.2),
-                               candidates=150)
-    out = {"contextual embeddings": DenseRetriever(chunks, embedder, placement),
-           "contextual embeddings + BM25": hybrid()}
-    if rerank and rerank_model:
-        out["contextual embeddings + BM25 + rerank"] = make_reranker(
-            hybrid(), rerank_model, candidates=RERANK_CANDIDATES, placement=placement)
-    return out
-
-
 def measure(bench, chunks, label, generator, placement="after"):
-    rows = []
-    basic = run_experiment(bench, embedder=embedder, k=5, chunks=chunks, depth=20,
-                           label="basic")
-    base = recall_at(basic, bench.queries, KS)
-    rows.append({"generator": generator, "stage": "basic", **base})
-    if generator == "none":
-        return rows
-    llm = generator in ("gemma", "smollm2", "anthropic")  # only LLM preambles are cached
-    ctx = contextualize(bench.documents, chunks, make_contextualizer(generator),
-                        placement=placement,
-                        cache=preamble_cache(bench.name, generator) if llm else None)
-    for stage, retriever in stages(bench, ctx, placement, generator in RERANK_FOR).items():
-        out = run_experiment(bench, embedder=embedder, k=5, chunks=ctx, retriever=retriever,
-                             depth=20, label=stage)
-        passk = recall_at(out, bench.queries, KS)
-        base_failures = 1 - base["pass@20"]  # no failures to reduce: not measurable
-        reduction = (1 - (1 - passk["pass@20"]) / base_failures if base_failures > 0
-                     else float("nan"))
-        for metric, value in {**passk, "failure_reduction@20": reduction}.items():
-            rec.add(experiment=f"contextual · {label}", benchmark=bench.name, strategy=stage,
-                    metric=metric, value=value, embedder=embedder.name, k=20,
-                    n_queries=len(bench.queries), flags=out.flags,
-                    params={"generator": generator, "placement": placement,
-                            "chunks": label, "n_chunks": len(ctx),
-                            **(retriever.describe() if hasattr(retriever, "describe") else {})})
-        rows.append({"generator": generator, "stage": stage, **passk,
-                     "failure_reduction@20": reduction})
-    return rows
+    """Basic, then each contextual stage with `generator`'s preambles (rows written to rec)."""
+    return contextual_retrieval(bench, chunks, embedder, generator, label=label, recorder=rec,
+                                placement=placement, ks=KS,
+                                rerank_model=rerank_model if generator in RERANK_FOR else None,
+                                rerank_candidates=RERANK_CANDIDATES)
 
 
 # %% [markdown]

@@ -156,3 +156,74 @@ def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder
         outcomes[(bench.name, out.strategy)] = out
     table = pd.DataFrame(rows)
     return (table, outcomes) if return_outcomes else table
+
+
+CONTEXT_STAGES = ("contextual embeddings", "contextual embeddings + BM25",
+                  "contextual embeddings + BM25 + rerank")
+LLM_GENERATORS = ("gemma", "smollm2", "anthropic")  # the generators whose preambles are cached
+
+
+def contextual_stages(chunks: Sequence[Chunk], embedder, placement: Literal["before", "after"],
+                      rerank_model: str | None = None, rerank_candidates: int = 50) -> dict:
+    """Anthropic's retrieval stages over one set of (contextualized) chunks: dense, hybrid
+    (0.8 dense / 0.2 BM25 over 150 candidates each), and a rerank of the hybrid's top
+    `rerank_candidates` when a reranking model is given."""
+    def hybrid():
+        return HybridRetriever(DenseRetriever(chunks, embedder, placement),
+                               BM25Retriever(chunks, placement), weights=(0.8, 0.2),
+                               candidates=150)
+
+    out = {CONTEXT_STAGES[0]: DenseRetriever(chunks, embedder, placement),
+           CONTEXT_STAGES[1]: hybrid()}
+    if rerank_model:
+        from .rerank import make_reranker
+
+        out[CONTEXT_STAGES[2]] = make_reranker(hybrid(), rerank_model,
+                                               candidates=rerank_candidates, placement=placement)
+    return out
+
+
+def contextual_retrieval(bench: Benchmark, chunks: Sequence[Chunk], embedder, generator: str, *,
+                         label: str, recorder=None, placement: Literal["before", "after"] = "after",
+                         ks: Sequence[int] = (5, 10, 20), rerank_model: str | None = None,
+                         rerank_candidates: int = 50) -> list[dict[str, Any]]:
+    """Basic retrieval, then each contextual stage with `generator`'s preambles (LLM ones read
+    from the committed cache): Pass@k and the top-20 failure reduction against basic.
+
+    One dict per stage (the first is basic); with a `recorder`, each stage's metrics are also
+    written as results rows (experiment ``contextual · <label>``). ``generator="none"`` gives
+    the basic row only.
+    """
+    from .contextualize import contextualize, make_contextualizer, preamble_cache
+
+    basic = run_experiment(bench, embedder=embedder, k=5, chunks=chunks, depth=max(ks),
+                           label="basic")
+    base = recall_at(basic, bench.queries, ks)
+    rows: list[dict[str, Any]] = [{"generator": generator, "stage": "basic", **base}]
+    if generator == "none":
+        return rows
+    ctx = contextualize(bench.documents, chunks, make_contextualizer(generator),
+                        placement=placement,
+                        cache=preamble_cache(bench.name, generator)
+                        if generator in LLM_GENERATORS else None)
+    base_failures = 1 - base["pass@20"]
+    for stage, retriever in contextual_stages(ctx, embedder, placement, rerank_model,
+                                              rerank_candidates).items():
+        out = run_experiment(bench, embedder=embedder, k=5, chunks=ctx, retriever=retriever,
+                             depth=max(ks), label=stage)
+        passk = recall_at(out, bench.queries, ks)
+        # no failures to reduce: not measurable
+        reduction = (1 - (1 - passk["pass@20"]) / base_failures if base_failures > 0
+                     else float("nan"))
+        if recorder is not None:
+            for metric, value in {**passk, "failure_reduction@20": reduction}.items():
+                recorder.add(experiment=f"contextual · {label}", benchmark=bench.name,
+                             strategy=stage, metric=metric, value=value, embedder=embedder.name,
+                             k=20, n_queries=len(bench.queries), flags=out.flags,
+                             params={"generator": generator, "placement": placement,
+                                     "chunks": label, "n_chunks": len(ctx),
+                                     **(retriever.describe() if hasattr(retriever, "describe")
+                                        else {})})
+        rows.append({"generator": generator, "stage": stage, **passk,
+                     "failure_reduction@20": reduction})
+    return rows

@@ -80,6 +80,14 @@ def heading_paths(blocks: Sequence[Block]) -> list[list[Heading]]:
     return out
 
 
+def heading_or_paragraph(blocks: Sequence[Block], pattern: re.Pattern) -> Callable[[int], bool]:
+    """A `segments` predicate: a run starts at a heading or at a paragraph matching `pattern`."""
+    def starts(i: int) -> bool:
+        b = blocks[i]
+        return b.kind == "heading" or (b.kind == "paragraph" and bool(pattern.match(b.text)))
+    return starts
+
+
 def segments(blocks: Sequence[Block], starts: Callable[[int], bool]) -> list[tuple[int, int]]:
     """Runs ``(lo, hi)`` of consecutive blocks, a new run at each block where `starts(i)`.
 
@@ -170,12 +178,8 @@ class ClauseChunker(GroupChunker):
     def groups(self, doc, blocks, counts):
         paths = heading_paths(blocks)
 
-        def starts(i: int) -> bool:
-            b = blocks[i]
-            return b.kind == "heading" or (b.kind == "paragraph" and bool(CLAUSE.match(b.text)))
-
         out = []
-        for lo, hi in segments(blocks, starts):
+        for lo, hi in segments(blocks, heading_or_paragraph(blocks, CLAUSE)):
             heads = [heading_title(b) + " " for b in blocks[lo:hi] if b.kind == "heading"]
             body = [b.text for b in blocks[lo:hi] if b.kind == "paragraph"][:1]
             number = next((m.group(1) for t in [*body, *heads[::-1]] if (m := CLAUSE.match(t))),
@@ -194,12 +198,8 @@ class ApiChunker(GroupChunker):
     def groups(self, doc, blocks, counts):
         paths = heading_paths(blocks)
 
-        def starts(i: int) -> bool:
-            b = blocks[i]
-            return b.kind == "heading" or (b.kind == "paragraph" and bool(ENDPOINT.match(b.text)))
-
         out = []
-        for lo, hi in segments(blocks, starts):
+        for lo, hi in segments(blocks, heading_or_paragraph(blocks, ENDPOINT)):
             heads = [heading_title(b) for b in blocks[lo:hi] if b.kind == "heading"]
             meta = {"endpoint": heads[-1]} if heads else {}
             out.append(Group(lo, hi, self.crumb(doc, paths[lo]), meta, self.crumb_fn(doc)))
