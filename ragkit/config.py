@@ -10,7 +10,8 @@ Environment variables (all optional):
   ``results/smoke/`` in the smoke profile so a smoke run never overwrites the course's numbers);
 - ``RAGKIT_BENCHMARKS_DIR``: a local folder holding the public benchmarks (see `benchmarks`);
 - ``RAGKIT_EMBEDDER``: a sentence-transformers hub id or local folder to use instead of the
-  bundled all-MiniLM-L6-v2.
+  bundled all-MiniLM-L6-v2;
+- ``RAGKIT_EMBED_BACKEND``: ``auto`` (default), ``torch`` or ``onnx`` (see `ragkit.embed`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Settings:
     data_dir: Path
     benchmarks_dir: Path | None
     embedder: str | None
+    embed_backend: str = "auto"
 
     @property
     def smoke(self) -> bool:
@@ -54,6 +56,9 @@ def get_settings() -> Settings:
         seed = int(env.get("RAGKIT_SEED", "13"))
     except ValueError as e:
         raise ValueError(f"RAGKIT_SEED must be an integer: {e}") from None
+    backend = env.get("RAGKIT_EMBED_BACKEND", "auto").strip().lower()
+    if backend not in ("auto", "torch", "onnx"):
+        raise ValueError(f"RAGKIT_EMBED_BACKEND must be auto, torch or onnx, not {backend!r}")
     default_results = PROJECT_ROOT / "results" / ("smoke" if profile == "smoke" else "")
     bench = env.get("RAGKIT_BENCHMARKS_DIR")
     return Settings(
@@ -65,6 +70,7 @@ def get_settings() -> Settings:
         data_dir=Path(env.get("RAGKIT_DATA_DIR", PROJECT_ROOT / "data")),
         benchmarks_dir=Path(bench) if bench else None,
         embedder=env.get("RAGKIT_EMBEDDER") or None,
+        embed_backend=backend,
     )
 
 

@@ -13,6 +13,15 @@ Three things an embedder must not do silently:
   shards (see `ragkit.cache`), so a second run makes no model call;
 - mix spaces: query and document prompts (EmbeddingGemma has both) are part of the cache key.
 
+On a CPU, BERT-family encoders (all-MiniLM-L6-v2) run their transformer under ONNX Runtime:
+about 1.6x the throughput of torch on two cores, the same vectors to ~1e-7. The graph is
+exported from the loaded torch model in memory (no file, nothing downloaded) and checked against
+torch on padded and unpadded probe batches before use; tokenisation, pooling and normalisation
+stay sentence-transformers' own. ``RAGKIT_EMBED_BACKEND`` (or ``backend=``) chooses: ``auto``
+(the default: ONNX Runtime where it applies), ``torch`` or ``onnx`` (an error where it cannot).
+The backend is part of the cache key. If the exported graph disagrees with torch, ``auto``
+warns, keeps torch and says so in `flags`.
+
     >>> emb = Embedder()                                  # doctest: +SKIP
     >>> emb.encode(["refund window", "data retention"]).shape
     (2, 384)
@@ -24,7 +33,7 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -32,6 +41,9 @@ from .cache import VectorCache
 from .config import get_settings, resolve_device
 
 Kind = Literal["document", "query"]
+Backend = Literal["auto", "torch", "onnx"]
+ONNX_MODEL_TYPES = ("bert",)  # what `auto` runs under ONNX Runtime (exported and checked)
+ONNX_TOLERANCE = 1e-4        # largest |torch - onnx| allowed on the probe batches
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -83,13 +95,70 @@ def _fingerprint(path_or_id: str) -> str:
     return h.hexdigest()[:16]
 
 
+class OnnxFallbackWarning(UserWarning):
+    """The ONNX Runtime graph could not be built or disagreed with torch; torch is used."""
+
+
+class OnnxTransformer:
+    """A sentence-transformers model's Transformer module, exported to ONNX in memory and run by
+    ONNX Runtime on the CPU. Called with tokenizer features, it returns the token embeddings
+    the torch module would (batch x tokens x hidden, as a torch tensor)."""
+
+    def __init__(self, auto_model: Any, input_names: Sequence[str], threads: int | None = None):
+        import io
+
+        import onnxruntime as ort
+        import torch
+
+        names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in input_names]
+
+        class _States(torch.nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *tensors):
+                return self.model(**dict(zip(names, tensors))).last_hidden_state
+
+        # trace with a padded batch: with an all-ones mask transformers may drop the mask
+        ids = torch.tensor([[1, 5, 6, 7, 2], [1, 5, 2, 0, 0]])
+        example = {"input_ids": ids, "attention_mask": (ids > 0).long(),
+                   "token_type_ids": torch.zeros_like(ids)}
+        buf = io.BytesIO()
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_States(auto_model).eval(), tuple(example[n] for n in names), buf,
+                              input_names=names, output_names=["token_embeddings"],
+                              dynamic_axes={n: {0: "batch", 1: "tokens"}
+                                            for n in [*names, "token_embeddings"]},
+                              opset_version=17, dynamo=False)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads or torch.get_num_threads()
+        opts.inter_op_num_threads = 1
+        self.names = names
+        self.session = ort.InferenceSession(buf.getvalue(), opts,
+                                            providers=["CPUExecutionProvider"])
+
+    def __call__(self, features: dict) -> "Any":
+        import torch
+
+        ids = features["input_ids"]
+        feed = {n: (features[n] if n in features else torch.zeros_like(ids)).cpu().numpy()
+                .astype(np.int64) for n in self.names}
+        (states,) = self.session.run(None, feed)
+        return torch.from_numpy(states)
+
+
+_ONNX: dict[str, OnnxTransformer] = {}  # one exported graph per model fingerprint and process
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model; vectors are L2-normalised float32."""
 
     def __init__(self, model: str | Path | None = None, *, device: str | None = None,
                  batch_size: int = 32, max_seq_length: int | None = None,
                  cache: bool = True, on_overflow: Literal["warn", "error"] = "warn",
-                 show_progress: bool = True):
+                 show_progress: bool = True, backend: Backend | None = None):
         self.source = resolve_model(model)
         self.name = model_label(model)
         self.device = resolve_device(device)
@@ -101,6 +170,12 @@ class Embedder:
         self.last_truncated = 0  # texts over the limit in the latest `encode` call
         self._model = None
         self._fp: str | None = None
+        self.requested_backend = backend or get_settings().embed_backend
+        if self.requested_backend not in ("auto", "torch", "onnx"):
+            raise ValueError(f"backend must be auto, torch or onnx, not {backend!r}")
+        self._backend: str | None = None
+        self._onnx: OnnxTransformer | None = None
+        self._backend_flags: list[str] = []
         self._cache = VectorCache(get_settings().cache_dir / "embeddings") if cache else None
 
     # -- the model, loaded on first use ---------------------------------------------------
@@ -118,6 +193,105 @@ class Embedder:
                 m.to(torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
             self._model = m
         return self._model
+
+    # -- which engine runs the transformer ------------------------------------------------
+    @property
+    def backend(self) -> str:
+        """'onnx' or 'torch': what runs the transformer (decided on first use, see module doc)."""
+        if self._backend is None:
+            self._backend = self._choose_backend()
+        return self._backend
+
+    def onnx_unsupported(self) -> str | None:
+        """Why ONNX Runtime does not apply to this model here (None: it does)."""
+        if self.device != "cpu":
+            return f"the model runs on {self.device}"
+        try:
+            import onnx  # noqa: F401  (the exporter needs it)
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            return "onnxruntime and onnx are not installed (pip install 'ragkit[cpu]')"
+        mods = list(self.model)
+        if not mods or type(mods[0]).__name__ != "Transformer":
+            return "its first module is not a sentence-transformers Transformer"
+        if any((getattr(self.model, "prompts", None) or {}).values()):
+            return "it uses prompts"
+        kind = getattr(mods[0].auto_model.config, "model_type", "?")
+        if self.requested_backend == "auto" and kind not in ONNX_MODEL_TYPES:
+            return f"'auto' exports only {', '.join(ONNX_MODEL_TYPES)} models, not {kind}"
+        return None
+
+    def _choose_backend(self) -> str:
+        if self.requested_backend == "torch":
+            return "torch"
+        why = self.onnx_unsupported()
+        if why:
+            if self.requested_backend == "onnx":
+                raise ValueError(f"{self.name}: backend 'onnx' does not apply: {why}")
+            return "torch"
+        try:
+            self._onnx = self._onnx_graph()
+        except Exception as e:  # noqa: BLE001 - the export or the check failed
+            if self.requested_backend == "onnx":
+                raise
+            warnings.warn(f"{self.name}: ONNX Runtime not used ({type(e).__name__}: {e}); "
+                          "encoding with torch", OnnxFallbackWarning, stacklevel=3)
+            self._backend_flags = ["onnx_fallback:torch"]
+            return "torch"
+        return "onnx"
+
+    def _onnx_graph(self) -> OnnxTransformer:
+        """The exported transformer, checked against torch on padded and unpadded batches."""
+        if self.fingerprint in _ONNX:
+            return _ONNX[self.fingerprint]
+        graph = OnnxTransformer(self.model[0].auto_model, self.tokenizer.model_input_names)
+        probes = ["refund", "Refunds are issued within 14 days, for unused services only. " * 6,
+                  "Rate limits: 600 requests per minute per key."]
+        for batch in (probes, probes[1:2]):
+            want = self._run(batch, self._torch_states)
+            got = self._run(batch, graph)
+            gap = float(np.abs(want - got).max())
+            if not gap <= ONNX_TOLERANCE:
+                raise RuntimeError(f"exported graph differs from torch by {gap:.1e}")
+        _ONNX[self.fingerprint] = graph
+        return graph
+
+    def _torch_states(self, features: dict):
+        import torch
+
+        inputs = {k: v.to(self.device) for k, v in features.items()
+                  if k in ("input_ids", "attention_mask", "token_type_ids")}
+        with torch.inference_mode():
+            return self.model[0].auto_model(**inputs).last_hidden_state
+
+    def token_states(self, features: dict):
+        """Token embeddings (batch x tokens x hidden) of the transformer, on either backend."""
+        return self._onnx(features) if self.backend == "onnx" else self._torch_states(features)
+
+    def _run(self, texts: Sequence[str], states) -> np.ndarray:
+        """sentence-transformers' own tokenize -> `states` -> its later modules -> unit vectors."""
+        import torch
+
+        prep = getattr(self.model, "preprocess", None) or self.model.tokenize
+        features = prep(list(texts))
+        features["token_embeddings"] = states(features).to(self.device)
+        with torch.inference_mode():
+            for module in list(self.model)[1:]:
+                features = module(features)
+            vecs = torch.nn.functional.normalize(features["sentence_embedding"], p=2, dim=1)
+        return vecs.float().cpu().numpy()
+
+    def _encode_onnx(self, texts: list[str]) -> np.ndarray:
+        """As `SentenceTransformer.encode`: longest texts first, in batches; ONNX transformer."""
+        from tqdm.auto import tqdm
+
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        starts = range(0, len(texts), self.batch_size)
+        for i in tqdm(starts, desc="Batches", disable=not (self.show_progress and len(texts) > 256)):
+            idx = order[i: i + self.batch_size]
+            out[idx] = self._run([texts[j] for j in idx], self._onnx)
+        return out
 
     @property
     def tokenizer(self):
@@ -141,7 +315,8 @@ class Embedder:
     def settings(self) -> dict:
         """What, besides the text, decides a vector (goes into cache keys and results rows)."""
         return {"model": self.name, "fingerprint": self.fingerprint,
-                "max_seq_length": self._max_seq_length or "default", "normalize": True}
+                "max_seq_length": self._max_seq_length or "default", "normalize": True,
+                "backend": self.backend}
 
     def _keys(self, texts: Sequence[str], kind: Kind) -> list[str]:
         base = json.dumps({**self.settings(), "kind": kind}, sort_keys=True)
@@ -181,11 +356,15 @@ class Embedder:
             by_key = dict(zip(keys, texts))
             todo = [by_key[k] for k in missing]
             prompt = self.prompt(kind)
-            vecs = self.model.encode(
-                todo, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=self.show_progress and len(todo) > 256,
-                prompt=prompt or None,
-            ).astype(np.float32)
+            if self.backend == "onnx":  # no prompts here (see onnx_unsupported)
+                vecs = self._encode_onnx(todo)
+            else:
+                vecs = self.model.encode(
+                    todo, batch_size=self.batch_size, normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=self.show_progress and len(todo) > 256,
+                    prompt=prompt or None,
+                ).astype(np.float32)
             self.stats["encoded"] += len(todo)
             if self._cache:
                 self._cache.put(missing, vecs)
@@ -203,4 +382,5 @@ class Embedder:
 
     def flags(self) -> list[str]:
         """Warnings worth carrying into a results row (about the latest `encode` call)."""
-        return [f"truncated:{self.last_truncated}"] if self.last_truncated else []
+        trunc = [f"truncated:{self.last_truncated}"] if self.last_truncated else []
+        return trunc + self._backend_flags

@@ -445,7 +445,6 @@ class LateEmbedder:
         """Token states (batch x longest x hidden) for windows of token ids, right-padded."""
         import torch
 
-        transformer, _, _ = self._model_parts()
         tok = self.embedder.tokenizer
         width = max(len(ids) for ids in batch)
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
@@ -457,9 +456,7 @@ class LateEmbedder:
         inputs = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device)}
         if "token_type_ids" in tok.model_input_names:
             inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-        with torch.inference_mode():
-            states = transformer(**inputs).last_hidden_state
-        return states
+        return self.embedder.token_states(inputs)
 
     def _batches(self, jobs: list[tuple[int, int, int]]) -> Iterable[list[tuple[int, int, int]]]:
         """(length, doc, window) jobs sorted by length, cut into batches of bounded tokens."""
@@ -517,6 +514,7 @@ class LateEmbedder:
                 "max_seq_length": self.embedder.max_tokens, "window": self.window or "max",
                 "overlap": "window//4" if self.overlap is None else self.overlap,
                 "specials": self.specials, "dtype": str(transformer.dtype).replace("torch.", ""),
+                "backend": self.embedder.backend,
                 "late_version": CACHE_VERSION}
 
     def embed_document(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:

@@ -72,8 +72,11 @@ def timing_line(folder: Path | None = None) -> str:
         return ""
     slow = sorted(t["notebooks"].items(), key=lambda kv: -kv[1])[:3]
     extra = [k for k, v in t.get("env", {}).items() if v]
+    mb = t.get("vector_cache_mb_at_start")
+    cache = ("warm caches" if mb is None else "an empty vector cache" if mb == 0
+             else f"{mb:,.0f} MB of vectors already cached")
     return (f"The last full `make reproduce` took **{t['total_s'] / 60:.1f} min** on "
-            f"{t['cpus']} CPUs with warm caches" + (f" ({', '.join(extra)} set)" if extra else "")
+            f"{t['cpus']} CPUs with {cache}" + (f" ({', '.join(extra)} set)" if extra else "")
             + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow) + ".")
 
 

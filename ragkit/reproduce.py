@@ -29,8 +29,29 @@ def notebook_sources(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
 
 
-def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800) -> float:
-    """Run one notebook source; write the executed .ipynb into out_dir; return seconds."""
+def cell_seconds(cell) -> float:
+    """Wall time of one executed cell, from the timing metadata nbclient records."""
+    from datetime import datetime
+
+    t = cell.metadata.get("execution", {})
+    start, end = t.get("iopub.execute_input"), t.get("shell.execute_reply")
+    if not (start and end):
+        return 0.0
+    parse = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
+    return (parse(end) - parse(start)).total_seconds()
+
+
+def slowest_cells(nb, n: int = 3) -> list[list]:
+    """[[seconds, first source line], ...] for the n slowest code cells."""
+    cells = [(round(cell_seconds(c), 1), c.source.strip().splitlines()[0][:80])
+             for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    return [list(c) for c in sorted(cells, key=lambda c: -c[0])[:n]]
+
+
+def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800,
+            cells: dict | None = None) -> float:
+    """Run one notebook source; write the executed .ipynb into out_dir; return seconds.
+    If `cells` is given, the slowest cells are stored in it under the notebook's stem."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
@@ -46,13 +67,22 @@ def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800) -> f
     client.execute()
     elapsed = time.time() - t0
     out_dir.mkdir(parents=True, exist_ok=True)
+    if cells is not None:
+        cells[source.stem] = slowest_cells(nb)
     for cell in nb.cells:  # keep executed copies stable: no timing metadata
         cell.metadata.pop("execution", None)
     nbformat.write(nb, out_dir / f"{source.stem}.ipynb")
     return elapsed
 
 
-def write_times(profile: str, times: dict[str, float], total: float) -> Path:
+def cache_mb(folder: Path) -> float:
+    """Megabytes of cached vectors (embeddings and late-chunking) under the cache folder."""
+    files = [f for sub in ("embeddings", "late") for f in (folder / sub).rglob("*") if f.is_file()]
+    return round(sum(f.stat().st_size for f in files) / 1e6, 1)
+
+
+def write_times(profile: str, times: dict[str, float], total: float,
+                cells: dict | None = None, cache_at_start: float | None = None) -> Path:
     import json
     import platform
 
@@ -66,7 +96,9 @@ def write_times(profile: str, times: dict[str, float], total: float) -> Path:
     env = {k: bool(os.environ.get(k)) for k in ("RAGKIT_GEMMA_DIR", "RAGKIT_RERANK_MODEL")}
     if len(times) == len(notebook_sources()):  # a whole run replaces the record
         record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
-                  "total_s": round(total, 1), "notebooks": times, "env": env}
+                  "total_s": round(total, 1), "notebooks": times, "env": env,
+                  "embed_backend": get_settings().embed_backend,
+                  "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {}}
     else:  # a partial run (--only) is kept apart, so the whole run's figures stay coherent
         record = {**old, "partial": {**old.get("partial", {}), **times}}
     atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
@@ -85,14 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     sources = [s for s in notebook_sources() if not only or s.name[:2] in only]
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
-    total, times = 0.0, {}
+    from .config import get_settings
+
+    total, times, cells = 0.0, {}, {}
+    cache_at_start = cache_mb(get_settings().cache_dir)
     for src in sources:
         print(f"running {src.name} ({args.profile}) ...", flush=True)
-        secs = execute(src, args.profile, out_dir, args.timeout)
+        secs = execute(src, args.profile, out_dir, args.timeout, cells)
         total += secs
         times[src.stem] = round(secs, 1)
-        print(f"  {src.stem}: {secs:.1f}s", flush=True)
-    write_times(args.profile, times, total)
+        slow = "; ".join(f"{s:.0f}s `{line}`" for s, line in cells[src.stem])
+        print(f"  {src.stem}: {secs:.1f}s (slowest cells: {slow})", flush=True)
+    write_times(args.profile, times, total, cells, cache_at_start)
     if args.profile == "full" and not only:
         from .readme import update_readme
 

@@ -54,6 +54,11 @@ def test_readme_section_is_generated_from_rows_and_timings(tmp_path, monkeypatch
     assert readme.timing_line(tmp_path).startswith(
         "The last full `make reproduce` took **25.0 min** on 2 CPUs with warm caches "
         "(RAGKIT_GEMMA_DIR set); slowest: 02_x 10.0 min")
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(
+        {"total_s": 1500.0, "cpus": 2, "notebooks": {"02_x": 600.0},
+         "vector_cache_mb_at_start": 0.0, "env": {"RAGKIT_GEMMA_DIR": False}}))
+    assert readme.timing_line(tmp_path).startswith(
+        "The last full `make reproduce` took **25.0 min** on 2 CPUs with an empty vector cache;")
 
 
 def test_anthropic_claims_read_the_full_set_not_a_generators_subset():

@@ -40,8 +40,9 @@ def test_cache_hit_makes_no_model_call(tmp_path, monkeypatch):
     assert first.stats["encoded"] == 2
     second = Embedder(show_progress=False)  # a new process would look the same
     calls = []
-    monkeypatch.setattr(type(second.model), "encode",
-                        lambda *a, **k: calls.append(1) or pytest.fail("model was called"))
+    for owner, name in ((type(second.model), "encode"), (Embedder, "_encode_onnx")):
+        monkeypatch.setattr(owner, name,
+                            lambda *a, **k: calls.append(1) or pytest.fail("model was called"))
     v2 = second.encode(texts)
     assert calls == [] and second.stats["cache_hits"] == 2
     np.testing.assert_array_equal(v1, v2)
@@ -72,6 +73,49 @@ def test_truncation_is_reported_not_silent(embedder):
     assert embedder.flags() == ["truncated:1"]
     embedder.encode(["short"])
     assert embedder.flags() == []
+
+
+def test_onnx_backend_gives_torch_vectors_and_its_own_cache_keys(embedder):
+    from ragkit.embed import Embedder
+
+    texts = ["Gold members get 14 days.", "Refunds cover unused services only. " * 20,
+             "Access expires after 90 days of inactivity.", "x"]
+    torch_emb = Embedder(show_progress=False, cache=False, backend="torch")
+    onnx_emb = Embedder(show_progress=False, cache=False, backend="onnx")
+    assert (torch_emb.backend, onnx_emb.backend, embedder.backend) == ("torch", "onnx", "onnx")
+    np.testing.assert_allclose(onnx_emb.encode(texts), torch_emb.encode(texts), atol=1e-5)
+    assert torch_emb._keys(texts, "document") != onnx_emb._keys(texts, "document")
+    assert onnx_emb.flags() == []
+
+
+def test_onnx_backend_where_it_does_not_apply_is_an_error_or_torch():
+    from ragkit.embed import Embedder
+
+    explicit, auto = (Embedder(show_progress=False, cache=False, backend=b)
+                      for b in ("onnx", "auto"))
+    explicit.device = auto.device = "cuda"  # decided before any model is loaded
+    with pytest.raises(ValueError, match="'onnx' does not apply: the model runs on cuda"):
+        explicit.backend
+    assert auto.backend == "torch"
+    with pytest.raises(ValueError, match="backend must be"):
+        Embedder(backend="tensorrt")
+
+
+def test_a_bad_onnx_export_falls_back_to_torch_out_loud(monkeypatch):
+    import ragkit.embed as embed
+
+    def broken(*a, **k):
+        raise RuntimeError("exporter exploded")
+
+    monkeypatch.setattr(embed, "_ONNX", {})
+    monkeypatch.setattr(embed, "OnnxTransformer", broken)
+    e = embed.Embedder(show_progress=False, cache=False)
+    with pytest.warns(embed.OnnxFallbackWarning, match="exporter exploded"):
+        assert e.backend == "torch"
+    e.encode(["still encodes"])
+    assert e.flags() == ["onnx_fallback:torch"]
+    with pytest.raises(RuntimeError, match="exploded"):
+        embed.Embedder(show_progress=False, cache=False, backend="onnx").backend
 
 
 def _brute(vectors, queries, k, allowed=None):

@@ -22,7 +22,9 @@ def _name(req: str) -> str:
 def test_environment_yml_names_the_same_dependencies_as_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pip_deps = {_name(d) for d in project["dependencies"]}
-    pip_deps |= {"faiss" for d in project["optional-dependencies"]["cpu"]}
+    cpu = {_name(d) for d in project["optional-dependencies"]["cpu"]}
+    assert cpu == {"faiss-cpu", "onnxruntime", "onnx"}  # ONNX Runtime is the CPU encoder path
+    pip_deps |= {"faiss"}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda, pip = set(), set()
     for dep in env["dependencies"]:
@@ -74,3 +76,19 @@ def test_committed_results_parse():
         rows = read_rows(path)
         assert rows and all(set(r) == set(SCHEMA) for r in rows), path
         assert all(json.dumps(r) for r in rows)
+
+
+def test_reproduce_reports_the_slowest_cells():
+    import nbformat
+
+    from ragkit.reproduce import slowest_cells
+
+    nb = nbformat.v4.new_notebook()
+    for secs, src in ((1, "fast()"), (95, "slow()\nmore()"), (12, "middle()")):
+        cell = nbformat.v4.new_code_cell(src)
+        cell.metadata["execution"] = {
+            "iopub.execute_input": "2026-11-29T10:00:00.000000Z",
+            "shell.execute_reply": f"2026-11-29T10:{secs // 60:02d}:{secs % 60:02d}.500000Z"}
+        nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_markdown_cell("# prose"))
+    assert slowest_cells(nb, 2) == [[95.5, "slow()"], [12.5, "middle()"]]
