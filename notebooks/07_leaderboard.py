@@ -208,8 +208,11 @@ for q in candidates:
     if g:
         gold[q.id] = g[0]
         distract[q.id] = [c for c in hits if not overlaps(c, q.gold)][:4]
+answerer = LocalAnswerer()  # answers come from data/cache/answers/ when already generated
 answers = pd.DataFrame([r.__dict__ for r in lost_in_the_middle(
-    [q for q in candidates if q.id in gold], gold, distract, LocalAnswerer())])
+    [q for q in candidates if q.id in gold], gold, distract, answerer)])
+print(f"answers: {answerer.stats['cache_hits']} from the cache, "
+      f"{answerer.stats['generated']} generated")
 by_position = answers.groupby("position", sort=False).correct.mean()
 for pos, acc in by_position.items():
     rec.add(experiment="lost_in_the_middle", benchmark="course", strategy=f"gold {pos}",

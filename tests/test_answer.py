@@ -32,7 +32,47 @@ def test_local_model_answers_for_real():
     pytest.importorskip("llama_cpp")
     from ragkit.answer import LocalAnswerer
 
-    a = LocalAnswerer(max_tokens=16)
+    a = LocalAnswerer(max_tokens=16, cache=False)
     out = a.answer("How many days is the Gold refund window?", ["Gold tier: 14 days."])
     assert isinstance(out, str) and out
     assert a.answer("How many days is the Gold refund window?", ["Gold tier: 14 days."]) == out
+
+
+class Scripted:
+    """Counts chat completions and answers with a fixed string."""
+
+    def __init__(self):
+        self.calls = []
+
+    def create_chat_completion(self, messages, **kw):
+        self.calls.append(messages[0]["content"])
+        return {"choices": [{"message": {"content": f" answer {len(self.calls)} "}}]}
+
+
+def test_answers_are_cached_by_prompt_and_settings(tmp_path, monkeypatch):
+    from ragkit.answer import LocalAnswerer, answer_cache_path
+
+    monkeypatch.setenv("RAGKIT_DATA_DIR", str(tmp_path))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"not really a model")
+    first = LocalAnswerer(model_path=model)
+    first._llm = Scripted()
+    assert first.answer("How long?", ["Gold: 14 days."]) == "answer 1"
+    assert first.answer("How long?", ["Silver: 7 days."]) == "answer 2"  # new passage, new key
+    assert first.stats == {"cache_hits": 0, "generated": 2}
+    assert answer_cache_path().exists()
+
+    again = LocalAnswerer(model_path=model)  # a new process: no model is loaded
+    assert again.answer("How long?", ["Gold: 14 days."]) == "answer 1"
+    assert again.stats == {"cache_hits": 1, "generated": 0} and again._llm is None
+
+    other = LocalAnswerer(model_path=model, max_tokens=8)  # other settings: not a hit
+    other._llm = Scripted()
+    assert other.answer("How long?", ["Gold: 14 days."]) == "answer 1"
+    assert other.stats["generated"] == 1
+
+    monkeypatch.setenv("RAGKIT_REGENERATE_ANSWERS", "1")
+    fresh = LocalAnswerer(model_path=model)
+    fresh._llm = Scripted()
+    fresh.answer("How long?", ["Gold: 14 days."])
+    assert fresh.stats == {"cache_hits": 0, "generated": 1}
