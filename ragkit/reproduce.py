@@ -48,6 +48,32 @@ def slowest_cells(nb, n: int = 3) -> list[list]:
     return [list(c) for c in sorted(cells, key=lambda c: -c[0])[:n]]
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def clean_outputs(nb, root: Path = PROJECT_ROOT):
+    """Keep executed copies small, stable and machine-independent: no timing metadata, no
+    progress-bar widgets (their saved state is most of a cold run's file, and a static copy
+    cannot show them anyway), and paths in warnings relative to the project."""
+    nb.metadata.pop("widgets", None)
+    prefix = str(root).rstrip("/") + "/"
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for out in cell.outputs:
+            if WIDGET_VIEW in out.get("data", {}):
+                continue
+            if out.get("output_type") == "stream":
+                out["text"] = out["text"].replace(prefix, "")
+            elif isinstance(out.get("data", {}).get("text/plain"), str):
+                out["data"]["text/plain"] = out["data"]["text/plain"].replace(prefix, "")
+            outputs.append(out)
+        cell.outputs = outputs
+    return nb
+
+
 def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800,
             cells: dict | None = None) -> float:
     """Run one notebook source; write the executed .ipynb into out_dir; return seconds.
@@ -69,9 +95,7 @@ def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800,
     out_dir.mkdir(parents=True, exist_ok=True)
     if cells is not None:
         cells[source.stem] = slowest_cells(nb)
-    for cell in nb.cells:  # keep executed copies stable: no timing metadata
-        cell.metadata.pop("execution", None)
-    nbformat.write(nb, out_dir / f"{source.stem}.ipynb")
+    nbformat.write(clean_outputs(nb), out_dir / f"{source.stem}.ipynb")
     return elapsed
 
 

@@ -92,3 +92,25 @@ def test_reproduce_reports_the_slowest_cells():
         nb.cells.append(cell)
     nb.cells.append(nbformat.v4.new_markdown_cell("# prose"))
     assert slowest_cells(nb, 2) == [[95.5, "slow()"], [12.5, "middle()"]]
+
+
+def test_executed_copies_drop_widgets_and_machine_paths():
+    import nbformat
+
+    from ragkit.reproduce import WIDGET_VIEW, clean_outputs
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"state": {"x": 1}}
+    cell = nbformat.v4.new_code_cell("run()")
+    cell.metadata["execution"] = {"shell.execute_reply": "2026-11-29T10:00:00Z"}
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={WIDGET_VIEW: {"model_id": "m"},
+                                                     "text/plain": "HBox()"}),
+        nbformat.v4.new_output("stream", name="stderr",
+                               text="/home/me/ragkit/ragkit/embed.py:9: TruncationWarning: x\n"),
+        nbformat.v4.new_output("display_data", data={"text/markdown": "**kept**"})]
+    nb.cells.append(cell)
+    out = clean_outputs(nb, root=Path("/home/me/ragkit"))
+    assert "widgets" not in out.metadata and "execution" not in out.cells[0].metadata
+    assert [o.output_type for o in out.cells[0].outputs] == ["stream", "display_data"]
+    assert out.cells[0].outputs[0].text == "ragkit/embed.py:9: TruncationWarning: x\n"
