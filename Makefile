@@ -41,6 +41,7 @@ bench: setup
 	$(PY) -m ragkit.bench chroma-repro
 	$(PY) -m ragkit.bench anthropic-baseline
 	$(PY) -m ragkit.bench chunk-speed
+	$(PY) -m ragkit.bench encoder-speed
 	$(PY) -m ragkit.bench_late --device cpu
 	$(PY) -m ragkit.bench_context speed
 

@@ -4,6 +4,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import needs_benchmarks
 from ragkit.index import VectorIndex
 
 
@@ -152,3 +153,17 @@ def test_prefilter_still_returns_k_hits_when_k_exist():
     assert (ids[0] >= 0).sum() == 10
     _, ids = ix.search(q, 3, where=lambda m: m["doc_id"] in {"d1", "d2"})
     assert sorted(ids[0][:2]) == [1, 2] and ids[0][2] == -1
+
+
+@needs_benchmarks()
+def test_encoder_speed_bench_compares_the_backends_on_the_same_texts(tmp_path, monkeypatch):
+    from ragkit.bench import encoder_speed
+    from ragkit.results import read_rows
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rows = encoder_speed(smoke=True)
+    assert [r[0] for r in rows] == ["torch", "onnx"] and rows[0][1] == rows[1][1] == 64
+    saved = {(r["strategy"], r["metric"]): r["value"]
+             for r in read_rows(tmp_path / "bench_encoder_speed.jsonl")}
+    assert saved[("torch", "speed_vs_torch")] == 1.0 and saved[("onnx", "texts_per_s")] > 0
+    assert saved[("onnx vs torch", "max_abs_difference")] < 1e-5
