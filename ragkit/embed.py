@@ -19,8 +19,8 @@ exported from the loaded torch model in memory (no file, nothing downloaded) and
 torch on padded and unpadded probe batches before use; tokenisation, pooling and normalisation
 stay sentence-transformers' own. ``RAGKIT_EMBED_BACKEND`` (or ``backend=``) chooses: ``auto``
 (the default: ONNX Runtime where it applies), ``torch`` or ``onnx`` (an error where it cannot).
-The backend is part of the cache key (keys without one are torch's). If the exported graph disagrees with torch, ``auto``
-warns, keeps torch and says so in `flags`.
+The backend is part of the cache key (keys without one are torch's). If the exported graph
+disagrees with torch, ``auto`` warns, keeps torch and says so in `flags`.
 
     >>> emb = Embedder()                                  # doctest: +SKIP
     >>> emb.encode(["refund window", "data retention"]).shape
@@ -298,7 +298,8 @@ class Embedder:
         order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         starts = range(0, len(texts), self.batch_size)
-        for i in tqdm(starts, desc="Batches", disable=not (self.show_progress and len(texts) > 256)):
+        quiet = not (self.show_progress and len(texts) > 256)
+        for i in tqdm(starts, desc="Batches", disable=quiet):
             idx = order[i: i + self.batch_size]
             out[idx] = self._run([texts[j] for j in idx], self._onnx)
         return out
