@@ -80,9 +80,8 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # `RAGKIT_EMBED_BACKEND=torch` to run the whole course on torch):
 
 # %%
-import time
-
 from ragkit.benchmarks import load
+from ragkit.embed import compare_backends
 
 paragraphs = [p for d in load("course").documents for p in d.text.split("\n\n")
               if len(p) > 400][:96]
@@ -90,16 +89,9 @@ why_not = Embedder(backend="onnx", cache=False).onnx_unsupported()
 if why_not:  # e.g. on a GPU, where torch runs the model
     print(f"ONNX Runtime does not apply here: {why_not}")
 else:
-    seconds, vecs = {}, {}
-    for backend in ("torch", "onnx"):
-        e = Embedder(backend=backend, cache=False, show_progress=False)
-        e.encode(paragraphs[:2])  # load the model (and export the graph) outside the timing
-        t0 = time.perf_counter()
-        vecs[backend] = e.encode(paragraphs)
-        seconds[backend] = time.perf_counter() - t0
-    print(f"{len(paragraphs)} paragraphs · torch {seconds['torch']:.1f} s · onnx "
-          f"{seconds['onnx']:.1f} s · {seconds['torch'] / seconds['onnx']:.1f}x · largest "
-          f"difference {np.abs(vecs['torch'] - vecs['onnx']).max():.1e}")
+    t = compare_backends(paragraphs)
+    print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.1f} s · onnx {t['onnx']:.1f} s · "
+          f"{t['torch'] / t['onnx']:.1f}x · largest difference {t['max_abs_difference']:.1e}")
 print(f"this run embeds with: {embedder.backend}")
 
 # %% [markdown]

@@ -17,13 +17,13 @@ the cache and writes fresh answers.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from .cache import JsonlCache
+from .config import env_flag
 from .types import Chunk, Query, stable_hash
 
 REGENERATE_ENV = "RAGKIT_REGENERATE_ANSWERS"
@@ -61,16 +61,14 @@ class LocalAnswerer:
     def __init__(self, max_tokens: int = 48, n_ctx: int = 4096, seed: int = 0,
                  cache: bool = True, regenerate: bool | None = None,
                  model_path: str | Path | None = None):
-        from .contextualize import _file_fingerprint, smollm2_gguf
+        from .contextualize import file_fingerprint, smollm2_gguf
 
         self.name = "SmolLM2-135M-Instruct (Q4)"
         self.model_path = Path(model_path or smollm2_gguf())
         self.max_tokens, self.n_ctx, self.seed = max_tokens, n_ctx, seed
-        self.fingerprint = _file_fingerprint(self.model_path)
+        self.fingerprint = file_fingerprint(self.model_path)
         self.cache = JsonlCache(answer_cache_path()) if cache else None
-        self.regenerate = (os.environ.get(REGENERATE_ENV, "").strip().lower() in ("1", "true",
-                                                                                 "yes")
-                           if regenerate is None else regenerate)
+        self.regenerate = env_flag(REGENERATE_ENV) if regenerate is None else regenerate
         self.stats = {"cache_hits": 0, "generated": 0}
         self._llm: Any = None
 

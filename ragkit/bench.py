@@ -189,43 +189,33 @@ def encoder_speed(smoke: bool = False) -> list[list]:
     """Texts per second of all-MiniLM-L6-v2 on torch and under ONNX Runtime, side by side in
     one process on the same texts (Chroma's 250-token chunks), best of 3; plus the largest
     difference between the two backends' vectors."""
-    import numpy as np
-
     from .benchmarks import load_chroma
     from .chunkers.fixed import FixedTokenChunker
-    from .embed import Embedder
+    from .embed import compare_backends, model_label
     from .results import Recorder
 
     chunker = FixedTokenChunker(250, 0, "cl100k_base")
     texts = [c.text for d in load_chroma().documents for c in chunker.chunk(d)][:64 if smoke
                                                                                   else 480]
-    seconds, vecs = {}, {}
-    for backend in ("torch", "onnx"):
-        emb = Embedder(backend=backend, cache=False, show_progress=False)
-        emb.encode(texts[:2])  # load (and export) outside the timing
-        best = float("inf")
-        for _ in range(1 if smoke else 3):
-            t0 = time.perf_counter()
-            vecs[backend] = emb.encode(texts)
-            best = min(best, time.perf_counter() - t0)
-        seconds[backend] = best
-    gap = float(np.abs(vecs["torch"] - vecs["onnx"]).max())
+    best_of = 1 if smoke else 3
+    timing = compare_backends(texts, repeats=best_of)
+    name = model_label(None)
     rec = Recorder("bench_encoder_speed")
     rows = []
-    for backend, secs in seconds.items():
-        ratio = seconds["torch"] / secs
+    for backend in ("torch", "onnx"):
+        secs, ratio = timing[backend], timing["torch"] / timing[backend]
         rows.append([backend, len(texts), secs, len(texts) / secs, f"{ratio:.2f}"])
         rec.add(experiment="encoder_speed", benchmark="chroma", strategy=backend,
-                metric="texts_per_s", value=len(texts) / secs, embedder=emb.name,
-                params={"texts": len(texts), "chunker": chunker.label, "best_of": 1 if smoke
-                        else 3})
+                metric="texts_per_s", value=len(texts) / secs, embedder=name,
+                params={"texts": len(texts), "chunker": chunker.label, "best_of": best_of})
         rec.add(experiment="encoder_speed", benchmark="chroma", strategy=backend,
-                metric="speed_vs_torch", value=ratio, embedder=emb.name)
+                metric="speed_vs_torch", value=ratio, embedder=name)
     rec.add(experiment="encoder_speed", benchmark="chroma", strategy="onnx vs torch",
-            metric="max_abs_difference", value=gap, embedder=emb.name)
+            metric="max_abs_difference", value=timing["max_abs_difference"], embedder=name)
     rec.save()
     print(_table(["backend", "texts", "seconds", "texts/s", "× torch"], rows))
-    print(f"largest |torch - onnx| over {len(texts)} vectors: {gap:.1e}")
+    print(f"largest |torch - onnx| over {len(texts)} vectors: "
+          f"{timing['max_abs_difference']:.1e}")
     return rows
 
 

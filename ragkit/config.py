@@ -106,6 +106,11 @@ def seed_everything(seed: int | None = None) -> int:
     return seed
 
 
+def env_flag(name: str) -> bool:
+    """True when the environment variable is set to 1 / true / yes (any case)."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+
 def pick(full, smoke):
     """The value for the current profile: ``pick(full=472, smoke=20)``."""
     return smoke if get_settings().smoke else full

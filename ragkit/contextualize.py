@@ -69,7 +69,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from .cache import JsonlCache
-from .config import get_settings
+from .config import env_flag, get_settings
 from .types import Chunk, Document, stable_hash, text_hash
 
 Placement = Literal["before", "after"]
@@ -406,7 +406,8 @@ def smollm2_gguf() -> Path:
     return found[0]
 
 
-def _file_fingerprint(path: Path) -> str:
+def file_fingerprint(path: Path) -> str:
+    """A cheap identity for a model file: its size and first MiB."""
     h = hashlib.sha256(str(path.stat().st_size).encode())
     with path.open("rb") as f:
         h.update(f.read(1 << 20))
@@ -482,7 +483,7 @@ class LlamaCppContextualizer(Contextualizer):
 
     def settings(self) -> dict[str, Any]:
         if self._fp is None:
-            self._fp = _file_fingerprint(self.model_path)
+            self._fp = file_fingerprint(self.model_path)
         return {**super().settings(), "fingerprint": self._fp, "n_ctx": self.n_ctx,
                 "decoding": "greedy", "seed": self.seed}
 
@@ -781,10 +782,6 @@ def cached_documents(benchmark: str, docs: Iterable[Document] | Mapping[str, Doc
     return [d for d in by_id if ok.get(d)]
 
 
-def _regenerate_default() -> bool:
-    return os.environ.get(REGENERATE_ENV, "").strip().lower() in ("1", "true", "yes")
-
-
 def contextualize(docs: Iterable[Document] | Mapping[str, Document], chunks: Sequence[Chunk],
                   generator: Contextualizer, placement: Placement = "before", *,
                   cache: JsonlCache | str | Path | None = None, regenerate: bool | None = None,
@@ -805,7 +802,7 @@ def contextualize(docs: Iterable[Document] | Mapping[str, Document], chunks: Seq
     by_id = dict(docs) if isinstance(docs, Mapping) else {d.id: d for d in docs}
     if isinstance(cache, (str, Path)):
         cache = JsonlCache(cache)
-    regenerate = _regenerate_default() if regenerate is None else regenerate
+    regenerate = env_flag(REGENERATE_ENV) if regenerate is None else regenerate
     chunks = list(chunks)
     missing = sorted({c.doc_id for c in chunks} - by_id.keys())
     if missing:

@@ -104,7 +104,7 @@ class OnnxTransformer:
     ONNX Runtime on the CPU. Called with tokenizer features, it returns the token embeddings
     the torch module would (batch x tokens x hidden, as a torch tensor)."""
 
-    def __init__(self, auto_model: Any, input_names: Sequence[str], threads: int | None = None):
+    def __init__(self, auto_model: Any, input_names: Sequence[str]):
         import io
 
         import onnxruntime as ort
@@ -143,7 +143,7 @@ class OnnxTransformer:
                 if swap:
                     switch(attn)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or torch.get_num_threads()
+        opts.intra_op_num_threads = torch.get_num_threads()
         opts.inter_op_num_threads = 1
         self.names = names
         self.session = ort.InferenceSession(buf.getvalue(), opts,
@@ -160,6 +160,27 @@ class OnnxTransformer:
 
 
 _ONNX: dict[str, OnnxTransformer] = {}  # one exported graph per model fingerprint and process
+
+
+def compare_backends(texts: Sequence[str], model: str | Path | None = None,
+                     repeats: int = 1) -> dict[str, float]:
+    """Encode the same texts on torch and under ONNX Runtime, side by side in one process:
+    best-of-`repeats` seconds per backend, and the largest difference between their vectors.
+    Models load (and the graph exports) before the clock starts; nothing is cached."""
+    import time
+
+    texts = list(texts)
+    seconds, vecs = {}, {}
+    for backend in ("torch", "onnx"):
+        emb = Embedder(model, backend=backend, cache=False, show_progress=False)
+        emb.encode(texts[:2])
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            vecs[backend] = emb.encode(texts)
+            best = min(best, time.perf_counter() - t0)
+        seconds[backend] = best
+    return {**seconds, "max_abs_difference": float(np.abs(vecs["torch"] - vecs["onnx"]).max())}
 
 
 class Embedder:
