@@ -243,36 +243,29 @@ def load_course(data_dir: str | Path | None = None) -> Benchmark:
 
 def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None
                 ) -> tuple[Benchmark, list[str], list[str]]:
-    """A reader's own benchmark: documents from a folder (Markdown, text, HTML, code; bad
-    files skipped) and questions whose evidence is given as quotes (or as spans).
+    """A reader's own benchmark: documents from a folder (Markdown, text, HTML, code) and
+    questions whose evidence is given as quotes or as spans (JSONL or CSV).
 
-    Returns (benchmark, file errors, question problems); problems name the questions file and
-    line. Nothing is guessed: a quote that is missing or ambiguous drops its question.
+    Returns (benchmark, file errors, question problems). Every file is loaded or listed in the
+    file errors with its reason; every question is checked before anything is embedded
+    (`golden.check_questions`) and anchored, or listed in the problems with the questions
+    file and its line. Nothing is guessed. Raises `golden.GoldenError` when the questions file
+    as a whole cannot be read.
     """
     from .documents import load_corpus
-    from .golden import build_golden, read_records
+    from .golden import check_questions
 
     corpus_dir = Path(corpus)
     loaded = load_corpus(corpus_dir, strict=False)
-    by_id = loaded.by_id()
-    records = read_records(golden)
-    anchored = any(r.get("evidence") for _, r in records) and all(
-        "start" in e for _, r in records for e in r.get("evidence", []))
-    problems: list[str] = []
-    if anchored:
-        built = [r for _, r in records]
-    else:
-        built, found = build_golden(golden, by_id)
-        problems = [f"{golden}:{p}" for p in found]
-    queries = []
-    for r in built:
-        gold = tuple(Span(e["doc_id"], e["start"], e["end"]) for e in r.get("evidence", [])
-                     if e.get("doc_id") in by_id)
-        queries.append(Query(id=str(r["id"]), text=r["question"], gold=gold,
-                             type=r.get("type") or ("lookup" if gold else "refusal"),
-                             answer=r.get("answer", ""), context=r.get("context") or {},
-                             metadata={"synthetic": bool(r.get("synthetic"))}))
-    bench = Benchmark(name or corpus_dir.resolve().name, loaded.documents, queries)
+    records, found = check_questions(golden, loaded.by_id())
+    problems = [f"{golden}:{p}" for p in found]
+    queries = [Query(id=r["id"], text=r["question"],
+                     gold=tuple(Span(e["doc_id"], e["start"], e["end"]) for e in r["evidence"]),
+                     type=r["type"], answer=r.get("answer", ""), context=r.get("context") or {},
+                     metadata={"synthetic": bool(r.get("synthetic"))})
+               for r in records]
+    bench = Benchmark(name or corpus_dir.resolve().name, loaded.documents, queries,
+                      info={"ignored_files": list(loaded.ignored)})
     return bench, loaded.errors, problems
 
 

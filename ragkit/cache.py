@@ -67,6 +67,7 @@ class VectorCache:
         self._mem: dict[str, np.ndarray] = {}
         self._loaded: set[str] = set()
         self.corrupt: list[str] = []
+        self.unwritable: str | None = None  # why the folder could not be written, if it can't
 
     def _load(self) -> None:
         if not self.folder.is_dir():
@@ -107,10 +108,17 @@ class VectorCache:
         buf = io.BytesIO()
         np.savez(buf, keys=karr, vectors=vecs, sha256=np.asarray(digest))
         name = f"{digest[:20]}.npz"
-        atomic_write_bytes(self.folder / name, buf.getvalue())
-        self._loaded.add(name)
         for k, v in zip(keys, vecs):
             self._mem[k] = v
+        if self.unwritable is None:
+            try:
+                atomic_write_bytes(self.folder / name, buf.getvalue())
+                self._loaded.add(name)
+            except OSError as e:  # a read-only cache: keep the vectors for this run only
+                self.unwritable = f"{e.strerror or e}"
+                warnings.warn(f"embedding cache {self.folder} cannot be written "
+                              f"({self.unwritable}); vectors are kept in memory for this run "
+                              "only", CacheWarning, stacklevel=2)
 
 
 class JsonlCache:
@@ -124,6 +132,7 @@ class JsonlCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.corrupt = 0
+        self.unwritable: str | None = None
         self._data: dict[str, dict[str, Any]] | None = None
 
     @staticmethod
@@ -135,21 +144,29 @@ class JsonlCache:
         if self._data is not None:
             return self._data
         data: dict[str, dict[str, Any]] = {}
-        if self.path.exists():
-            for n, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    ok = rec.get("sha256") == self._check(rec) and "key" in rec
-                except (json.JSONDecodeError, AttributeError):
-                    ok = False
-                if not ok:
-                    self.corrupt += 1
-                    warnings.warn(f"{self.path}:{n}: corrupt cache line ignored (will be "
-                                  "recomputed)", CacheWarning, stacklevel=2)
-                    continue
-                data[rec["key"]] = rec
+        try:
+            raw = self.path.read_bytes() if self.path.exists() else b""
+        except OSError as e:
+            warnings.warn(f"{self.path}: cache cannot be read ({e.strerror or e}); its entries "
+                          "will be recomputed", CacheWarning, stacklevel=2)
+            raw = b""
+        # split on b"\n" only: a JSON string may hold U+2028, U+2029 or U+0085 (str.splitlines
+        # would break there), and each line is decoded on its own, so one bad byte costs one line
+        for n, chunk in enumerate(raw.split(b"\n"), 1):
+            if not chunk.strip():
+                continue
+            try:
+                rec = json.loads(chunk.decode("utf-8"))
+                ok = isinstance(rec, dict) and rec.get("sha256") == self._check(rec) \
+                    and "key" in rec
+            except (UnicodeDecodeError, ValueError, TypeError):
+                ok = False
+            if not ok:
+                self.corrupt += 1
+                warnings.warn(f"{self.path}:{n}: corrupt cache line ignored (will be "
+                              "recomputed)", CacheWarning, stacklevel=2)
+                continue
+            data[rec["key"]] = rec
         self._data = data
         return data
 
@@ -160,9 +177,16 @@ class JsonlCache:
         rec = dict(record)
         rec["sha256"] = self._check(rec)
         self.load()[rec["key"]] = rec
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")
+        if self.unwritable is not None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(rec, sort_keys=True, ensure_ascii=False) + "\n")
+        except OSError as e:  # a read-only cache: keep the record for this run only
+            self.unwritable = f"{e.strerror or e}"
+            warnings.warn(f"{self.path} cannot be written ({self.unwritable}); new entries are "
+                          "kept in memory for this run only", CacheWarning, stacklevel=2)
 
     def rewrite(self, records: Iterable[dict[str, Any]] | None = None) -> None:
         """Write the cache anew, sorted by key (for committed caches that diff well)."""

@@ -160,16 +160,75 @@ def plain_blocks(text: str) -> list[Block]:
 # --------------------------------------------------------------------------- reading files
 
 
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"),
+         (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe", "utf-16-le"),
+         (b"\xfe\xff", "utf-16-be"))
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """'utf-16-le' / 'utf-16-be' when `data` looks like UTF-16 text without a byte-order mark
+    (a NUL in every other byte of mostly-ASCII text), else None."""
+    head = data[:4096]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    z_even, z_odd = even.count(0) / len(even), odd.count(0) / len(odd)
+    if z_odd > 0.3 and z_even < 0.05:
+        return "utf-16-le"
+    if z_even > 0.3 and z_odd < 0.05:
+        return "utf-16-be"
+    return None
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """Text of a file's bytes: UTF-8 (a byte-order mark is dropped), or UTF-16/32 *with* a
+    byte-order mark. Raises `DocumentError` (``path:line: reason``) for anything else: bytes
+    that are not UTF-8, UTF-16 without a byte-order mark, binary content (NUL bytes)."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(codec)
+            except UnicodeDecodeError as e:
+                raise DocumentError(f"{path}:1: starts with a {codec} byte-order mark but is "
+                                    f"not valid {codec} (offset {e.start + len(bom)})") from None
+            break
+    else:
+        utf16 = _utf16_without_bom(data) if b"\x00" in data[:4096] else None
+        if utf16:
+            raise DocumentError(f"{path}:1: looks like {utf16.upper()} text without a "
+                                "byte-order mark; re-save the file as UTF-8")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise DocumentError(
+                f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02x} at offset "
+                f"{e.start}); re-save the file as UTF-8") from None
+    nul = text.find("\x00")
+    if nul != -1:
+        line = text.count("\n", 0, nul) + 1
+        raise DocumentError(f"{path}:{line}: binary content (NUL characters), not a text "
+                            "document")
+    return text
+
+
 def _decode(data: bytes, path: str) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise DocumentError(
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start}); "
-            "re-save the file as UTF-8"
-        ) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return decode_text(data, path)
+
+
+def normalize_newlines(text: str) -> str:
+    """Old Mac line endings (a CR alone) become LF; CRLF is kept. One character for one, so
+    every offset stays the offset of the same character in the file."""
+    return re.sub(r"\r(?!\n)", "\n", text) if "\r" in text else text
+
+
+def data_lines(text: str) -> list[str]:
+    """Lines of a data file (JSONL), split on "\n" only — never `str.splitlines()`, which also
+    breaks at U+2028, U+2029, U+0085 and other characters a JSON string may hold. A "\r"
+    before the "\n" is dropped; a file with CR-only line endings is split on CR."""
+    if "\n" not in text and "\r" in text:
+        return text.split("\r")
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
 def _jsonable(value: Any) -> Any:
@@ -182,10 +241,32 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+@lru_cache(maxsize=1)
+def _yaml_loader():
+    """yaml.SafeLoader whose dates that do not exist (2024-02-30) are YAML errors with a line,
+    not a ValueError from deep inside the constructor."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def timestamp(loader, node):
+        try:
+            return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+        except ValueError as e:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is not a valid date ({e})", node.start_mark
+            ) from None
+
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+    return Loader
+
+
 def split_front_matter(text: str, path: str = "<text>") -> tuple[dict[str, Any], str, int]:
     """(metadata, body, number of lines before the body). No front matter -> ({}, text, 0)."""
     import yaml
 
+    text = normalize_newlines(text)
     m = re.match(r"---[ \t]*\r?\n", text)
     if not m:
         return {}, text, 0
@@ -195,11 +276,13 @@ def split_front_matter(text: str, path: str = "<text>") -> tuple[dict[str, Any],
         raise DocumentError(f"{path}:1: front matter opened with '---' is never closed")
     raw = text[m.end():end.start()]
     try:
-        meta = yaml.safe_load(raw) if raw.strip() else {}
+        meta = yaml.load(raw, Loader=_yaml_loader()) if raw.strip() else {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = (mark.line + 2) if mark is not None else 1
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        if "is not a valid date" in problem:  # a day that does not exist, e.g. 2024-02-30
+            raise DocumentError(f"{path}:{line}: front matter: {problem}") from None
         raise DocumentError(f"{path}:{line}: front matter is not valid YAML ({problem})") from None
     if not isinstance(meta, dict):
         raise DocumentError(
@@ -224,11 +307,23 @@ def _check_fields(meta: dict[str, Any], raw: str, path: str) -> None:
         if isinstance(value, (list, dict, bool)):  # a scalar was expected
             raise DocumentError(f"{path}:{line_of(key)}: front matter field {key!r} must be a "
                                 f"string, got {type(value).__name__} {value!r}")
-    date = meta.get("effective_date")
-    if date is not None and not isinstance(date, dt.date):
-        if not (isinstance(date, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date)):
-            raise DocumentError(f"{path}:{line_of('effective_date')}: effective_date must be a "
-                                f"date written YYYY-MM-DD, got {date!r}")
+    problem = date_problem(meta.get("effective_date"))
+    if problem:
+        raise DocumentError(f"{path}:{line_of('effective_date')}: {problem}")
+
+
+def date_problem(date: Any) -> str | None:
+    """Why `date` is not a valid ``effective_date`` (None when it is, or when it is absent):
+    a date, or a string YYYY-MM-DD naming a day that exists — quoted or not."""
+    if date is None or isinstance(date, dt.date):
+        return None
+    if isinstance(date, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date.strip()):
+        try:
+            dt.date.fromisoformat(date.strip())
+            return None
+        except ValueError as e:
+            return f"effective_date {date!r} is not a valid date ({e})"
+    return f"effective_date must be a date written YYYY-MM-DD, got {date!r}"
 
 
 def _format_of(path: Path) -> str:
@@ -246,13 +341,19 @@ def load_document(path: str | Path, metadata: dict[str, Any] | None = None,
                   doc_id: str | None = None) -> Document:
     """Read one file. Markdown front matter becomes metadata (`metadata` overrides it).
 
-    Raises `DocumentError` naming the file (and line) for: bytes that are not UTF-8, an empty
-    or blank file, front matter that is not valid YAML or not a mapping, or a `doc_id` in the
-    front matter that is not a string.
+    Raises `DocumentError` naming the file (and line) for: a file that cannot be read, bytes
+    that are not UTF-8 (or UTF-16/32 with a byte-order mark), UTF-16 without a byte-order mark,
+    binary content (NUL characters), an empty or blank file, front matter that is not valid
+    YAML or not a mapping, a date that does not exist, or a `doc_id` that is not a string.
+    Line endings that are a CR alone are read as LF (offsets unchanged).
     """
     path = Path(path)
     fmt = _format_of(path)
-    text = _decode(path.read_bytes(), str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise DocumentError(f"{path}:1: cannot be read ({e.strerror or e})") from None
+    text = normalize_newlines(_decode(data, str(path)))
     meta: dict[str, Any] = {}
     line_offset = 0
     if fmt == "markdown":
@@ -279,52 +380,185 @@ def _guess_title(text: str, path: Path) -> str:
     return m.group(1).strip() if m else path.stem.replace("_", " ").replace("-", " ")
 
 
-def _read_sidecar(folder: Path) -> dict[str, dict[str, Any]]:
-    """metadata.csv: one row per non-Markdown file (column `path`), other columns = metadata."""
+def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """metadata.csv: one row per non-Markdown file (column `path`), other columns = metadata.
+
+    Returns (metadata by relative path, problems). The file of a row that is wrong is skipped
+    (not loaded without its metadata), with the row's problem as its reason; a sidecar that
+    cannot be read at all is one problem (its files load without sidecar metadata).
+    """
+    import io
+
     side = folder / SIDECAR
-    if not side.exists():
-        return {}
+    if not side.is_file():
+        return {}, []
+    try:
+        text = normalize_newlines(decode_text(side.read_bytes(), str(side)))
+    except OSError as e:
+        return {}, [f"{side}:1: cannot be read ({e.strerror or e})"]
+    except DocumentError as e:
+        return {}, [str(e)]
     rows: dict[str, dict[str, Any]] = {}
-    with side.open(newline="", encoding="utf-8") as f:
-        for line_no, row in enumerate(csv.DictReader(f), start=2):
-            if not row.get("path"):
-                raise DocumentError(f"{side}:{line_no}: row has no 'path'")
-            rows[row.pop("path")] = {k: (v if v not in ("", "null") else None)
-                                     for k, v in row.items()}
-    return rows
+    bad: dict[str, str] = {}
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        return {}, [f"{side}:1: not a readable CSV file ({e})"]
+    if not header or "path" not in [h.strip() for h in header]:
+        return {}, [f"{side}:1: the header has no 'path' column (got {header!r})"]
+    header = [h.strip() for h in header]
+    problems = []
+    end = reader.line_num
+    while True:
+        line_no = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            problems.append(f"{side}:{line_no}: not a readable CSV row ({e})")
+            break
+        end = reader.line_num
+        if not any(v.strip() for v in row):
+            continue
+        if len(row) != len(header):
+            why = f"{side}:{line_no}: {len(row)} fields, but the header has {len(header)}"
+            rel = row[header.index("path")].strip() if header.index("path") < len(row) else ""
+            if rel:
+                bad[rel] = why
+            else:
+                problems.append(why)
+            continue
+        rec = dict(zip(header, row))
+        rel = rec.pop("path").strip()
+        if not rel:
+            problems.append(f"{side}:{line_no}: row has no 'path'")
+            continue
+        rec = {k: (v if v not in ("", "null") else None) for k, v in rec.items()}
+        date = date_problem(rec.get("effective_date"))
+        if date:
+            bad[rel] = f"{side}:{line_no}: {date}"
+            continue
+        if rel in rows:
+            problems.append(f"{side}:{line_no}: a second row for {rel!r}")
+            continue
+        rows[rel] = rec
+    for rel, where in bad.items():
+        rows.pop(rel, None)
+        rows[rel] = {"__bad_sidecar_row__": where}
+    return rows, problems
 
 
 @dataclass
 class Corpus:
-    """Documents loaded from a folder, plus the per-file errors met on the way."""
+    """Documents loaded from a folder, plus the per-file errors met on the way.
+
+    `errors` are files (or sidecar rows) that were skipped, each ``path:line: reason``;
+    `ignored` are files of types ragkit does not read (e.g. ``.pdf``), for information."""
 
     documents: list[Document]
     errors: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
     def by_id(self) -> dict[str, Document]:
         return {d.id: d for d in self.documents}
+
+
+def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """Every file under `folder`, sorted, following links to files and folders, and the
+    problems met on the way (``path:1: reason``): a folder or link that cannot be read, a link
+    whose target does not exist, a link that loops. A folder reached twice (through a link)
+    is walked once."""
+    import errno
+    import os
+
+    files: list[Path] = []
+    problems: list[str] = []
+    seen_dirs: set[str] = set()
+
+    def walk(d: Path) -> None:
+        try:
+            real = os.path.realpath(d)
+            if real in seen_dirs:
+                return
+            seen_dirs.add(real)
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as e:
+            problems.append(f"{d}:1: folder cannot be read ({e.strerror or e}); its files "
+                            "were skipped")
+            return
+        for entry in entries:
+            p = Path(entry.path)
+            try:
+                is_link = entry.is_symlink()
+                if is_link:
+                    try:
+                        os.stat(p)
+                    except FileNotFoundError:
+                        problems.append(f"{p}:1: link to {os.readlink(p)!r}, which does not "
+                                        "exist (dangling link)")
+                        continue
+                    except OSError as e:
+                        if e.errno == errno.ELOOP:
+                            problems.append(f"{p}:1: link that loops back on itself")
+                        else:
+                            problems.append(f"{p}:1: link cannot be followed "
+                                            f"({e.strerror or e})")
+                        continue
+                if entry.is_dir():
+                    if is_link and os.path.realpath(p) in seen_dirs | {
+                            os.path.realpath(x) for x in p.parents}:
+                        problems.append(f"{p}:1: link to a folder above it (a loop); not "
+                                        "followed")
+                        continue
+                    walk(p)
+                elif entry.is_file():
+                    files.append(p)
+                else:
+                    problems.append(f"{p}:1: not a regular file (a pipe, socket or device)")
+            except OSError as e:
+                problems.append(f"{p}:1: cannot be read ({e.strerror or e})")
+
+    walk(folder)
+    return sorted(files), problems
 
 
 def load_corpus(folder: str | Path, strict: bool = True,
                 suffixes: Iterable[str] | None = None) -> Corpus:
     """Load every supported file under `folder` (sorted, so the order is deterministic).
 
-    With ``strict=True`` any bad file raises one `DocumentError` listing every problem; with
-    ``strict=False`` bad files are skipped and listed in ``Corpus.errors``.
+    Every file is loaded or skipped with its reason: bad front matter, undecodable, unreadable,
+    binary, a duplicate doc_id, a bad sidecar row, a dangling or looping link, an unreadable
+    folder. With ``strict=True`` any such problem raises one `DocumentError` listing them all;
+    with ``strict=False`` they are listed in ``Corpus.errors``. Files of other types are
+    listed in ``Corpus.ignored``.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise DocumentError(f"{folder}: not a folder")
     allowed = set(suffixes) if suffixes else (MARKDOWN_SUFFIXES | TEXT_SUFFIXES | CODE_SUFFIXES
                                               | HTML_SUFFIXES)
-    sidecar = _read_sidecar(folder)
-    docs, errors, seen = [], [], {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        if path.suffix.lower() not in allowed or path.name.upper() in {"README.MD"}:
-            continue
+    sidecar, errors = _read_sidecar(folder)
+    files, walk_errors = walk_files(folder)
+    errors.extend(walk_errors)
+    docs, seen, ignored = [], {}, []
+    rels = set()
+    for path in files:
         rel = path.relative_to(folder).as_posix()
+        rels.add(rel)
+        if path.name.upper() == "README.MD" or rel == SIDECAR:
+            continue
+        if path.suffix.lower() not in allowed:
+            ignored.append(str(path))
+            continue
+        meta = sidecar.get(rel)
+        if meta and "__bad_sidecar_row__" in meta:
+            errors.append(f"{path}:1: skipped, its metadata row is wrong: "
+                          f"{meta['__bad_sidecar_row__']}")
+            continue
         try:
-            doc = load_document(path, metadata=sidecar.get(rel))
+            doc = load_document(path, metadata=meta)
         except DocumentError as e:
             errors.append(str(e))
             continue
@@ -333,11 +567,12 @@ def load_corpus(folder: str | Path, strict: bool = True,
             continue
         seen[doc.id] = path
         docs.append(doc)
-    missing = sorted(set(sidecar) - {p.relative_to(folder).as_posix() for p in folder.rglob("*")})
-    errors.extend(f"{folder / SIDECAR}: row for {m!r}, but no such file" for m in missing)
+    missing = sorted(m for m in sidecar if m not in rels)
+    errors.extend(sidecar[m]["__bad_sidecar_row__"] if "__bad_sidecar_row__" in sidecar[m]
+                  else f"{folder / SIDECAR}:1: row for {m!r}, but no such file" for m in missing)
     if strict and errors:
         raise DocumentError(f"{len(errors)} problem(s) in {folder}:\n" + "\n".join(errors))
-    return Corpus(docs, errors)
+    return Corpus(docs, errors, ignored)
 
 
 def offset_to_line(text: str, offset: int) -> int:

@@ -59,68 +59,272 @@ class Problem:
         return f"line {self.line} ({self.question_id}): {self.message}"
 
 
+def read_text(path: str | Path) -> str:
+    """A golden file's text: UTF-8 (with or without a byte-order mark, as Excel's "CSV UTF-8"
+    writes it), or UTF-16/32 with a byte-order mark; raises `GoldenError` naming file and line
+    for anything else (a Latin-1 CSV, a binary file, a file that cannot be read)."""
+    from .documents import DocumentError, decode_text
+
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise GoldenError(f"{path}:1: cannot be read ({e.strerror or e})") from None
+    try:
+        return decode_text(data, str(path))
+    except DocumentError as e:
+        raise GoldenError(str(e)) from None
+
+
+def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as e:
+        raise GoldenError(f"{path}:1: not a readable CSV file ({e})") from None
+    if not header or not any(h.strip() for h in header):
+        return [], []
+    header = [h.strip() for h in header]
+    if "question" not in header:
+        raise GoldenError(f"{path}:1: the header has no 'question' column (got {header}); "
+                          "expected columns id,question,quote,doc_id")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise GoldenError(f"{path}:1: the header repeats column(s) {dup}")
+    out, problems, end = [], [], reader.line_num
+    while True:
+        n = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            problems.append(Problem(n, "?", f"not a readable CSV row ({e}); the rest of the "
+                                    "file is skipped"))
+            break
+        end = reader.line_num
+        if not any(v.strip() for v in row):
+            continue
+        if len(row) != len(header):
+            qid = row[header.index("id")] if "id" in header and header.index("id") < len(row) \
+                else "?"
+            problems.append(Problem(n, qid or "?", f"row has {len(row)} field(s), but the "
+                                    f"header has {len(header)} ({','.join(header)})"))
+            continue
+        rec: dict[str, Any] = dict(zip(header, row))
+        quote = rec.pop("quote", "") or ""
+        doc_id = (rec.pop("doc_id", "") or "").strip() or None
+        start, end_ = rec.pop("start", ""), rec.pop("end", "")
+        ev: dict[str, Any] = {"doc_id": doc_id}
+        if quote.strip():
+            ev["quote"] = quote
+        if str(start).strip() or str(end_).strip():  # spans in a CSV: digits only
+            ev["start"] = int(start) if str(start).strip().isdigit() else start
+            ev["end"] = int(end_) if str(end_).strip().isdigit() else end_
+        rec["evidence"] = [ev] if len(ev) > 1 else []
+        if not (rec.get("id") or "").strip():
+            rec.pop("id", None)
+        if not (rec.get("type") or "").strip():
+            rec.pop("type", None)
+        out.append((n, rec))
+    return out, problems
+
+
+def parse_records(path: str | Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    """(line number, record) for each record of a JSONL or CSV questions file, and a `Problem`
+    for each line that is not a record (bad JSON, not an object, a short CSV row).
+
+    Lines are split on "\\n" only: a JSON string may hold U+2028, U+2029 or U+0085, which
+    `str.splitlines()` would break at. Raises `GoldenError` (naming file and line) when the
+    file as a whole cannot be read: undecodable, a JSON array instead of JSONL, a CSV header
+    without a `question` column.
+    """
+    from .documents import data_lines
+
+    path = Path(path)
+    text = read_text(path)
+    if path.suffix.lower() == ".csv":
+        return _csv_records(path, text)
+    if text.lstrip().startswith("["):
+        raise GoldenError(f"{path}:1: a JSON array; ragkit reads JSON Lines (one JSON object "
+                          "per line, no enclosing [ ])")
+    out, problems = [], []
+    for n, line in enumerate(data_lines(text), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            problems.append(Problem(n, "?", f"not valid JSON ({e.msg}, column {e.colno})"))
+            continue
+        if not isinstance(rec, dict):
+            problems.append(Problem(n, "?", f"expected a JSON object {{...}}, got "
+                                    f"{type(rec).__name__}"))
+            continue
+        out.append((n, rec))
+    return out, problems
+
+
+def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, record) for a JSONL or CSV questions file; raises `GoldenError` naming
+    file and line at the first line that is not a record."""
+    records, problems = parse_records(path)
+    if problems:
+        raise GoldenError(f"{path}:{problems[0].line}: {problems[0].message}")
+    return records
+
+
+def question_id(rec: Mapping[str, Any], line: int) -> str:
+    """The id of a record as ragkit uses it: ``1`` and ``"1"`` are the same id."""
+    qid = rec.get("id")
+    return f"q{line}" if qid is None else str(qid).strip()
+
+
+def _offset(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], line: int
                      ) -> tuple[list[dict[str, Any]], list[Problem]]:
-    """Spans for one question's quotes; problems for quotes that are missing or ambiguous."""
-    qid = str(record.get("id", f"line{line}"))
+    """Spans for one question's evidence, each given as a quote (found in the documents) or as
+    a span (``doc_id``, ``start``, ``end``, checked against the text and against its quote when
+    it has one); problems for evidence that is missing, ambiguous or wrong."""
+    qid = question_id(record, line)
     spans, problems = [], []
-    for ev in record.get("evidence", []):
-        quote = ev.get("quote", "")
-        candidates = [docs[ev["doc_id"]]] if ev.get("doc_id") else list(docs.values())
-        if ev.get("doc_id") and ev["doc_id"] not in docs:
-            problems.append(Problem(line, qid, f"unknown document {ev['doc_id']!r}"))
+    evidence = record.get("evidence", [])
+    if evidence is None:
+        evidence = []
+    if not isinstance(evidence, list):
+        return [], [Problem(line, qid, f"evidence must be a list of objects like "
+                            f'[{{"doc_id": ..., "quote": ...}}], got {type(evidence).__name__}')]
+    for i, ev in enumerate(evidence, 1):
+        where = f"evidence {i}: " if len(evidence) > 1 else ""
+        if not isinstance(ev, dict):
+            problems.append(Problem(line, qid, f"{where}each evidence must be an object with "
+                                    f"a quote (or doc_id, start, end), got {type(ev).__name__}"))
             continue
+        doc_id = ev.get("doc_id")
+        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+            doc_id = str(doc_id)
+        if doc_id is not None and not isinstance(doc_id, str):
+            problems.append(Problem(line, qid, f"{where}doc_id must be a string, got "
+                                    f"{doc_id!r}"))
+            continue
+        doc_id = doc_id or None
+        if doc_id is not None and doc_id not in docs:
+            near = difflib.get_close_matches(doc_id, list(docs), n=2, cutoff=0.5)
+            problems.append(Problem(line, qid, f"{where}unknown document {doc_id!r}"
+                                    + (f" (did you mean {', '.join(map(repr, near))}?)"
+                                       if near else "")))
+            continue
+        quote = ev.get("quote")
+        if quote is not None and not isinstance(quote, str):
+            problems.append(Problem(line, qid, f"{where}quote must be a string, got "
+                                    f"{type(quote).__name__}"))
+            continue
+        if "start" in ev or "end" in ev:
+            s, e = _offset(ev.get("start")), _offset(ev.get("end"))
+            if doc_id is None:
+                problems.append(Problem(line, qid, f"{where}a span needs its doc_id"))
+            elif s is None or e is None:
+                problems.append(Problem(line, qid, f"{where}start and end must be integer "
+                                        f"character offsets, got {ev.get('start')!r} and "
+                                        f"{ev.get('end')!r}"))
+            elif not 0 <= s < e <= len(docs[doc_id].text):
+                problems.append(Problem(line, qid, f"{where}span [{s}, {e}) is not inside "
+                                        f"{doc_id} (0 <= start < end <= "
+                                        f"{len(docs[doc_id].text)})"))
+            elif quote and docs[doc_id].text[s:e] != quote:
+                problems.append(Problem(line, qid, f"{where}span [{s}, {e}) of {doc_id} is "
+                                        f"{docs[doc_id].text[s:e][:60]!r}, not the quote "
+                                        f"{quote[:60]!r}"))
+            else:
+                spans.append({"doc_id": doc_id, "start": s, "end": e,
+                              "quote": docs[doc_id].text[s:e]})
+            continue
+        if not (quote or "").strip():
+            problems.append(Problem(line, qid, f"{where}evidence without a quote (or a span)"))
+            continue
+        candidates = [docs[doc_id]] if doc_id else list(docs.values())
         found = [(d.id, s, e) for d in candidates for s, e in locate(d.text, quote)]
         if len(found) == 1:
             d, s, e = found[0]
             spans.append({"doc_id": d, "start": s, "end": e, "quote": docs[d].text[s:e]})
         elif not found:
             near = [c for d in candidates for c in closest(d.text, quote, 1)][:2]
-            problems.append(Problem(line, qid, f"quote not found: {quote[:60]!r}; closest: "
-                                    f"{near}"))
+            problems.append(Problem(line, qid, f"{where}quote not found: {quote[:60]!r}; "
+                                    f"closest: {near}"))
         else:
-            where = ", ".join(f"{d}@{s}" for d, s, _ in found[:5])
-            problems.append(Problem(line, qid, f"quote occurs {len(found)} times ({where}); "
-                                    "quote more text so it is unique"))
+            places = ", ".join(f"{d}@{s}" for d, s, _ in found[:5])
+            problems.append(Problem(line, qid, f"{where}quote occurs {len(found)} times "
+                                    f"({places}); quote more text so it is unique"))
     return spans, problems
 
 
-def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, record) for a JSONL or CSV questions file."""
-    path = Path(path)
-    if path.suffix.lower() == ".csv":
-        import csv
-
-        with path.open(newline="", encoding="utf-8") as f:
-            out = []
-            for n, row in enumerate(csv.DictReader(f), start=2):
-                ev = [{"doc_id": row.get("doc_id") or None, "quote": row["quote"]}] \
-                    if row.get("quote") else []
-                out.append((n, {**row, "evidence": ev}))
-            return out
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                out.append((n, json.loads(line)))
-            except json.JSONDecodeError as e:
-                raise GoldenError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-    return out
+def check_questions(questions: str | Path, docs: Mapping[str, Document]
+                    ) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Every question of a questions file (JSONL or CSV; evidence as quotes or spans), checked
+    before anything is embedded: span-anchored records for the questions that pass, and a
+    `Problem` (with its line) for each one skipped — unreadable line, duplicate id (naming
+    both lines), no question text, no evidence (and not a refusal), evidence that cannot be
+    anchored. Raises `GoldenError` when the file as a whole cannot be read."""
+    rows, problems = parse_records(questions)
+    records: list[dict[str, Any]] = []
+    first_line: dict[str, int] = {}
+    for n, rec in rows:
+        qid = question_id(rec, n)
+        if not qid:
+            problems.append(Problem(n, "?", "empty id"))
+            continue
+        if qid in first_line:
+            problems.append(Problem(n, qid, f"duplicate id {qid!r}: line {first_line[qid]} "
+                                    "has the same id (ids are compared as text, so 1 and "
+                                    "\"1\" are one id); give every question its own id"))
+            continue
+        first_line[qid] = n
+        text = rec.get("question")
+        if not isinstance(text, str) or not text.strip():
+            problems.append(Problem(n, qid, "no question text (a 'question' field with the "
+                                    f"question), got {text!r}"))
+            continue
+        qtype = rec.get("type")
+        if qtype is not None and qtype not in QUESTION_TYPES:
+            problems.append(Problem(n, qid, f"type {qtype!r} is not one of "
+                                    f"{', '.join(QUESTION_TYPES)}"))
+            continue
+        context = rec.get("context")
+        if context is not None and not isinstance(context, dict):
+            problems.append(Problem(n, qid, f"context must be an object, got "
+                                    f"{type(context).__name__}"))
+            continue
+        spans, probs = resolve_evidence(rec, docs, n)
+        if probs:
+            problems.extend(probs)
+            continue
+        if qtype == "refusal" and spans:
+            problems.append(Problem(n, qid, "a refusal (a question the documents do not "
+                                    "answer) cannot have evidence"))
+            continue
+        if not spans and qtype != "refusal":
+            problems.append(Problem(n, qid, "no evidence: give at least one quote, or mark "
+                                    "the question \"type\": \"refusal\" if the documents do "
+                                    "not answer it"))
+            continue
+        records.append({"id": qid, "question": text, "type": qtype or "lookup",
+                        "answer": rec.get("answer") or "", "evidence": spans,
+                        "context": context or {},
+                        **({"synthetic": True} if rec.get("synthetic") else {})})
+    problems.sort(key=lambda p: p.line)
+    return records, problems
 
 
 def build_golden(questions: str | Path, docs: Mapping[str, Document], out: str | Path | None
                  = None) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Resolve every quote to a span; write the span-anchored records to `out` if given."""
-    records, problems = [], []
-    for n, rec in read_records(questions):
-        spans, probs = resolve_evidence(rec, docs, n)
-        problems.extend(probs)
-        if probs:
-            continue
-        records.append({"id": str(rec.get("id", f"q{n}")), "question": rec["question"],
-                        "type": rec.get("type", "lookup"), "answer": rec.get("answer", ""),
-                        "evidence": spans, "context": rec.get("context") or {},
-                        **({"synthetic": True} if rec.get("synthetic") else {})})
+    records, problems = check_questions(questions, docs)
     if out is not None:
         from .cache import atomic_write_text
 
@@ -131,31 +335,47 @@ def build_golden(questions: str | Path, docs: Mapping[str, Document], out: str |
 
 def validate_golden(path: str | Path, docs: Mapping[str, Document]) -> list[str]:
     """Every problem in a span-anchored golden file (empty list = valid)."""
-    errors, seen = [], set()
-    for n, rec in read_records(path):
+    rows, bad = parse_records(path)
+    errors = [f"{path}:{p.line}: {p.message}" for p in bad]
+    seen: dict[str, int] = {}
+    for n, rec in rows:
         where = f"{path}:{n}"
-        qid = rec.get("id")
-        if not qid or qid in seen:
-            errors.append(f"{where}: missing or duplicate id {qid!r}")
-        seen.add(qid)
+        qid = None if rec.get("id") is None else str(rec.get("id")).strip()
+        if not qid:
+            errors.append(f"{where}: missing id")
+        elif qid in seen:
+            errors.append(f"{where}: duplicate id {qid!r} (also on line {seen[qid]})")
+        else:
+            seen[qid] = n
         if rec.get("type") not in QUESTION_TYPES:
             errors.append(f"{where}: type {rec.get('type')!r} not in {QUESTION_TYPES}")
-        if not str(rec.get("question", "")).strip():
+        if not isinstance(rec.get("question"), str) or not rec["question"].strip():
             errors.append(f"{where}: empty question")
         ev = rec.get("evidence", [])
+        if not isinstance(ev, list):
+            errors.append(f"{where}: evidence must be a list, got {type(ev).__name__}")
+            continue
         if (rec.get("type") == "refusal") != (not ev):
             errors.append(f"{where}: refusals, and only refusals, have no evidence")
         for e in ev:
-            doc = docs.get(e.get("doc_id"))
+            if not isinstance(e, dict):
+                errors.append(f"{where}: evidence must be objects, got {type(e).__name__}")
+                continue
+            doc = docs.get(e.get("doc_id")) if isinstance(e.get("doc_id"), str) else None
             if doc is None:
                 errors.append(f"{where}: unknown document {e.get('doc_id')!r}")
                 continue
-            s, t = e.get("start"), e.get("end")
-            if not (isinstance(s, int) and isinstance(t, int) and 0 <= s < t <= len(doc.text)):
-                errors.append(f"{where}: bad span [{s}, {t}) in {doc.id}")
+            s, t = _offset(e.get("start")), _offset(e.get("end"))
+            if s is None or t is None or not 0 <= s < t <= len(doc.text):
+                errors.append(f"{where}: bad span [{e.get('start')!r}, {e.get('end')!r}) in "
+                              f"{doc.id}")
             elif doc.text[s:t] != e.get("quote"):
                 errors.append(f"{where}: span [{s}, {t}) of {doc.id} is not the quoted text")
-        for key in (rec.get("context") or {}):
+        context = rec.get("context") or {}
+        if not isinstance(context, dict):
+            errors.append(f"{where}: context must be an object")
+            continue
+        for key in context:
             if key not in ("region", "product", "as_of", "doc_type"):
                 errors.append(f"{where}: unknown context key {key!r}")
     return errors
@@ -168,6 +388,7 @@ def read_golden(path: str | Path, docs: Mapping[str, Document]) -> list[Query]:
         raise GoldenError(f"{len(errors)} problem(s):\n" + "\n".join(errors[:20]))
     out = []
     for _, rec in read_records(path):
+        rec = {**rec, "id": str(rec["id"])}
         gold = tuple(Span(e["doc_id"], e["start"], e["end"]) for e in rec["evidence"])
         out.append(Query(id=rec["id"], text=rec["question"], gold=gold, type=rec["type"],
                          answer=rec.get("answer", ""), context=rec.get("context") or {},

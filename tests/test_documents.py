@@ -152,3 +152,137 @@ def test_front_matter_with_wrong_types_names_the_line(tmp_path, front, message):
     p.write_text(f"---\ntitle: ok\n{front}---\nbody\n", encoding="utf-8")
     with pytest.raises(DocumentError, match=message):
         load_document(p)
+
+
+# --------------------------------------------------------------------- issue 19: folders, text
+
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from ragkit.documents import data_lines, walk_files  # noqa: E402
+
+GOOD = b"---\ntitle: Good\n---\n# Good\n\nGold pays 2%.\n"
+
+
+@pytest.mark.parametrize("front, line", [
+    ("effective_date: 2024-02-30\n", 2),  # unquoted: YAML's own date, a day that does not exist
+    ("effective_date: '2024-02-30'\n", 2),  # quoted
+    ('effective_date: "2023-02-29"\n', 2),
+    ("title: x\neffective_date: 2024-13-01\n", 3),
+])
+def test_impossible_dates_are_a_clear_error_quoted_or_not(tmp_path, front, line):
+    p = tmp_path / "bad.md"
+    p.write_text(f"---\n{front}---\nbody\n", encoding="utf-8")
+    with pytest.raises(DocumentError, match="not a valid date") as e:
+        load_document(p)
+    assert str(e.value).startswith(f"{p}:{line}:")
+
+
+def test_a_bad_date_skips_one_file_not_the_folder(tmp_path):
+    (tmp_path / "good.md").write_bytes(GOOD)
+    (tmp_path / "bad.md").write_bytes(b"---\neffective_date: 2024-02-30\n---\nbody\n")
+    corpus = load_corpus(tmp_path, strict=False)
+    assert [d.id for d in corpus.documents] == ["good"]
+    assert len(corpus.errors) == 1 and "bad.md:2: " in corpus.errors[0]
+
+
+@pytest.mark.parametrize("sidecar, docs, needle", [
+    (b"path,title\nx.py,caf\xe9\n", {"good", "x"}, "metadata.csv:2: not valid UTF-8"),
+    (b"path,doc_type,effective_date\nx.py,code,2024-02-30\n", {"good"}, "not a valid date"),
+    (b"path,doc_type,effective_date\nx.py\n", {"good"}, "1 fields, but the header has 3"),
+    (b"file,title\nx.py,X\n", {"good", "x"}, "no 'path' column"),
+])
+def test_a_broken_sidecar_is_reported_and_the_folder_still_loads(tmp_path, sidecar, docs,
+                                                                 needle):
+    (tmp_path / "good.md").write_bytes(GOOD)
+    (tmp_path / "x.py").write_bytes(b"x = 1\n")
+    (tmp_path / "metadata.csv").write_bytes(sidecar)
+    corpus = load_corpus(tmp_path, strict=False)
+    assert {d.id for d in corpus.documents} == docs
+    assert len(corpus.errors) == 1 and needle in corpus.errors[0]
+
+
+def test_a_sidecar_saved_with_a_byte_order_mark_keeps_its_path_column(tmp_path):
+    (tmp_path / "x.py").write_bytes(b"x = 1\n")
+    (tmp_path / "metadata.csv").write_bytes(b"\xef\xbb\xbfpath,doc_type\nx.py,code\n")
+    corpus = load_corpus(tmp_path, strict=False)
+    assert corpus.errors == [] and corpus.documents[0].metadata["doc_type"] == "code"
+
+
+def test_unreadable_files_and_folders_are_skipped_and_listed(tmp_path, monkeypatch):
+    (tmp_path / "good.md").write_bytes(GOOD)
+    (tmp_path / "locked.md").write_bytes(GOOD.replace(b"Good", b"Locked"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "inside.md").write_bytes(b"# Inside\n")
+    real_read, real_scandir = Path.read_bytes, os.scandir
+
+    def read_bytes(self):  # root ignores permission bits: fail the read as chmod 000 would
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    def scandir(path="."):
+        if Path(path).name == "sub":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "scandir", scandir)
+    corpus = load_corpus(tmp_path, strict=False)
+    assert [d.id for d in corpus.documents] == ["good"]
+    assert len(corpus.errors) == 2
+    assert any("locked.md:1: cannot be read (Permission denied)" in e for e in corpus.errors)
+    assert any("sub:1: folder cannot be read" in e for e in corpus.errors)
+
+
+def test_dangling_and_looping_links_are_listed(tmp_path):
+    (tmp_path / "good.md").write_bytes(GOOD)
+    os.symlink("nowhere.md", tmp_path / "dangling.md")
+    os.symlink("self.md", tmp_path / "self.md")
+    (tmp_path / "sub").mkdir()
+    os.symlink("..", tmp_path / "sub" / "up")
+    os.symlink("good.md", tmp_path / "alias.md")
+    files, problems = walk_files(tmp_path)
+    assert sorted(p.name for p in files) == ["alias.md", "good.md"]
+    text = "\n".join(problems)
+    assert len(problems) == 3 and "dangling" in text and "loops" in text and "a loop" in text
+    corpus = load_corpus(tmp_path, strict=False)
+    assert {d.id for d in corpus.documents} == {"good", "alias"}  # a link to a file: read
+    assert len(corpus.errors) == 3
+
+
+@pytest.mark.parametrize("data, needle", [
+    ("# Fees\n\nGold pays 2%.\n".encode("utf-16-le"), "UTF-16"),
+    ("# Fees\n\nGold pays 2%.\n".encode("utf-16-be"), "UTF-16"),
+    (b"# Fees\n\n" + b"\x00" * 500, "binary content"),
+    (b"\x00\x00\x00\x01binary", "binary content"),
+])
+def test_utf16_without_bom_and_nul_filled_files_are_not_text(tmp_path, data, needle):
+    p = tmp_path / "x.md"
+    p.write_bytes(data)
+    with pytest.raises(DocumentError, match=needle):
+        load_document(p)
+
+
+def test_utf16_with_a_bom_is_read(tmp_path):
+    p = tmp_path / "x.md"
+    p.write_bytes("# Fees\n\nGold pays 2%.\n".encode("utf-16"))
+    assert load_document(p).text == "# Fees\n\nGold pays 2%.\n"
+
+
+def test_cr_only_line_endings(tmp_path):
+    raw = "---\rdoc_id: cr\rregion: eu\r---\r# Fees\r\rGold pays 2%.\rSilver 3%.\r\rBronze.\r"
+    p = tmp_path / "cr.md"
+    p.write_bytes(raw.encode())
+    doc = load_document(p)
+    assert doc.id == "cr" and doc.metadata["region"] == "eu"
+    body = raw[raw.index("# Fees"):]
+    assert len(doc.text) == len(body) and doc.text == body.replace("\r", "\n")
+    assert [b.kind for b in parse_markdown(doc.text)] == ["heading", "paragraph", "paragraph"]
+    assert doc.where(doc.text.index("Bronze")) == f"{p}:10"
+
+
+def test_data_lines_split_on_newline_only():
+    assert data_lines('{"a": "x\u2028y"}\r\n{"b": "\u0085"}\n') == [
+        '{"a": "x\u2028y"}', '{"b": "\u0085"}', ""]
+    assert data_lines("a\rb\r") == ["a", "b", ""]

@@ -1,0 +1,94 @@
+"""Caches and results files: line splitting on "\n" only, bad bytes, unwritable folders, and
+concurrent appends from real processes."""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from ragkit.cache import CacheWarning, JsonlCache, VectorCache
+from ragkit.results import ResultsFileError, append_rows, read_rows
+
+SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1e", "\r"]
+
+
+@pytest.mark.parametrize("sep", SEPARATORS)
+def test_cached_text_with_line_separators_is_not_corrupt(tmp_path, sep):
+    c = JsonlCache(tmp_path / "p.jsonl")
+    c.put({"key": "a", "preamble": f"one{sep}two"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # any "corrupt" warning fails the test
+        again = JsonlCache(c.path)
+        assert again.get("a")["preamble"] == f"one{sep}two" and again.corrupt == 0
+
+
+def test_one_invalid_byte_costs_one_cache_line(tmp_path):
+    c = JsonlCache(tmp_path / "p.jsonl")
+    c.put({"key": "a", "preamble": "x"})
+    with c.path.open("ab") as f:
+        f.write(b'{"key": "b\xff"}\n')
+    c.put({"key": "c", "preamble": "z"})
+    with pytest.warns(CacheWarning, match=r"p.jsonl:2: corrupt"):
+        again = JsonlCache(c.path)
+        assert again.get("a") and again.get("c") and again.corrupt == 1
+
+
+def test_an_unwritable_cache_keeps_working_in_memory(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")  # a folder cannot be made below a file (root ignores chmod)
+    v = VectorCache(blocked / "embeddings")
+    with pytest.warns(CacheWarning, match="cannot be written"):
+        v.put(["a"], np.ones((1, 3), dtype=np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # warned once, not per write
+        v.put(["b"], np.zeros((1, 3), dtype=np.float32))
+    found, missing = v.get(["a", "b"])
+    assert missing == [] and v.unwritable
+    j = JsonlCache(blocked / "pre.jsonl")
+    with pytest.warns(CacheWarning, match="cannot be written"):
+        j.put({"key": "a"})
+    assert j.get("a") and j.unwritable
+
+
+def test_results_rows_with_line_separators_read_back(tmp_path):
+    p = tmp_path / "rows.jsonl"
+    append_rows(p, [{"strategy": "a\u2028b", "value": 1}, {"strategy": "c\u0085", "value": 2}])
+    assert [r["strategy"] for r in read_rows(p)] == ["a\u2028b", "c\u0085"]
+
+
+@pytest.mark.parametrize("data, line", [(b'{"a": 1}\n{broken\n', 2), (b'{"a": 1}\n\n[1]\n', 3),
+                                        (b'{"a": "\xff"}\n', 1)])
+def test_a_corrupt_results_file_names_file_and_line(tmp_path, data, line):
+    p = tmp_path / "rows.jsonl"
+    p.write_bytes(data)
+    with pytest.raises(ResultsFileError, match=rf"rows.jsonl:{line}: "):
+        read_rows(p)
+
+
+APPENDER = """
+import sys, time
+from ragkit.results import append_rows
+path, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+while time.time() < start:
+    time.sleep(0.001)
+for i in range(25):
+    append_rows(path, [{"who": who, "i": i, "j": j} for j in range(2)])
+"""
+
+
+def test_two_processes_appending_to_one_results_file_keep_every_row(tmp_path):
+    import time
+
+    p = tmp_path / "rows.jsonl"
+    start = time.time() + 2
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(p), who, str(start)])
+             for who in ("a", "b", "c")]
+    assert [x.wait(timeout=120) for x in procs] == [0, 0, 0]
+    rows = read_rows(p)
+    assert len(rows) == 3 * 25 * 2
+    assert {(r["who"], r["i"], r["j"]) for r in rows} == {
+        (w, i, j) for w in "abc" for i in range(25) for j in range(2)}
+    json.dumps(rows)
