@@ -112,19 +112,38 @@ def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def append_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Add rows to a results file. The read and the rewrite happen under a lock file next to
+    it (``.<name>.lock``), so runs appending to one file at once keep every row."""
+    from filelock import FileLock
+
     path = Path(path)
-    old = read_rows(path) if path.exists() else []
-    write_rows(path, [*old, *rows])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path.parent / f".{path.name}.lock")):
+        old = read_rows(path) if path.exists() else []
+        write_rows(path, [*old, *rows])
+
+
+class ResultsFileError(ValueError):
+    """A results file that is not JSON rows; the message names file and line."""
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a results file; `ResultsFileError` naming file and line for a line that is
+    not a JSON object. Lines are split on "\\n" only (never `str.splitlines()`, which breaks
+    inside JSON strings holding U+2028, U+2029 or U+0085)."""
     out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{n}: not a JSON row ({e})") from None
+    for n, raw in enumerate(Path(path).read_bytes().split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise ResultsFileError(f"{path}:{n}: not UTF-8 (byte 0x{raw[e.start]:02x})") from None
+        except json.JSONDecodeError as e:
+            raise ResultsFileError(f"{path}:{n}: not a JSON row ({e})") from None
+        if not isinstance(row, dict):
+            raise ResultsFileError(f"{path}:{n}: not a JSON row (a {type(row).__name__})")
+        out.append(row)
     return out
 
 
