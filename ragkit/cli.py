@@ -11,8 +11,10 @@ span. A quote that is missing or occurs more than once is reported with its line
 never guessed. Files that cannot be read are reported and skipped too; the run continues.
 
 Exit codes: 0 = done, nothing to report; 1 = done, but some files or questions were skipped
-(see the summary); 2 = bad command line; 3 = nothing to evaluate (no readable documents or
-no usable question).
+(see the summary); 2 = bad command line (a one-line reason); 3 = nothing to evaluate (no
+readable documents or no usable question), or an input or environment ragkit cannot use (an
+unreadable questions file, a corrupt results file). None of these prints a traceback;
+``--debug`` does. A traceback without ``--debug`` is a bug in ragkit (exit 4).
 """
 
 from __future__ import annotations
@@ -23,69 +25,170 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_FATAL = 0, 1, 2, 3
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_FATAL, EXIT_BUG = 0, 1, 2, 3, 4
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
 
 class CliError(Exception):
-    """A fatal input problem: printed without a traceback, exit code 3."""
+    """A fatal input problem: printed without a traceback, exit code 3 (or `code`)."""
+
+    def __init__(self, message: str, code: int = EXIT_FATAL):
+        super().__init__(message)
+        self.code = code
+
+
+class UsageError(CliError):
+    """A bad command line: one line, exit code 2."""
+
+    def __init__(self, message: str):
+        super().__init__(message, EXIT_USAGE)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (and exit code 2)."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def parse_strategies(spec: str) -> list:
+    """Chunkers from a comma-separated spec; `argparse.ArgumentTypeError` naming the bad one."""
+    from .chunkers import REGISTRY, get_chunker
+
+    names = [s.strip() for s in spec.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError(f"{spec!r} names no strategy")
+    out = []
+    for s in names:
+        if not s:
+            raise argparse.ArgumentTypeError(f"{spec!r} has an empty entry")
+        name, colon, sizes = s.partition(":")
+        if name not in REGISTRY:
+            raise argparse.ArgumentTypeError(
+                f"unknown chunker {name!r} in {s!r}; choose from {', '.join(sorted(REGISTRY))}")
+        if colon:
+            size, slash, overlap = sizes.partition("/")
+            if not size.strip().isdigit() or (slash and not overlap.strip().isdigit()):
+                raise argparse.ArgumentTypeError(
+                    f"{s!r}: expected NAME:SIZE or NAME:SIZE/OVERLAP with whole numbers")
+            if int(size) <= 0 or (slash and int(overlap) >= int(size)):
+                raise argparse.ArgumentTypeError(
+                    f"{s!r}: need SIZE > 0 and 0 <= OVERLAP < SIZE")
+        try:
+            out.append(get_chunker(s))
+        except TypeError:
+            raise argparse.ArgumentTypeError(f"{s!r}: chunker {name!r} takes no SIZE/OVERLAP; "
+                                             f"write just {name!r}") from None
+        except (KeyError, ValueError) as e:
+            raise argparse.ArgumentTypeError(f"{s!r}: {e}") from None
+    return out
 
 
 def _load_docs(path: str):
-    from .documents import load_corpus, load_document
+    from .documents import DocumentError, load_corpus, load_document
 
     p = Path(path)
     if p.is_file():
-        return [load_document(p)], []
+        try:
+            return [load_document(p)], [], []
+        except DocumentError as e:
+            raise CliError(f"nothing to chunk: {e}") from None
     if not p.is_dir():
         raise CliError(f"{path}: no such file or folder")
     corpus = load_corpus(p, strict=False)
     if not corpus.documents:
         raise CliError(f"{path}: no readable documents" + "".join(f"\n  {e}" for e in
                                                                    corpus.errors))
-    return corpus.documents, corpus.errors
+    return corpus.documents, corpus.errors, corpus.ignored
 
 
 def _load_folder(corpus: str, golden: str):
     """(benchmark, file errors, question problems) — see `benchmarks.load_folder`."""
     from .benchmarks import load_folder
+    from .golden import GoldenError
 
     if not Path(corpus).is_dir():
         raise CliError(f"{corpus}: no such folder")
     if not Path(golden).is_file():
         raise CliError(f"{golden}: no such file")
-    bench, errors, problems = load_folder(corpus, golden)
+    try:
+        bench, errors, problems = load_folder(corpus, golden)
+    except GoldenError as e:
+        raise CliError(f"nothing to evaluate: {e}") from None
     if not bench.documents:
         raise CliError(f"{corpus}: no readable documents" + "".join(f"\n  {e}" for e in errors))
     return bench, errors, problems
 
 
-def _strategies(spec: str):
-    from .chunkers import get_chunker
-
-    try:
-        return [get_chunker(s.strip()) for s in spec.split(",") if s.strip()]
-    except (KeyError, ValueError, TypeError) as e:
-        raise CliError(f"--strategies: {e}") from None
+_EMBEDDERS: dict = {}
 
 
 def _embedder(model: str | None):
+    """The embedder, loaded now so that a model that cannot be loaded is a one-line error
+    (exit 2), not a traceback in the middle of the run."""
     from .embed import Embedder
 
-    return Embedder(model)
+    if model in _EMBEDDERS:
+        return _EMBEDDERS[model]
+    looks_local = model and (os.sep in model or model.startswith(".") or Path(model).exists())
+    if looks_local and not Path(model).exists():
+        raise UsageError(f"--embedder {model}: no such folder")
+    try:
+        emb = Embedder(model)
+        emb.model  # noqa: B018 - load it now
+    except Exception as e:  # noqa: BLE001 - any failure to load is the argument's
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f"--embedder {model}: cannot be loaded ({reason[:200]})") from e
+    _EMBEDDERS[model] = emb
+    return emb
+
+
+def _check_results_file(path: Path) -> None:
+    """Refuse, before any work, a results file that cannot be appended to."""
+    from .results import read_rows
+
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--results {path}: not a file")
+    if path.exists():
+        try:
+            read_rows(path)
+        except (ValueError, OSError) as e:
+            raise CliError(f"results file {e}; fix or move it, or give --results another "
+                           "file") from None
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not os.access(parent, os.W_OK):
+        raise CliError(f"results file {path}: {parent} is not writable; give --results "
+                       "another file")
 
 
 def cmd_chunk(a) -> int:
-    docs, errors = _load_docs(a.path)
-    chunker = _strategies(a.strategy)[0]
+    docs, errors, ignored = _load_docs(a.path)
+    chunker = a.strategy[0]
     rows = []
     for doc in docs:
         for c in chunker.chunk(doc):
             rows.append({"id": c.id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
                          "prefix": c.prefix, "text": c.text, "strategy": c.strategy})
     if a.out:
-        Path(a.out).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                               encoding="utf-8")
+        from .cache import atomic_write_text
+
+        try:
+            atomic_write_text(a.out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                             for r in rows))
+        except OSError as e:
+            raise CliError(f"--out {a.out}: cannot be written ({e.strerror or e})") from None
         print(f"{len(rows)} chunks written to {a.out}")
     else:
         for r in rows[: a.limit]:
@@ -94,6 +197,7 @@ def cmd_chunk(a) -> int:
         if len(rows) > a.limit:
             print(f"... {len(rows) - a.limit} more (use --out FILE to write them all)")
     _print_lint(docs, chunker, a.embedder)
+    _print_ignored(ignored)
     return _finish(errors, [])
 
 
@@ -112,16 +216,17 @@ def cmd_eval(a) -> int:
     from .results import Recorder, append_rows
 
     seed_everything()
+    results = Path(a.results or get_settings().results_dir / "cli_eval.jsonl")
+    _check_results_file(results)
     bench, errors, problems = _load_folder(a.corpus, a.golden)
     answerable = [q for q in bench.queries if q.gold]
     if not answerable:
         _report(errors, problems)
         raise CliError(f"{a.golden}: no question could be anchored to the documents")
-    results = Path(a.results or get_settings().results_dir / "cli_eval.jsonl")
+    refusals = len(bench.queries) - len(answerable)  # not scored by span metrics: say so
+    emb = _embedder(a.embedder)
     rec = Recorder("cli_eval")
-    table = compare([bench], _strategies(a.strategies), _embedder(a.embedder), rec, k=a.k,
-                    experiment="eval")
-    append_rows(results, rec.rows)
+    table = compare([bench], a.strategies, emb, rec, k=a.k, experiment="eval")
     table = table.sort_values(["recall", "iou", "strategy"], ascending=[False, False, True])
     print(f"\n{len(bench.documents)} documents, {len(answerable)} answerable questions, "
           f"k = {a.k}\n")
@@ -133,6 +238,14 @@ def cmd_eval(a) -> int:
         print(f"{i:>2}  {r['strategy']:<{width}}  "
               + "  ".join(f"{100 * r[c]:>8.1f}%" for c in cols)
               + f"  {int(r['n_chunks']):>6}  {r['flags'] or '-'}")
+    if refusals:
+        print(f"\n{refusals} refusal question(s) (no evidence by design) not scored")
+    _print_ignored(bench.info.get("ignored_files", []))
+    try:
+        append_rows(results, rec.rows)
+    except (ValueError, OSError) as e:
+        _report(errors, problems)
+        raise CliError(f"the table above was not saved: results file {e}") from None
     print(f"\nrows appended to {results}")
     return _finish(errors, problems)
 
@@ -149,7 +262,10 @@ def cmd_show(a) -> int:
     if not match and str(a.question).isdigit() and 1 <= int(a.question) <= len(queries):
         match = [queries[int(a.question) - 1]]
     if not match:
-        raise CliError(f"question {a.question!r} not found in {a.golden}")
+        skipped = [p for p in problems if f"({a.question}):" in p]
+        _report(errors, problems)
+        raise CliError(f"question {a.question!r} was skipped: {skipped[0]}" if skipped
+                       else f"question {a.question!r} not found in {a.golden}")
     q = match[0]
     by_id = {d.id: d for d in docs}
     print(f"Q {q.id}: {q.text}\n")
@@ -157,7 +273,7 @@ def cmd_show(a) -> int:
         print(f"gold {g.doc_id}[{g.start}:{g.end}]: {by_id[g.doc_id].text[g.start:g.end]}\n")
     bench = Benchmark("corpus", docs, [q])
     emb = _embedder(a.embedder)
-    for chunker in _strategies(a.strategies):
+    for chunker in a.strategies:
         out = run_experiment(bench, chunker, emb, k=a.k)
         d = diagnose(q, out.chunks, out.hits[q.id], a.k) if q.gold else {"verdict": "-"}
         print(f"=== {out.strategy}  (verdict: {d['verdict']})")
@@ -169,6 +285,15 @@ def cmd_show(a) -> int:
         print()
     print("* = overlaps the gold")
     return _finish(errors, problems)
+
+
+def _print_ignored(ignored) -> None:
+    if ignored:
+        from collections import Counter
+
+        kinds = Counter(Path(p).suffix.lower() or "(no suffix)" for p in ignored)
+        print(f"\nignored {len(ignored)} file(s) of types ragkit does not read: "
+              + ", ".join(f"{k} ({n})" for k, n in sorted(kinds.items())))
 
 
 def _report(errors, problems) -> None:
@@ -184,27 +309,31 @@ def _finish(errors, problems) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ragkit", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = Parser(prog="ragkit", description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                           parser_class=Parser)
     strategies_help = ("comma-separated chunkers, each NAME or NAME:SIZE/OVERLAP, e.g. "
                        "recursive:250/0,structure (names: see ragkit.chunkers.REGISTRY)")
 
     c = sub.add_parser("chunk", help="chunk a file or folder; print chunks and the lint report")
     c.add_argument("path", help="a file or a folder of documents")
-    c.add_argument("--strategy", default="recursive:250/0", help="one chunker spec")
+    c.add_argument("--strategy", default="recursive:250/0", type=_one_strategy,
+                   help="one chunker spec")
     c.add_argument("--out", help="write every chunk as JSONL here")
-    c.add_argument("--limit", type=int, default=20, help="chunks to print (default 20)")
+    c.add_argument("--limit", type=_count, default=20, help="chunks to print (default 20)")
     c.add_argument("--embedder", help="model whose token limit the linter checks")
     c.set_defaults(func=cmd_chunk)
 
     e = sub.add_parser("eval", help="compare strategies on your corpus and golden set")
     e.add_argument("--corpus", required=True, help="folder of documents")
     e.add_argument("--golden", required=True, help="questions (JSONL or CSV) with quotes")
-    e.add_argument("--strategies", default=DEFAULT_STRATEGIES, help=strategies_help)
+    e.add_argument("--strategies", default=DEFAULT_STRATEGIES, type=parse_strategies,
+                   help=strategies_help)
     e.add_argument("--embedder", help="sentence-transformers hub id or local folder "
                                       "(default: the bundled all-MiniLM-L6-v2)")
-    e.add_argument("--k", type=int, default=5, help="chunks retrieved per question")
+    e.add_argument("--k", type=positive_int, default=5, help="chunks retrieved per question")
     e.add_argument("--results", help="results file to append rows to "
                                      "(default: results/cli_eval.jsonl)")
     e.set_defaults(func=cmd_eval)
@@ -213,21 +342,70 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--corpus", required=True)
     s.add_argument("--golden", required=True)
     s.add_argument("--question", required=True, help="question id, or its 1-based position")
-    s.add_argument("--strategies", default=DEFAULT_STRATEGIES, help=strategies_help)
+    s.add_argument("--strategies", default=DEFAULT_STRATEGIES, type=parse_strategies,
+                   help=strategies_help)
     s.add_argument("--embedder")
-    s.add_argument("--k", type=int, default=5)
+    s.add_argument("--k", type=positive_int, default=5)
+    for sp in (c, e, s):
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks for errors")
     s.set_defaults(func=cmd_show)
     return p
+
+
+def _one_strategy(spec: str) -> list:
+    out = parse_strategies(spec)
+    if len(out) != 1:
+        raise argparse.ArgumentTypeError(f"{spec!r}: give one strategy")
+    return out
+
+
+def _count(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {n}")
+    return n
+
+
+def _one_line_warnings() -> None:
+    """Warnings (a corrupt cache shard, a read-only cache) as one line each, not the
+    file-and-source-line form that reads like a traceback."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"ragkit: warning: {message}", file=file or sys.stderr)
+
+    warnings.showwarning = show
 
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
+    if not debug:
+        _one_line_warnings()
     try:
         return args.func(args)
     except CliError as e:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
         print(f"ragkit: {e}", file=sys.stderr)
-        return EXIT_FATAL
+        return e.code
+    except KeyboardInterrupt:
+        print("ragkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # a bug: keep the traceback, and say so
+        import traceback
+
+        traceback.print_exc()
+        print("ragkit: internal error (a bug in ragkit; the traceback above says where)",
+              file=sys.stderr)
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

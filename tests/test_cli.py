@@ -133,7 +133,85 @@ def test_fatal_and_usage_exit_codes(tmp_path):
     assert run("eval", "--corpus", str(tmp_path / "nope"), "--golden", "x").returncode == 3
     assert run("eval").returncode == 2
     assert run("eval", "--corpus", str(tmp_path), "--golden", "x", "--strategies",
-               "nope").returncode == 3
+               "nope").returncode == 2  # a bad command line, not "nothing to evaluate"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--k", "0"], "--k: must be at least 1"),
+    (["--k", "-3"], "--k: must be at least 1"),
+    (["--strategies", ","], "names no strategy"),
+    (["--strategies", "nope"], "unknown chunker 'nope'"),
+    (["--strategies", "recursive:abc"], "NAME:SIZE"),
+    (["--strategies", "recursive:10/20"], "OVERLAP < SIZE"),
+    (["--strategies", "structure:100"], "takes no SIZE/OVERLAP"),
+    (["--embedder", "/nonexistent"], "--embedder /nonexistent: no such folder"),
+])
+def test_argument_errors_exit_2_with_one_line(tmp_path, args, needle):
+    (tmp_path / "a.md").write_text("# A\n\ntext\n")
+    (tmp_path / "q.jsonl").write_text('{"id": "1", "question": "?", "evidence": '
+                                      '[{"quote": "text"}]}\n')
+    out = run("eval", "--corpus", str(tmp_path), "--golden", str(tmp_path / "q.jsonl"),
+              "--results", str(tmp_path / "rows.jsonl"), *args)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and needle in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1  # one line
+    assert not (tmp_path / "rows.jsonl").exists()  # --k 0 used to append all-zero rows
+
+
+def test_chunk_on_a_bad_file_exits_3_and_debug_shows_the_traceback(tmp_path):
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"---\neffective_date: 2024-02-30\n---\nbody\n")
+    out = run("chunk", str(bad))
+    assert out.returncode == 3 and "Traceback" not in out.stderr
+    assert f"{bad}:2: " in out.stderr and "not a valid date" in out.stderr
+    out = run("--debug", "chunk", str(bad))
+    assert out.returncode == 3 and "Traceback" in out.stderr
+
+
+@pytest.mark.parametrize("golden, needle", [
+    (b'[{"id": "a", "question": "?"}]\n', "JSON array"),
+    ("id,question,quote\nq1,Caf\xe9?,x\n".encode("latin-1"), ":2: not valid UTF-8"),
+])
+def test_unusable_golden_files_exit_3_without_a_traceback(tmp_path, golden, needle):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\ntext\n")
+    q = tmp_path / ("q.csv" if b"id,question" in golden else "q.jsonl")
+    q.write_bytes(golden)
+    out = run("eval", "--corpus", str(tmp_path / "docs"), "--golden", str(q))
+    assert out.returncode == 3 and "Traceback" not in out.stderr and needle in out.stderr
+
+
+def test_a_corrupt_results_file_is_refused_before_any_work(tmp_path, corpus):
+    docs, questions = corpus
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"ok": 1}\n{broken\n')
+    out = run("eval", "--corpus", str(docs), "--golden", str(questions), "--results", str(rows))
+    assert out.returncode == 3 and "Traceback" not in out.stderr
+    assert f"{rows}:2: not a JSON row" in out.stderr
+    assert rows.read_text() == '{"ok": 1}\n{broken\n'
+
+
+def test_eval_reports_duplicates_bad_dates_and_a_read_only_cache(corpus, tmp_path):
+    docs, questions = corpus
+    (docs / "dated.md").write_bytes(b"---\neffective_date: 2024-02-30\n---\nbody\n")
+    lines = questions.read_text().split("\n")
+    dup = json.loads(lines[0])
+    dup["evidence"] = [{"quote": "This applies to unused services only."}]
+    questions.write_text("\n".join(lines[:4]) + "\n" + json.dumps(dup) + "\n")
+    blocked = tmp_path / "cache-is-a-file"
+    blocked.write_text("x")
+    results = tmp_path / "rows.jsonl"
+    out = run("eval", "--corpus", str(docs), "--golden", str(questions), "--strategies",
+              "recursive:60/0", "--k", "2", "--results", str(results),
+              env_extra={"RAGKIT_CACHE_DIR": str(blocked / "cache")})
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    assert "skipped: 2 file(s), 1 question(s)" in out.stderr
+    assert "dated.md:2: " in out.stderr and "not a valid date" in out.stderr
+    assert f"{questions}:line 5 (gold): duplicate id 'gold': line 1" in out.stderr
+    assert "cannot be written" in out.stderr  # the read-only cache: one warning, no crash
+    assert "4 answerable questions" in out.stdout
+    assert {r["n_queries"] for r in read_rows(results)} == {4}
 
 
 def test_html_becomes_markdown_blocks():
