@@ -12,6 +12,10 @@ Each check looks at one document and its chunks and returns `Finding`s:
   so the encoder silently drops its end. With an `Embedder` as `tokenizer` the count is the
   encoder's own (special tokens and prompt included) and the limit defaults to its
   ``max_tokens``; with a tokenizer name the limit must be given;
+- ``over_cap`` (error): a chunk longer than its own chunker's cap (`chunk_cap`: the hard cap
+  of the structure family, prefix included; the size of fixed and recursive splitters), counted
+  in the chunker's tokenizer. The structure family may exceed it only with a single table row
+  or list item, which it never cuts; the message says so;
 - ``empty`` (error): a chunk of whitespace only; ``bad_span`` (error): a chunk whose text is not
   its span of the document.
 
@@ -40,6 +44,7 @@ Level = Literal["error", "warning"]
 LEVELS: dict[str, Level] = {
     "lost_text": "error", "duplicated_text": "warning", "table_without_header": "error",
     "heading_only": "warning", "over_limit": "error", "empty": "error", "bad_span": "error",
+    "over_cap": "error",
 }
 
 
@@ -119,6 +124,75 @@ def lint(doc: Document, chunks: Sequence[Chunk], max_tokens: int | None = None,
     return out
 
 
+def chunk_cap(chunker: Any, doc: Document | None = None) -> tuple[str, int, bool] | None:
+    """(tokenizer, cap, prefix counted) a chunker promises for its chunks, or None when it
+    promises none (sentence groups keep a long sentence whole). A router's cap is that of the
+    chunker it picks for `doc`. Fixed token windows promise `size` tokens of the document's
+    own tokenisation (a window re-tokenised alone can take a BPE token more), so their chunks
+    are counted in context (`cap_findings`)."""
+    from .chunkers import (ClusterSemanticChunker, FixedCharChunker, FixedTokenChunker,
+                           RecursiveChunker, Router, SemanticChunker, StructureChunker)
+
+    if isinstance(chunker, Router):
+        return chunk_cap(chunker.chunker_for(doc)[1]) if doc is not None else None
+    if isinstance(chunker, (StructureChunker, SemanticChunker)):
+        return chunker.tokenizer, chunker.hard, True
+    if isinstance(chunker, ClusterSemanticChunker):
+        return chunker.tokenizer, chunker.max_chunk_size, False
+    if isinstance(chunker, (FixedTokenChunker, RecursiveChunker)):
+        return chunker.tokenizer, chunker.size, False
+    if isinstance(chunker, FixedCharChunker):
+        return "chars", chunker.size, False
+    return None
+
+
+def atomic_unit(doc: Document, chunk: Chunk) -> str | None:
+    """'table row' or 'list item' when the chunk lies inside one row of a table (the first
+    with the header) or one item of a list (units the structure chunkers never cut), else
+    None."""
+    if doc.metadata.get("format", "markdown") != "markdown":
+        return None
+    for b in blocks_for(doc):
+        if b.end <= chunk.start or b.start >= chunk.end:
+            continue
+        for key, what in (("rows", "table row"), ("items", "list item")):
+            spans = list(b.meta.get(key) or [])
+            if key == "rows" and len(spans) > 1:  # the header goes with the first row
+                spans.append((spans[0][0], spans[1][1]))
+            for s, e in spans:
+                if s <= chunk.start and chunk.end <= e:
+                    return what
+    return None
+
+
+def cap_findings(doc: Document, chunks: Sequence[Chunk], chunker: Any) -> list[Finding]:
+    """``over_cap`` findings: chunks longer than their chunker's own cap (see `chunk_cap`)."""
+    cap = chunk_cap(chunker, doc)
+    if cap is None or not chunks:
+        return []
+    from .chunkers import FixedTokenChunker
+
+    name, limit, with_prefix = cap
+    tok = get_tokenizer(name)
+    starts = None
+    if isinstance(chunker, FixedTokenChunker):  # windows of the document's own tokens;
+        # byte-level tokens of one character share its offset: a window may end between them
+        starts = sorted({a for a, _ in tok.spans(doc.text)})
+    out = []
+    for c in chunks:
+        if starts is not None:
+            n = bisect.bisect_left(starts, c.end) - bisect.bisect_left(starts, c.start)
+        else:
+            n = tok.count(c.embedding_text() if with_prefix else c.text)
+        if n > limit:
+            unit = atomic_unit(doc, c) if with_prefix else None
+            why = f" (one {unit}, which is never cut)" if unit else ""
+            out.append(Finding("over_cap", doc.id, f"{doc.where(c.start)}: {n} {name} tokens"
+                               f"{' (prefix included)' if with_prefix else ''} > the "
+                               f"chunker's cap {limit}{why}", c.id, c.start, c.end, n))
+    return out
+
+
 def _structure_findings(doc: Document, blocks: list[Block],
                         chunks: Sequence[Chunk]) -> list[Finding]:
     out = []
@@ -148,8 +222,8 @@ def _structure_findings(doc: Document, blocks: list[Block],
 def summary(findings: Iterable[Finding]) -> dict[str, int]:
     """Totals: errors, warnings, characters lost and duplicated, and a count per other check."""
     out = {"errors": 0, "warnings": 0, "lost_chars": 0, "duplicated_chars": 0,
-           "tables_without_header": 0, "heading_only": 0, "over_limit": 0, "empty": 0,
-           "bad_span": 0}
+           "tables_without_header": 0, "heading_only": 0, "over_limit": 0, "over_cap": 0,
+           "empty": 0, "bad_span": 0}
     names = {"table_without_header": "tables_without_header"}
     for f in findings:
         out["errors" if f.level == "error" else "warnings"] += 1
@@ -163,10 +237,11 @@ def summary(findings: Iterable[Finding]) -> dict[str, int]:
 
 
 def lint_corpus(docs: Iterable[Document], chunker: Any, max_tokens: int | None = None,
-                tokenizer: Any = "minilm"):
+                tokenizer: Any = "minilm", caps: bool = True):
     """One row per chunker (a chunker, a list of them, or a dict name -> chunker): documents,
     chunks, the `summary` totals, and lost / duplicated text as a percentage of all
-    non-whitespace characters."""
+    non-whitespace characters. With `caps`, each chunker's own cap is checked too
+    (`cap_findings`)."""
     import pandas as pd
 
     docs = list(docs)
@@ -185,6 +260,8 @@ def lint_corpus(docs: Iterable[Document], chunker: Any, max_tokens: int | None =
             chunks = ch.chunk(d)
             n_chunks += len(chunks)
             findings.extend(lint(d, chunks, max_tokens=max_tokens, tokenizer=tokenizer))
+            if caps:
+                findings.extend(cap_findings(d, chunks, ch))
         s = summary(findings)
         rows.append({"strategy": name, "docs": len(docs), "chunks": n_chunks, **s,
                      "lost_pct": 100 * s["lost_chars"] / max(solid, 1),

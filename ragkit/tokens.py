@@ -80,25 +80,46 @@ class TiktokenTokenizer:
         return out
 
 
+LONG_RUN = 100  # characters: WordPiece makes a longer word one [UNK] (max_input_chars_per_word)
+
+
 class HFTokenizer:
-    """A Hugging Face fast tokenizer (the embedder's own), special tokens excluded."""
+    """A Hugging Face fast tokenizer (the embedder's own), special tokens excluded.
+
+    A run of characters with no token boundary in it (a 2 MB string without spaces, a long
+    base64 blob, Thai script for an English vocabulary) comes back from WordPiece as a single
+    unknown token. Counted that way, any amount of such text "fits" one token, and no cap
+    holds; so an unknown token longer than `LONG_RUN` characters counts, and is cut, as one
+    token per character.
+    """
 
     def __init__(self, tokenizer, name: str | None = None):
         tokenizer.model_max_length = 10**12  # we count, never feed the model: no length notice
         self._tok = tokenizer
         self.name = name or getattr(tokenizer, "name_or_path", "hf")
+        self._unk = getattr(tokenizer, "unk_token_id", None)
 
     def count(self, text: str) -> int:
-        return len(self._tok(text, add_special_tokens=False, truncation=False)["input_ids"])
+        ids = self._tok(text, add_special_tokens=False, truncation=False)["input_ids"]
+        if self._unk is not None and self._unk in ids and len(text) > LONG_RUN:
+            return len(self.spans(text))
+        return len(ids)
 
     def count_batch(self, texts: list[str]) -> list[int]:
         enc = self._tok(texts, add_special_tokens=False, truncation=False)
-        return [len(ids) for ids in enc["input_ids"]]
+        return [len(self.spans(t)) if self._unk is not None and self._unk in ids
+                and len(t) > LONG_RUN else len(ids) for t, ids in zip(texts, enc["input_ids"])]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         enc = self._tok(text, add_special_tokens=False, truncation=False,
                         return_offsets_mapping=True)
-        return [tuple(s) for s in enc["offset_mapping"]]
+        out: list[tuple[int, int]] = []
+        for s, e in enc["offset_mapping"]:
+            if e - s > LONG_RUN:  # one unknown token over a long run: a token per character
+                out.extend((i, i + 1) for i in range(s, e))
+            else:
+                out.append((s, e))
+        return out
 
 
 class CharTokenizer:

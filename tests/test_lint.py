@@ -104,3 +104,21 @@ def test_lint_corpus_gives_one_row_per_strategy():
 @pytest.mark.parametrize("doc", [Document("d", ""), Document("d", "   \n")])
 def test_empty_documents(doc):
     assert lint(doc, []) == []
+
+
+def test_over_cap_reports_chunks_over_their_own_chunkers_cap():
+    from ragkit.lint import cap_findings, chunk_cap
+
+    doc = Document("d", " ".join(["word"] * 300))
+    chunker = StructureChunker(40, 64, "minilm")
+    assert chunk_cap(chunker, doc) == ("minilm", 64, True)
+    assert cap_findings(doc, chunker.chunk(doc), chunker) == []
+    whole = [Chunk.make(doc, 0, len(doc.text), strategy="x")]
+    [f] = cap_findings(doc, whole, chunker)
+    assert (f.check, f.level, f.amount) == ("over_cap", "error", 300)
+    row = Document("t", "| a | b |\n|---|---|\n| " + "cell " * 100 + "| x |\n| 1 | 2 |\n")
+    chunks = chunker.chunk(row)
+    found = cap_findings(row, chunks, chunker)
+    assert found and "one table row, which is never cut" in found[0].message
+    table = lint_corpus([doc], [chunker])
+    assert table.loc[0, "over_cap"] == 0

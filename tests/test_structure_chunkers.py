@@ -617,3 +617,73 @@ def test_structure_chunker_is_faster_than_langchain_recursive():
     theirs_s = best_of(lambda: splitter.split_text(text))
     ours_s = best_of(cold)
     assert ours_s <= theirs_s, f"structure {ours_s:.3f}s vs langchain {theirs_s:.3f}s"
+
+
+# --------------------------------------------------------------------- issue 19: caps that hold
+
+LONG_TITLE = " ".join(["Conditions for refund eligibility"] * 25)
+PARA = "Gold pays two percent of the refunded amount within fourteen days. "
+CAPPED = [StructureChunker(), SectionChunker(), ClauseChunker(), TableRowChunker(),
+          TranscriptChunker(), ChatChunker(), ApiChunker(), CodeChunker(), Router()]
+
+
+def over_cap(doc, chunks, chunker):
+    from ragkit.lint import atomic_unit, cap_findings
+
+    return [f for f in cap_findings(doc, chunks, chunker)
+            if atomic_unit(doc, next(c for c in chunks if c.id == f.chunk_id)) is None]
+
+
+@pytest.mark.parametrize("chunker", CAPPED, ids=lambda c: c.name)
+def test_a_breadcrumb_near_the_cap_is_shortened_not_the_bodies(chunker):
+    doc = Document("d", f"# {LONG_TITLE}\n\n## {LONG_TITLE}\n\n### {LONG_TITLE}\n\n"
+                   + (PARA * 8 + "\n\n") * 20, {"title": "Policy"})
+    chunks = chunker.chunk(doc)
+    assert over_cap(doc, chunks, chunker) == []
+    assert len(chunks) < 60  # was 580+ chunks of one-character bodies
+    assert sum(len(c.text.strip()) <= 2 for c in chunks) == 0
+
+
+def test_a_shortened_breadcrumb_is_flagged():
+    chunker = StructureChunker()
+    doc = Document("d", f"# {LONG_TITLE}\n\n## Gold\n\n" + PARA * 30)
+    chunks = chunker.chunk_all([doc])
+    short = [c for c in chunks if c.metadata.get("breadcrumb_shortened")]
+    assert short and all(c.prefix.startswith("[") and "…" in c.prefix for c in short)
+    assert any(f.startswith("breadcrumb_shortened:") for f in chunker.flags())
+    tok = get_tokenizer("minilm")
+    assert all(tok.count(c.prefix + "\n\n") <= 254 // 3 for c in chunks)
+    normal = Document("n", "# Refunds\n\n## Gold\n\n" + PARA * 30)
+    assert not any(c.metadata.get("breadcrumb_shortened") for c in chunker.chunk_all([normal]))
+    assert chunker.flags() == []
+
+
+@pytest.mark.parametrize("n", [25, 30, 60, 120])
+@pytest.mark.parametrize("at_end", [False, True])
+def test_runs_of_empty_headings_stay_under_the_hard_cap(n, at_end):
+    heads = "".join(f"## Heading number {i}\n\n" for i in range(n))
+    doc = Document("d", PARA + "\n\n" + heads if at_end else heads + PARA)
+    chunker = StructureChunker()
+    chunks = chunker.chunk(doc)
+    tok = get_tokenizer("minilm")
+    assert max(tok.count(c.embedding_text()) for c in chunks) <= 254
+    assert len(chunks) <= n // 10 + 3  # packed, not one chunk per heading
+
+
+@pytest.mark.parametrize("chunker", [StructureChunker(), get_chunker("fixed_tokens:256/0",
+                                                                     tokenizer="minilm"),
+                                     SemanticChunker(embedder=LexicalEmbedder())],
+                         ids=lambda c: c.name)
+def test_a_run_without_token_boundaries_is_split_by_characters(chunker):
+    doc = Document("d", "# Blob\n\n" + "x" * 200_000 + "\n\nAfter.\n")
+    chunks = chunker.chunk(doc)
+    assert over_cap(doc, chunks, chunker) == []
+    assert len(chunks) > 200_000 // 300  # a 2 MB run used to be "one token", one chunk
+
+
+def test_long_unknown_tokens_count_per_character():
+    tok = get_tokenizer("minilm")
+    assert tok.count("x" * 2_000) == 2_000
+    assert tok.count("hello " + "y" * 150 + " world") == 152
+    assert tok.count("hello world") == 2 and len(tok.spans("z" * 300)) == 300
+    assert tok.count_batch(["x" * 500, "hello world"]) == [500, 2]

@@ -112,6 +112,46 @@ def breadcrumb_text(style: str, above: Sequence[Heading], title: str | None = No
     return f"[{' > '.join(titles)}]" if titles else ""
 
 
+def _crumb_titles(style: str, above: Sequence[Heading], title: str | None) -> list[str]:
+    titles = [h.title for h in above]
+    if style == "heading":
+        return titles[-1:]
+    if style == "path+title" and title:
+        if not titles or titles[0].casefold() != str(title).casefold():
+            return [str(title), *titles]
+    return titles
+
+
+def shorten_breadcrumb(style: str, above: Sequence[Heading], title: str | None,
+                       fits: Callable[[str], bool]) -> str:
+    """The longest breadcrumb for which `fits` holds: outer titles give way to "…" first,
+    then the nearest heading's title is cut (ending in "…"); "" when not even that fits.
+
+    >>> hs = [Heading(1, "Refund Policy", 0), Heading(2, "Gold", 9)]
+    >>> shorten_breadcrumb("path", hs, None, lambda s: len(s) <= 12)
+    '[… > Gold]'
+    """
+    titles = _crumb_titles(style, above, title)
+    if not titles:
+        return ""
+    for i in range(1, len(titles)):
+        cand = "[… > " + " > ".join(titles[i:]) + "]"
+        if fits(cand):
+            return cand
+    lead = "[… > " if len(titles) > 1 else "["
+    last = titles[-1]
+    lo, hi = 0, len(last) - 1  # the longest cut of the last title that fits
+    if not fits(f"{lead}{last[:0]}…]"):
+        return ""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(f"{lead}{last[:mid].rstrip()}…]"):
+            lo = mid
+        else:
+            hi = mid - 1
+    return f"{lead}{last[:lo].rstrip()}…]"
+
+
 _SHORT_COUNTS: dict[str, dict[str, int]] = {}
 
 
@@ -189,8 +229,37 @@ class StructureChunker(Chunker):
         blocks, counts = measured_blocks(doc, self.tokenizer)
         return self.finish(doc, self.pack(doc, blocks, counts))
 
+    # A breadcrumb may take at most this share of the hard cap: one that would leave the body
+    # less room is shortened (`shorten_breadcrumb`) and its chunks flagged.
+    CRUMB_SHARE = 3
+
+    def crumb_limit(self) -> int:
+        """Tokens a breadcrumb (its "\\n\\n" separator included) may take: hard // 3."""
+        return max(1, self.hard // self.CRUMB_SHARE)
+
     def crumb(self, doc: Document, above: Sequence[Heading]) -> str:
-        return breadcrumb_text(self.breadcrumb, above, doc.metadata.get("title"))
+        title = doc.metadata.get("title")
+        text = breadcrumb_text(self.breadcrumb, above, title)
+        if not text:
+            return text
+        costs, limit = Costs(self.tok), self.crumb_limit()
+        if costs.prefix(text) <= limit:
+            return text
+        short = shorten_breadcrumb(self.breadcrumb, above, title,
+                                   lambda s: costs.prefix(s) <= limit)
+        if short:
+            self.__dict__.setdefault("_short_crumbs", set()).add(short)
+        return short
+
+    def flags(self) -> list[str]:
+        """``breadcrumb_shortened`` when a breadcrumb had to be cut to leave its body room
+        (since the last `chunk_all`)."""
+        n = self.__dict__.get("_shortened", 0)
+        return [f"breadcrumb_shortened:{n}"] if n else []
+
+    def chunk_all(self, docs, progress: bool = False) -> list[Chunk]:
+        self._shortened = 0
+        return super().chunk_all(docs, progress)
 
     # -- the packer ------------------------------------------------------------------------
     def pack(self, doc: Document, blocks: Sequence[Block], counts: Sequence[int],
@@ -242,6 +311,24 @@ class StructureChunker(Chunker):
             state.update(prefix=prefix, tokens=costs.prefix(prefix) + body_cost(units),
                          level=path[-1].level if path else 0, path=[h.title for h in path])
 
+        def flush_pending() -> None:
+            """Headings with no content they can share a chunk with: chunks of their own,
+            as many headings to a chunk as fit under the hard cap."""
+            group: list[Unit] = []
+            for u in pending:
+                if group:
+                    first = group[0].start
+                    cost = costs.prefix(prefix_of(above(first), first)) + body_cost([*group, u])
+                    if cost > hard:
+                        start_chunk(group)
+                        emit()
+                        group = []
+                group.append(u)
+            if group:
+                start_chunk(group)
+                emit()
+            pending.clear()
+
         def place(unit: Unit) -> None:
             group = [*pending, unit]
             pending.clear()
@@ -266,9 +353,7 @@ class StructureChunker(Chunker):
             budget = self._budget(doc, costs, prefix_of, above, pending, block)
             if pending and budget < hard // 4:  # a pile of headings: let them stand alone
                 emit()
-                start_chunk(pending[:])
-                pending.clear()
-                emit()
+                flush_pending()
                 budget = self._budget(doc, costs, prefix_of, above, pending, block)
             if n > budget or self.rows_alone:  # pieces after the first: their own prefix
                 later = hard - costs.prefix(prefix_of(above(block.start + 1), block.start + 1))
@@ -280,7 +365,7 @@ class StructureChunker(Chunker):
                 place(unit)
         if pending:  # headings at the very end, with nothing after them
             emit()
-            start_chunk(pending[:])
+            flush_pending()
         emit()
         return out
 
@@ -302,6 +387,10 @@ class StructureChunker(Chunker):
         key = repr(sorted(params.items()))
         if key not in memo:
             memo[key] = stable_hash(self.name, params, n=8)
+        short = self.__dict__.get("_short_crumbs")
+        if short and prefix and any(prefix.startswith(c) for c in short):
+            meta = {**meta, "breadcrumb_shortened": True}
+            self._shortened = self.__dict__.get("_shortened", 0) + 1
         return Chunk.make(doc, start, end, strategy=self.label, prefix=prefix,
                           metadata={**doc_meta(doc), **meta, "settings": memo[key]})
 
