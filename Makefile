@@ -49,9 +49,9 @@ bench: setup
 gpu-bench:
 	python -m ragkit.bench_late --device cuda
 
-# Bad inputs x every chunker, then ten minutes of random documents through them.
+# The robustness suite at full size, then ten minutes of random documents through the chunkers.
 fuzz: setup
-	$(PY) -m ragkit.robustness --fuzz-seconds 600
+	$(PY) -m ragkit.robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
 
 clean:
 	rm -rf .cache results/smoke

@@ -10,7 +10,8 @@ BIG_LINE_MB = float(os.environ.get("RAGKIT_BIG_LINE_MB", "1"))  # the script use
 CHUNKERS = default_chunkers()
 INPUTS = {b.name: b for b in bad_inputs(BIG_LINE_MB)}
 SMALL = {b.name: b for b in bad_inputs(0.05)}
-EXPECTED_ERRORS = {"not_utf8", "front_matter_wrong_types", "front_matter_not_mapping", "empty"}
+EXPECTED_ERRORS = {"not_utf8", "front_matter_wrong_types", "front_matter_not_mapping", "empty",
+                   *(b.name for b in INPUTS.values() if b.expect == "error")}
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +72,22 @@ def test_late_input_catches_a_chunker_that_loses_text(million):
 
     with pytest.raises(AssertionError, match="lost"):
         late_input(DropsTheEnd(), doc, late, tokens)
+
+
+@pytest.mark.parametrize("area", ["folders", "golden files", "CLI", "caches", "caps",
+                                  "concurrency"])
+def test_robustness_area_quick(area, tmp_path):
+    """The suite's areas beyond single documents (`python -m ragkit.robustness` runs them all
+    at full size): every case passes."""
+    from ragkit.robustness import run_areas
+
+    [got] = run_areas(tmp_path, CHUNKERS, quick=True, only=(area,))
+    assert got.tried > 0 and got.failures == []
+
+
+def test_robustness_main_prints_tried_and_failed_per_area(capsys, tmp_path):
+    from ragkit.robustness import main
+
+    assert main(["--areas", "golden files,caches", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "golden files" in out and "caches" in out and "total:" in out and ", 0 failed" in out
