@@ -407,8 +407,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("questions")
     p.add_argument("out")
     a = p.parse_args(argv)
-    docs = load_corpus(a.corpus).by_id()
-    records, problems = build_golden(a.questions, docs, a.out)
+    from .documents import DocumentError
+
+    try:
+        docs = load_corpus(a.corpus).by_id()
+        records, problems = build_golden(a.questions, docs, a.out)
+    except (DocumentError, GoldenError) as e:
+        print(e)
+        return 3
     for prob in problems:
         print(f"{a.questions}:{prob}")
     print(f"{len(records)} questions written to {a.out}; {len(problems)} problem(s)")
