@@ -87,7 +87,10 @@ class ParentStore:
     def load(cls, path: str | Path, docs: dict[str, Document] | None = None) -> "ParentStore":
         """Read a saved store; with `docs`, check every parent is still its span."""
         parents = []
-        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        # split on "\n" only: a chunk's text may hold U+2028/U+2029/U+0085 (str.splitlines)
+        for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
+            if not line.strip():
+                continue
             r = json.loads(line)
             c = Chunk(doc_id=r["doc_id"], start=r["start"], end=r["end"], text=r["text"],
                       strategy=r["strategy"], prefix=r["prefix"], parent_id=r["parent_id"],

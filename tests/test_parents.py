@@ -84,3 +84,12 @@ def test_sentence_window_widens_and_merges(embedder):
     for a in hits:
         for b in hits:
             assert a is b or a.chunk.end <= b.chunk.start or b.chunk.end <= a.chunk.start
+
+
+def test_store_round_trip_keeps_line_separators_inside_text(tmp_path):
+    """A parent whose text holds U+2028 / U+0085 reads back whole (JSONL split on \\n only)."""
+    doc = Document("d", "First part\u2028still the first.\n\nSecond\x85part here.")
+    parent = Chunk.make(doc, 0, len(doc.text), strategy="p")
+    store = ParentStore([parent])
+    again = ParentStore.load(store.save(tmp_path / "p.jsonl"), {"d": doc})
+    assert again.parents == store.parents
