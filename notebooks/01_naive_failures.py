@@ -199,12 +199,17 @@ repro_df = pd.DataFrame(repro, columns=["chunker", "recall", "published recall",
                                         "precision_Ω", "chunks", "flags", "time"])
 repro_df.drop(columns=["time"])
 
+# %% [markdown]
+# Agreement is decided by a rule fixed before the run (`ragkit.claims`): our mean, with its
+# 95 % bootstrap interval over the 472 questions, must come within 10 % of the published value
+# (for IoU values of 3.5–6.5 % that is a few tenths of a point, not the three points that
+# would let almost any configuration pass).
+
 # %%
-worst = repro_df[["Δ recall", "Δ IoU"]].abs().max()
-verdict = "within" if (worst <= 3).all() else "NOT within"
-display(Markdown(f"Largest gap to the published table: {worst['Δ recall']:.1f} points of recall "
-                 f"and {worst['Δ IoU']:.1f} of IoU — **{verdict} 3 points**"
-                 + (" (smoke slice: not comparable)" if settings.smoke else "") + "."))
+from ragkit.claims import check_claims, claims_for, show
+from ragkit.results import load_results, load_scores
+
+show(check_claims(load_results(), load_scores(), claims=claims_for("chroma")))
 
 # %%
 anthropic_rows = pd.DataFrame(anthropic_baseline(smoke=settings.smoke),

@@ -16,31 +16,7 @@ import os
 import sys
 import time
 
-# Chroma's report, all-MiniLM-L6-v2, k = 5 (recall / precision / precision_omega / IoU, %).
-CHROMA_PUBLISHED = {
-    ("recursive", 250, 125): (78.7, 4.9, 21.9, 4.9),
-    ("recursive", 250, 0): (78.5, 5.4, 26.7, 5.4),
-    ("recursive", 200, 0): (75.7, 6.5, 31.2, 6.5),
-    ("token", 250, 125): (82.4, 3.6, 11.4, 3.5),
-    ("token", 250, 0): (77.1, 3.3, 16.4, 3.3),
-    ("token", 200, 0): (76.6, 4.1, 19.1, 4.1),
-    ("cluster", 250, 0): (77.3, 6.1, 28.6, 6.0),
-    ("cluster", 200, 0): (75.2, 7.2, 33.6, 7.2),
-}
-
-
-def chroma_best(metric: str) -> tuple[float, str]:
-    """The best published MiniLM value of ``recall`` or ``iou`` (%) and the row that holds it."""
-    col = {"recall": 0, "precision": 1, "precision_omega": 2, "iou": 3}[metric]
-    names = {"recursive": "RecursiveCharacterTextSplitter", "token": "TokenTextSplitter",
-             "cluster": "ClusterSemanticChunker"}
-    (kind, size, overlap), row = max(CHROMA_PUBLISHED.items(), key=lambda kv: kv[1][col])
-    label = f"{names[kind]} {size}" + (f"/{overlap}" if kind != "cluster" else "")
-    return row[col], label
-
-
-# Anthropic cookbook, voyage-2, basic retrieval: Pass@5 / @10 / @20 (%).
-ANTHROPIC_PUBLISHED = {"basic (voyage-2)": (80.92, 87.15, 90.06)}
+from .published import ANTHROPIC_PUBLISHED, CHROMA_PUBLISHED, chroma_best  # noqa: F401
 
 
 def _table(headers: list[str], rows: list[list]) -> str:
@@ -103,12 +79,10 @@ def anthropic_baseline(smoke: bool = False) -> list[list]:
     rec = Recorder("bench_anthropic_baseline")
     out = run_experiment(bench, embedder=emb, k=5, chunks=bench.chunks, depth=20,
                          label="upstream")
-    passk = recall_at(out, bench.queries, (5, 10, 20))
-    rec.add_metrics(passk, experiment="anthropic_baseline", benchmark="anthropic",
-                    strategy="upstream", embedder=emb.name, k=20, n_queries=len(bench.queries),
-                    flags=out.flags)
+    passk = recall_at(out, bench.queries, (5, 10, 20), per_query=True)
+    out.record(rec, experiment="anthropic_baseline", embedder=emb.name, k=5)
     rows = [["upstream chunks + " + emb.name, *(100 * passk[f"pass@{k}"] for k in (5, 10, 20))]]
-    for name, vals in ANTHROPIC_PUBLISHED.items():
+    for name, vals in list(ANTHROPIC_PUBLISHED.items())[:1]:
         rows.append([name + " (published)", *vals])
         for k, v in zip((5, 10, 20), vals):
             rec.add(experiment="anthropic_baseline", benchmark="anthropic", strategy="upstream",

@@ -17,7 +17,20 @@ Rank metrics treat a chunk as relevant when its body overlaps a gold span:
                  "Pass@k" when the gold units are their chunks (= ragas' IDBasedContextRecall);
 - precision@k  = fraction of the top k chunks that overlap the gold (= ragas'
                  IDBasedContextPrecision when chunks are the gold units);
-- MRR@k, nDCG@10 through ranx.
+- MRR@k through ranx; nDCG@10 from the top 10 hits (at least 10 are always retrieved), with
+  one relevance granularity for every retriever: the gold characters. A hit's gain is the share
+  of the query's gold it adds (text already returned by a better-ranked hit earns nothing
+  again); the ideal ranking returns each document's gold in one unit, largest share first, so
+  a rank-1 hit holding all the gold scores 1 whatever the size of the units. With one gold
+  span per document this is ranx's nDCG with relevance = gold length (tested).
+
+Budgeted metrics (the course's primary view): what reaches the model is a context of at most
+B tokens of one reference tokenizer (cl100k_base, whatever the embedder), filled by `pack_context`
+with hits in rank order. Overlapping hits are merged (a parent and its child count once); a
+hit's prefix (breadcrumb, preamble) counts against the budget; the last hit is cut at the
+budget. On that context, per query: recall@B, precision@B, IoU@B (on body characters, each
+counted once), pass@B (share of gold units wholly in the context, whitespace ignored) and hit@B
+(1 when every gold unit is). Strategies compare at equal B, not at equal k.
 
 Refusal: with ``abstain when top score < threshold``, a threshold calibrated on one half of the
 queries is applied to the other; we report over-refusal (answerable questions abstained on) and
@@ -30,11 +43,13 @@ unsupported answers (unanswerable questions answered).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .types import Chunk, Query, Span
+from .types import Chunk, Document, Query, Span
 
 Range = tuple[int, int]
 
@@ -105,7 +120,17 @@ def _span_scores(retrieved: Sequence[tuple[str, int, int]], gold: Sequence[tuple
 
 
 def precision_omega(chunks_by_doc: Mapping[str, Sequence[Chunk]], gold: Sequence[Span]) -> float:
-    """Chroma's precision_Ω: the best precision this chunking allows for this query."""
+    """Chroma's precision_Ω: the best precision this chunking allows for this query.
+
+    As upstream computes it, a chunk that merely *touches* a gold span (its end is the span's
+    start, or its start the span's end) counts as intersecting it: its characters join the
+    denominator although it adds nothing to the numerator (upstream's range intersection
+    accepts an empty overlap).
+
+    >>> c = [Chunk("d", 0, 5, "abcde", "x"), Chunk("d", 5, 10, "fghij", "x")]
+    >>> precision_omega({"d": c}, [Span("d", 0, 5)])  # the second chunk touches the gold
+    0.5
+    """
     hits: dict[str, list[Range]] = defaultdict(list)
     touched: dict[str, list[Range]] = defaultdict(list)
     unused: dict[str, list[Range]] = defaultdict(list)
@@ -116,10 +141,12 @@ def precision_omega(chunks_by_doc: Mapping[str, Sequence[Chunk]], gold: Sequence
             for g in gold:
                 if g.doc_id != doc_id:
                     continue
+                if c.end < g.start or g.end < c.start:
+                    continue
+                touched[doc_id].append((c.start, c.end))  # touching counts (upstream's rule)
                 x = intersect((c.start, c.end), (g.start, g.end))
                 if x:
                     hits[doc_id].append(x)
-                    touched[doc_id].append((c.start, c.end))
                     unused[doc_id] = subtract(unused[doc_id], x)
     num = sum(total(union(v)) for v in hits.values())
     den = sum(total(union(touched[d] + unused[d])) for d in set(touched) | set(unused))
@@ -170,9 +197,39 @@ def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
     return out
 
 
+def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:
+    """nDCG@n with the gold characters as the one relevance granularity (see the module doc).
+
+    >>> d = Document("d", "x" * 30)
+    >>> q = Query("q", "?", gold=(Span("d", 10, 20),))
+    >>> ndcg(q, [Chunk.make(d, 0, 30, "t")]), ndcg(q, [Chunk.make(d, 0, 5, "t"), Chunk.make(d, 10, 20, "t")])
+    (1.0, 0.6309297535714575)
+    """
+    gold = [g for g in query.gold if len(g)]
+    size = sum(len(g) for g in gold)
+    if not size:
+        return 0.0
+    need: dict[str, list[Range]] = defaultdict(list)
+    for g in gold:
+        need[g.doc_id].append((g.start, g.end))
+    need = {d: union(r) for d, r in need.items()}
+    shares = sorted((total(r) / size for r in need.values()), reverse=True)
+    ideal = sum(s / np.log2(i + 2) for i, s in enumerate(shares))
+    dcg = 0.0
+    for rank, c in enumerate(ranked[:n]):
+        left = need.get(c.doc_id)
+        if not left:
+            continue
+        got = sum(x[1] - x[0] for r in left for x in [intersect(r, c.span)] if x)
+        if got:
+            dcg += got / size / np.log2(rank + 2)
+            need[c.doc_id] = subtract(left, c.span)
+    return float(dcg / ideal)
+
+
 def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
                  all_chunks: Sequence[Chunk], k: int) -> dict[str, dict[str, float]]:
-    """MRR@k and nDCG@10 per query from ranx (relevant = overlaps a gold span)."""
+    """MRR@k from ranx (relevant = overlaps a gold span) and nDCG@10 (`ndcg`) per query."""
     import warnings
 
     from ranx import Qrels, Run, evaluate
@@ -194,22 +251,28 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
         run[q.id] = {c.id: float(len(hits) - r) for r, (c, _) in enumerate(hits)} or {"∅": 0.0}
     if not qrels:
         return {}
-    metrics = [f"mrr@{k}", "ndcg@10"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's uint64 cast notice inside ranx
-        res = evaluate(Qrels(qrels), Run(run), metrics, return_mean=False, make_comparable=True)
+        res = evaluate(Qrels(qrels), Run(run), [f"mrr@{k}"], return_mean=False,
+                       make_comparable=True)
     ids = list(Qrels(qrels).keys())
-    return {qid: {"mrr@k": float(res[f"mrr@{k}"][i]), "ndcg@10": float(res["ndcg@10"][i])}
+    by_q = {q.id: q for q in queries}
+    return {qid: {"mrr@k": float(res[i]),
+                  "ndcg@10": ndcg(by_q[qid], [c for c, _ in ranked.get(qid, [])], 10)}
             for i, qid in enumerate(ids)}
 
 
 def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
                        all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True,
-                       texts: Mapping[str, str] | None = None):
+                       texts: Mapping[str, str] | None = None,
+                       budgets: Sequence[int] = ()):
     """Per-query metrics (a DataFrame) and their means (a dict) for the answerable queries.
 
-    `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them. Queries
-    without gold (refusals) are left out here; see `refusal_scores`.
+    `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them (and enough
+    to fill the largest of `budgets`). Fixed-k metrics come from the top k; for each budget B
+    the columns ``recall@B<B>``, ``precision@B<B>``, ``iou@B<B>``, ``pass@B<B>``, ``hit@B<B>``
+    and ``tokens@B<B>`` come from `pack_context`. Queries without gold (refusals) are left out
+    here; see `refusal_scores`.
     """
     import pandas as pd
 
@@ -224,6 +287,9 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
         row = {"query_id": q.id, "type": q.type,
                **query_scores(q, chunks, k, by_doc if omega else None, texts),
                **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
+        for b in budgets:
+            packed = pack_context(chunks, b)
+            row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packed, texts).items()})
         rows.append(row)
     df = pd.DataFrame(rows)
     means = {m: float(df[m].mean()) for m in df.columns if m not in ("query_id", "type")} \
@@ -260,3 +326,130 @@ def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
         "unsupported_answer": float(np.mean(answered[unans])) if unans.any() else float("nan"),
         "refusal_accuracy": float(np.mean(answered == ans)),
     }
+
+
+# --- Budgeted retrieval: compare strategies by what reaches the model ------------------------
+
+BUDGETS = (256, 512, 1024, 2048, 4096)   # cl100k_base tokens
+DEFAULT_BUDGET = 1024
+REFERENCE_TOKENIZER = "cl100k_base"
+BUDGET_METRICS = ("recall", "precision", "iou", "pass", "hit", "tokens")
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The context a budget lets through: merged body ranges ``(doc_id, start, end)``, the
+    tokens used (bodies and prefixes), how many hits contributed, whether the last one was cut,
+    and whether the hits ran out before the budget was full."""
+
+    spans: tuple[tuple[str, int, int], ...]
+    tokens: int
+    units: int
+    cut: bool
+    exhausted: bool
+    examined: int = 0  # hits looked at (the rest never reached the context)
+
+
+@lru_cache(maxsize=1)
+def _reference():
+    from .tokens import get_tokenizer
+
+    return get_tokenizer(REFERENCE_TOKENIZER)
+
+
+@lru_cache(maxsize=500_000)
+def count_tokens(text: str) -> int:
+    """Tokens of `text` in the reference tokenizer (cl100k_base), cached."""
+    return _reference().count(text) if text else 0
+
+
+def _first_tokens(text: str, n: int) -> int:
+    """Characters of `text` covered by its first `n` reference tokens."""
+    spans = _reference().spans(text)
+    return spans[n - 1][1] if 0 < n <= len(spans) else (len(text) if n > 0 else 0)
+
+
+def pack_context(hits: Sequence[Chunk], budget: int,
+                 count: Callable[[str], int] = count_tokens) -> Packed:
+    """Fill a context of `budget` tokens with `hits` in rank order.
+
+    Each hit adds the part of its body not already in the context (a child of a returned
+    parent adds nothing and costs nothing), plus its prefix when it adds anything; the hit that
+    does not fit is cut at the budget, prefix first, then its body on a token boundary.
+
+    >>> d = Document("d", "one two three four five six seven eight")
+    >>> p = pack_context([Chunk.make(d, 0, 13, "t"), Chunk.make(d, 4, 23, "t")], 4)
+    >>> p.spans, p.tokens, p.cut  # "one two three" + the first token of " four five"
+    ((('d', 0, 18),), 4, True)
+    """
+    covered: dict[str, list[Range]] = defaultdict(list)
+    used, units, cut, examined = 0, 0, False, 0
+    for c in hits:
+        examined += 1
+        new = subtract_all([(c.start, c.end)], covered[c.doc_id])
+        if not new:
+            continue
+        pieces = [c.text[s - c.start:e - c.start] for s, e in new]
+        cost = [count(p) for p in pieces]
+        head = count(c.prefix) if c.prefix else 0
+        if used + head + sum(cost) <= budget:
+            covered[c.doc_id].extend(new)
+            used += head + sum(cost)
+            units += 1
+            continue
+        room = budget - used - head
+        taken = []
+        for (s, e), piece, n in zip(new, pieces, cost):
+            if room <= 0:
+                break
+            if n <= room:
+                taken.append((s, e))
+                room -= n
+            else:
+                taken.append((s, s + _first_tokens(piece, room)))
+                room = 0
+        taken = [(s, e) for s, e in taken if e > s]
+        if taken:
+            covered[c.doc_id].extend(taken)
+            units += 1
+        used, cut = budget, True
+        break
+    spans = tuple((d, s, e) for d in sorted(covered) for s, e in union(covered[d]))
+    return Packed(spans, used, units, cut, exhausted=used < budget, examined=examined)
+
+
+def subtract_all(ranges: Iterable[Range], cuts: Iterable[Range]) -> list[Range]:
+    """`ranges` minus every range of `cuts`. ``subtract_all([(0, 10)], [(2, 4)]) -> [(0, 2), (4, 10)]``"""
+    out = [r for r in ranges if r[1] > r[0]]
+    for cut in cuts:
+        out = subtract(out, cut)
+    return [r for r in out if r[1] > r[0]]
+
+
+def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None = None
+                  ) -> dict[str, float]:
+    """recall / precision / IoU (body characters, each counted once), pass (share of gold
+    units wholly in the context, whitespace ignored when `texts` is given), hit (all of them)
+    and tokens used, for one answerable query's packed context."""
+    gold = [(g.doc_id, g.start, g.end) for g in query.gold]
+    out = _span_scores(list(packed.spans), gold)
+    pieces = [_Range(d, s, e) for d, s, e in packed.spans]
+    whole = [covered_fraction(g, pieces, texts.get(g.doc_id) if texts else None) >= 1.0
+             for g in query.gold]
+    out["pass"] = float(np.mean(whole)) if whole else 0.0
+    out["hit"] = float(all(whole)) if whole else 0.0
+    out["tokens"] = float(packed.tokens)
+    return out
+
+
+@dataclass(frozen=True)
+class _Range:
+    """A stand-in with a chunk's `doc_id` and `span`, for `covered_fraction`."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    @property
+    def span(self) -> Range:
+        return (self.start, self.end)

@@ -5,12 +5,18 @@ run and `save()` replaces that file atomically, so re-running a notebook regener
 instead of appending duplicates. (`append_rows` is for command-line runs that add to a file.)
 One row is one metric value, with everything that produced it:
 
-    notebook, experiment, benchmark, strategy, params, embedder, k, metric, value, n_queries,
-    profile, seed, device, flags, ragkit_version, git_sha, timestamp
+    notebook, experiment, benchmark, strategy, params, embedder, k, budget, depth, metric,
+    value, n_queries, run, profile, seed, device, flags, ragkit_version, git_sha, timestamp
 
+``budget`` is the context budget in cl100k_base tokens for budgeted metrics (``recall@B``,
+``pass@B`` …; see `ragkit.evaluate`), empty for fixed-k ones; ``depth`` is how many hits were
+retrieved per query; ``run`` names the per-query run the row summarises: the hits
+(``results/runs/<notebook>.hits.parquet``: query id, rank, doc_id, start, end, score, tokens)
+and the per-query metric values (``results/runs/<notebook>.scores.parquet``), so any metric
+and any paired interval can be recomputed later without re-embedding (`load_scores`).
 ``flags`` lists anything a reader must know (a truncation, a fallback, a skipped judge).
-Rows are sorted and values rounded to 6 places, so two identical runs write identical rows apart
-from ``timestamp``.
+Values are kept at full precision (round for display only); rows are sorted, so two
+identical runs write identical rows apart from ``timestamp`` and ``git_sha``.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ from typing import Any, Iterable, Mapping
 from .cache import atomic_write_text
 from .config import PROJECT_ROOT, get_settings, resolve_device
 
-SCHEMA = ("notebook", "experiment", "benchmark", "strategy", "params", "embedder", "k", "metric",
-          "value", "n_queries", "profile", "seed", "device", "flags", "ragkit_version",
-          "git_sha", "timestamp")
+SCHEMA = ("notebook", "experiment", "benchmark", "strategy", "params", "embedder", "k", "budget",
+          "depth", "metric", "value", "n_queries", "run", "profile", "seed", "device", "flags",
+          "ragkit_version", "git_sha", "timestamp")
 VOLATILE = ("timestamp", "git_sha")
 
 
@@ -44,15 +50,17 @@ def git_sha() -> str:
 def make_row(*, notebook: str, experiment: str, benchmark: str, strategy: str, metric: str,
              value: float, embedder: str = "", k: int | None = None, n_queries: int = 0,
              params: Mapping[str, Any] | None = None, flags: Iterable[str] = (),
-             device: str | None = None) -> dict[str, Any]:
+             device: str | None = None, budget: int | None = None, depth: int | None = None,
+             run: str | None = None) -> dict[str, Any]:
     from . import __version__
 
     s = get_settings()
     return {
         "notebook": notebook, "experiment": experiment, "benchmark": benchmark,
         "strategy": strategy, "params": dict(params or {}), "embedder": embedder, "k": k,
-        "metric": metric, "value": None if value is None else round(float(value), 6),
-        "n_queries": int(n_queries), "profile": s.profile, "seed": s.seed,
+        "budget": budget, "depth": depth, "metric": metric,
+        "value": None if value is None or value != value else float(value),
+        "n_queries": int(n_queries), "run": run, "profile": s.profile, "seed": s.seed,
         "device": device or resolve_device(), "flags": sorted(set(flags)),
         "ragkit_version": __version__, "git_sha": git_sha(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -82,12 +90,26 @@ def save_figure(fig, name: str) -> Path:
     return path
 
 
+def runs_path(notebook: str, kind: str) -> Path:
+    """``results/runs/<notebook>.<kind>.parquet`` (kind: ``hits`` or ``scores``)."""
+    return get_settings().results_dir / "runs" / f"{notebook}.{kind}.parquet"
+
+
 class Recorder:
-    """Collects the rows of one notebook run; `save()` writes them (replacing the old file)."""
+    """Collects the rows of one notebook run, and its per-query runs; `save()` writes them
+    (replacing the old files)."""
 
     def __init__(self, notebook: str):
         self.notebook = notebook
         self.rows: list[dict[str, Any]] = []
+        self.hits: dict[str, Any] = {}    # run id -> DataFrame of ranked hits
+        self.scores: dict[str, Any] = {}  # run id -> DataFrame of per-query metric values
+
+    def add_run(self, run: str, hits, scores) -> None:
+        """Keep one run's hits and per-query scores (long format: query_id, type, metric,
+        budget, value) to be saved with the rows."""
+        self.hits[run] = hits.assign(run=run)
+        self.scores[run] = scores.assign(run=run)
 
     def add(self, **kw: Any) -> dict[str, Any]:
         row = make_row(notebook=self.notebook, **kw)
@@ -99,10 +121,64 @@ class Recorder:
         for metric, value in metrics.items():
             self.add(metric=metric, value=value, **kw)
 
+    def frames(self):
+        """This run's rows and per-query scores as DataFrames (before `save`), e.g. for
+        `ragkit.claims.check_claims` inside a notebook."""
+        import pandas as pd
+
+        rows = pd.DataFrame(self.rows, columns=list(SCHEMA))
+        scores = (pd.concat(list(self.scores.values()), ignore_index=True) if self.scores
+                  else pd.DataFrame(columns=["run", "query_id", "type", "metric", "budget",
+                                             "value"]))
+        return rows, scores
+
     def save(self) -> Path:
         path = results_path(self.notebook)
         write_rows(path, self.rows)
+        for kind, runs in (("hits", self.hits), ("scores", self.scores)):
+            target = runs_path(self.notebook, kind)
+            if runs:
+                write_parquet(target, runs)
+            elif target.exists():
+                target.unlink()
         return path
+
+
+def write_parquet(path: Path, runs: Mapping[str, Any]) -> None:
+    """Concatenate the runs' frames (sorted by run id) into one parquet file, atomically."""
+    import os
+
+    import pandas as pd
+
+    df = pd.concat([runs[r] for r in sorted(runs)], ignore_index=True)
+    for col in ("run", "query_id", "doc_id", "type", "metric"):
+        if col in df:
+            df[col] = df[col].astype(str)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    df.to_parquet(tmp, index=False, compression="zstd")
+    os.replace(tmp, path)
+
+
+def load_scores(folder: str | Path | None = None):
+    """Every per-query metric value under `folder` (default: the results dir), long format:
+    run, query_id, type, metric, budget, value (budget -1 for fixed-k metrics)."""
+    import pandas as pd
+
+    folder = Path(folder or get_settings().results_dir) / "runs"
+    parts = [pd.read_parquet(p) for p in sorted(folder.glob("*.scores.parquet"))]
+    cols = ["run", "query_id", "type", "metric", "budget", "value"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def load_hits(folder: str | Path | None = None):
+    """Every saved ranked hit under `folder`: run, query_id, rank, doc_id, start, end, score,
+    tokens, prefix_tokens."""
+    import pandas as pd
+
+    folder = Path(folder or get_settings().results_dir) / "runs"
+    parts = [pd.read_parquet(p) for p in sorted(folder.glob("*.hits.parquet"))]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:

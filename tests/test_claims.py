@@ -1,71 +1,136 @@
+"""Pre-registered claims: the verdict logic, table-driven, and claims read from runs."""
+
+import numpy as np
 import pandas as pd
+import pytest
 
-from ragkit.claims import CLAIMS, check_claims, verdict
+from ragkit.claims import (CLAIMS, Claim, Select, check_claims, decide, needs_cross_reference,
+                           subset_ids)
+
+# (kind, claimed, estimate, low, high) -> verdict
+CASES = [
+    # ≈ a published level: the interval, widened by 10 % of the claim, contains it
+    ("approx_level", 0.787, 0.78, 0.75, 0.81, "held"),
+    ("approx_level", 0.049, 0.047, 0.044, 0.050, "held"),
+    ("approx_level", 0.035, 0.049, 0.045, 0.053, "not held"),      # 4.9 is not ≈ 3.5
+    ("approx_level", 0.787, 0.70, 0.67, 0.70, "not held"),
+    # ≈ an effect
+    ("approx_effect", 0.07, 0.06, 0.01, 0.11, "held"),
+    ("approx_effect", 0.19, 0.03, 0.01, 0.05, "direction only"),
+    ("approx_effect", 0.19, 0.03, -0.02, 0.08, "not held"),       # includes 0
+    ("approx_effect", 0.19, -0.05, -0.09, -0.01, "not held"),     # the other way
+    ("approx_effect", 0.07, 0.05, -0.01, 0.10, "not held"),       # contains 0.07 but also 0
+    # at least a magnitude
+    ("at_least", 0.35, 0.30, 0.20, 0.40, "held"),
+    ("at_least", 0.35, 0.25, 0.10, 0.32, "held"),                 # reaches 0.315 = 0.35 - 10 %
+    ("at_least", 0.49, 0.397, 0.30, 0.43, "direction only"),
+    ("at_least", 0.67, 0.55, -0.10, 0.90, "not held"),            # 47 queries: includes 0
+    ("at_least", 0.35, -0.1, -0.2, -0.05, "not held"),
+    # direction
+    ("direction", None, 0.03, 0.01, 0.05, "held"),
+    ("direction", None, 0.03, -0.01, 0.05, "not held"),
+    ("direction", None, -0.03, -0.05, -0.01, "not held"),
+    # nothing measured
+    ("at_least", 0.35, float("nan"), float("nan"), float("nan"), "not measurable here"),
+    ("approx_level", 0.5, None, None, None, "not measurable here"),
+]
 
 
-def test_verdicts():
-    assert verdict("match", 0.80, published=0.787) == "held"
-    assert verdict("match", 0.70, published=0.787) == "not held"
-    assert verdict("at_least", 0.60, published=0.67, tolerance=0.1) == "held"
-    assert verdict("at_least", 0.40, published=0.67, tolerance=0.1) == "not held"
-    assert verdict("higher", 0.5, baseline=0.4) == "held"
-    assert verdict("higher", 0.3, baseline=0.4) == "not held"
-    assert verdict("higher", None, baseline=0.4) == "not measurable here"
-    assert verdict("match", float("nan"), published=0.5) == "not measurable here"
+@pytest.mark.parametrize("kind,claimed,est,lo,hi,expected", CASES)
+def test_verdict_logic(kind, claimed, est, lo, hi, expected):
+    assert decide(kind, claimed, est, lo, hi) == expected
 
 
-def test_check_claims_reads_rows_and_explains_gaps():
-    df = pd.DataFrame([
-        {"notebook": "bench_chroma_repro", "strategy": "recursive(250/125,cl100k_base)",
-         "metric": "recall", "value": 0.784, "benchmark": "chroma", "embedder": "m"},
-    ])
-    out = check_claims(df)
-    assert len(out) == len(CLAIMS)
-    row = out[out.claim.str.startswith("recursive(250/125,cl100k_base): recall")].iloc[0]
-    assert row.verdict == "held" and abs(row.ours - 0.784) < 1e-9
+def test_every_claim_names_one_configuration_and_a_relative_tolerance():
+    ids = [c.id for c in CLAIMS]
+    assert len(ids) == len(set(ids))
+    for c in CLAIMS:
+        assert c.config is not None and 0 < c.tolerance < 1
+        assert (c.baseline is None) == (c.effect == "level"), c.id
+
+
+def test_cross_reference_subset_follows_the_written_rule():
+    assert needs_cross_reference([{"doc_id": "a", "quote": "x"}, {"doc_id": "a", "quote": "y"}])
+    assert not needs_cross_reference([{"doc_id": "a", "quote": "x"},
+                                      {"doc_id": "b", "quote": "y"}])
+    assert needs_cross_reference([{"doc_id": "a", "quote": "as defined in Clause 3"}])
+    ids = subset_ids("cross_reference")
+    assert 30 <= len(ids) < 253  # a real subset of the course golden set
+
+
+def _frames(values_a, values_b, strategy_a="late · fixed_tokens(256/0,minilm)",
+            strategy_b="naive · fixed_tokens(256/0,minilm)", flags_b=()):
+    rows, scores = [], []
+    for run, strategy, values, flags in (("ra", strategy_a, values_a, ()),
+                                         ("rb", strategy_b, values_b, flags_b)):
+        rows.append({"notebook": "05_late_chunking", "experiment": "late", "benchmark": "course",
+                     "strategy": strategy, "embedder": "all-MiniLM-L6-v2", "metric": "recall@B",
+                     "value": float(np.mean(values)), "run": run, "flags": list(flags),
+                     "params": {}})
+        for i, v in enumerate(values):
+            scores.append({"run": run, "query_id": f"q{i:03d}", "type": "lookup",
+                           "metric": "ndcg@10", "budget": -1, "value": float(v)})
+    return pd.DataFrame(rows), pd.DataFrame(scores)
+
+
+def test_check_claims_reads_per_query_runs_and_decides_with_an_interval():
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.3, 0.7, 120)
+    rows, scores = _frames(base + 0.05, base)
+    claim = next(c for c in CLAIMS if c.id == "jina-late-course")
+    out = check_claims(rows, scores, [claim])
+    r = out.iloc[0]
+    assert r.verdict == "held" and r.n == 120
+    assert r.estimate == pytest.approx(0.05) and r.low > 0
+    rows, scores = _frames(base, base)  # no difference at all
+    assert check_claims(rows, scores, [claim]).iloc[0].verdict == "not held"
+
+
+def test_a_truncated_baseline_is_kept_out_of_the_verdict():
+    rows, scores = _frames([0.9] * 30, [0.7] * 30, "small (children)", "big (parents)",
+                           flags_b=("truncated:41",))
+    rows["notebook"], rows["experiment"] = "06_parent_child", "parent_child"
+    rows["embedder"] = "embeddinggemma-300m"
+    scores["metric"] = "precision@k"
+    claim = next(c for c in CLAIMS if c.id == "seed002-small-to-big")
+    r = check_claims(rows, scores, [claim]).iloc[0]
+    assert r.verdict == "not measurable here" and "truncated 41" in r.reason
+
+
+def test_missing_runs_say_why():
+    out = check_claims(pd.DataFrame(columns=["notebook", "experiment", "benchmark", "strategy",
+                                             "embedder", "metric", "value", "run", "flags"]),
+                       pd.DataFrame(columns=["run", "query_id", "type", "metric", "budget",
+                                             "value"]))
+    assert (out.verdict == "not measurable here").all()
     faith = out[out.metric == "faithfulness"].iloc[0]
-    assert faith.verdict == "not measurable here" and "OPENAI_API_KEY" in faith.reason
-    gemma = out[out.claim.str.contains("EmbeddingGemma")].iloc[0]
-    assert gemma.verdict == "not measurable here" and "RAGKIT_GEMMA_DIR" in gemma.reason
-    missing = out[out.metric == "failure_reduction@20"].iloc[0]
-    assert missing.verdict == "not measurable here" and "no results row" in missing.reason
+    assert "OPENAI_API_KEY" in faith.reason
+    gemma = out[out.id == "jina-late-course-gemma"].iloc[0]
+    assert "RAGKIT_GEMMA_DIR" in gemma.reason
 
 
-def test_readme_section_is_generated_from_rows_and_timings(tmp_path, monkeypatch):
-    import json
-
-    from ragkit import readme
-
-    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
-    from ragkit.results import Recorder
-
-    rec = Recorder("bench_chroma_repro")
-    rec.add(experiment="chroma_repro", benchmark="chroma",
-            strategy="recursive(250/125,cl100k_base)", metric="recall", value=0.70,
-            embedder="m", k=5)
-    rec.save()
-    claims = readme.claims_table(tmp_path)
-    line = next(x for x in claims.splitlines() if "recall 78.7" in x)
-    assert "| 78.7 | 70.0 |" in line and line.endswith("not held |")
-    assert readme.timing_line(tmp_path) == ""
-    (tmp_path / "reproduce_times.json").write_text(json.dumps(
-        {"total_s": 1500.0, "cpus": 2, "notebooks": {"02_x": 600.0, "05_y": 300.0},
-         "env": {"RAGKIT_GEMMA_DIR": True}}))
-    assert readme.timing_line(tmp_path).startswith(
-        "The last full `make reproduce` took **25.0 min** on 2 CPUs with warm caches "
-        "(RAGKIT_GEMMA_DIR set); slowest: 02_x 10.0 min")
-    (tmp_path / "reproduce_times.json").write_text(json.dumps(
-        {"total_s": 1500.0, "cpus": 2, "notebooks": {"02_x": 600.0},
-         "vector_cache_mb_at_start": 0.0, "env": {"RAGKIT_GEMMA_DIR": False}}))
-    assert readme.timing_line(tmp_path).startswith(
-        "The last full `make reproduce` took **25.0 min** on 2 CPUs with an empty vector cache;")
-
-
-def test_anthropic_claims_read_the_full_set_not_a_generators_subset():
-    rows = [{"notebook": "04_contextual_retrieval", "benchmark": "anthropic",
-             "metric": "failure_reduction@20", "strategy": "contextual embeddings + BM25",
-             "value": v, "embedder": "m", "params": {"chunks": chunks}}
-            for v, chunks in ((0.30, "upstream chunks"), (0.60, "upstream chunks · x subset"))]
-    out = check_claims(pd.DataFrame(rows))
-    row = out[out.claim.str.startswith("contextual embeddings + BM25:")].iloc[0]
-    assert row.ours == 0.30 and row.verdict == "not held"
+def test_no_best_of_n_a_better_sensitivity_row_does_not_change_the_verdict():
+    """The claim reads gemma's preambles; a better generator shows up as sensitivity only."""
+    exp = "contextual · upstream chunks"
+    n = 200
+    base = np.r_[np.ones(150), np.zeros(50)]
+    gemma = np.r_[np.ones(155), np.zeros(45)]        # 10 % fewer failures
+    structural = np.r_[np.ones(180), np.zeros(20)]   # 60 % fewer failures
+    rows, scores = [], []
+    for run, strategy, v in (("b", "basic · upstream chunks", base),
+                             ("g", "contextual embeddings · gemma · upstream chunks", gemma),
+                             ("s", "contextual embeddings · structural · upstream chunks",
+                              structural)):
+        rows.append({"notebook": "04_contextual_retrieval", "experiment": exp,
+                     "benchmark": "anthropic", "strategy": strategy, "embedder": "m",
+                     "metric": "recall@B", "value": v.mean(), "run": run, "flags": [],
+                     "params": {}})
+        scores += [{"run": run, "query_id": f"q{i}", "type": "lookup", "metric": "pass@20",
+                    "budget": -1, "value": x} for i, x in enumerate(v)]
+    claim = next(c for c in CLAIMS if c.id == "anthropic-ctx")
+    out = check_claims(pd.DataFrame(rows), pd.DataFrame(scores), [claim])
+    main = out[out.role == "claim"].iloc[0]
+    assert main.estimate == pytest.approx(0.1) and main.verdict != "held"
+    sens = out[out.role == "sensitivity"].iloc[0]
+    assert sens.estimate == pytest.approx(0.6) and sens.verdict == "(sensitivity)"
+    assert main.n == n

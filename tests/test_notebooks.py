@@ -34,13 +34,20 @@ def test_notebook_runs_in_smoke_profile(source, smoke_env):
 
 @pytest.mark.slow
 def test_same_notebook_twice_gives_identical_rows(smoke_env):
-    """Determinism: apart from timestamps, a second run writes exactly the same rows."""
+    """Determinism: apart from timestamps, a second run writes exactly the same rows and the
+    same per-query values, bit for bit (rows keep full precision)."""
+    import pandas as pd
+
     source = [s for s in notebook_sources() if s.name.startswith("01_")] or notebook_sources()
     source = source[0]
-    runs = []
+    runs, scores = [], []
     for i in range(2):
         execute(source, "smoke", smoke_env / f"run{i}", timeout=900)
         path = smoke_env / "results" / f"{source.stem}.jsonl"
         runs.append(comparable(read_rows(path)))
+        per_query = smoke_env / "results" / "runs" / f"{source.stem}.scores.parquet"
+        scores.append(pd.read_parquet(per_query))
         shutil.move(path, smoke_env / f"rows{i}.jsonl")
+        shutil.move(per_query, smoke_env / f"scores{i}.parquet")
     assert runs[0] == runs[1]
+    assert len(scores[0]) and scores[0].equals(scores[1])

@@ -1,0 +1,203 @@
+"""The leaderboard: every configuration the course measured, compared at an equal context budget.
+
+Read from the results rows and the per-query scores (`ragkit.results`), never typed:
+
+- `board(rows, scores, benchmark, budget)`: one row per distinct configuration (the same
+  strategy, embedder and settings measured by two notebooks is one row, naming both), with
+  recall@B, pass@B and IoU@B at `budget` cl100k tokens, each mean with its 95 % bootstrap
+  interval, the number of questions scored, and the fixed-k recall@5 as a secondary column;
+- `by_type(...)`: recall@B per question type (lookup, aggregation, comparison, …);
+- `curves(...)` / `plot_curves(...)`: recall against budget, for the figures;
+- `versus(...)`: a paired comparison of two configurations on the same questions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+import pandas as pd
+
+from .evaluate import BUDGETS, DEFAULT_BUDGET
+from .stats import Comparison, interval, paired
+
+MAIN_BENCHMARKS = ("course", "chroma", "anthropic")
+# the simple baselines every fix must beat (strategy-name prefixes)
+BASELINES = ("fixed_chars", "fixed_tokens", "recursive", "langchain", "chonkie")
+
+
+def configurations(rows, scores=None) -> pd.DataFrame:
+    """One row per run that has budgeted metrics: run, benchmark, strategy, embedder, params,
+    notebook, experiment, flags, and the key that identifies duplicates — two runs of one
+    benchmark and embedder whose per-query values are identical in every metric are one
+    configuration measured twice (e.g. notebook 02's structure chunker and notebook 07's
+    "structure" row); without `scores`, the strategy name and settings decide."""
+    import hashlib
+
+    sub = rows[(rows.metric == "recall@B") & rows.run.notna()]
+    sub = sub.drop_duplicates("run")
+    prints = {}
+    if scores is not None and len(scores):
+        mine = scores[scores.run.isin(set(sub.run))]
+        for run, g in mine.groupby("run", sort=False):
+            g = g.sort_values(["metric", "budget", "query_id"])
+            h = hashlib.sha256(pd.util.hash_pandas_object(
+                g[["metric", "budget", "query_id", "value"]], index=False).values.tobytes())
+            prints[run] = h.hexdigest()[:16]
+    key = [json.dumps([r.benchmark, r.embedder, prints.get(r.run) or [
+        r.strategy, {k: v for k, v in (r.params or {}).items()
+                     if k not in ("generator", "chunks", "n_chunks")}
+        if isinstance(r.params, dict) else r.params]], sort_keys=True, default=str)
+        for r in sub.itertuples()]
+    return sub.assign(config=key)[["run", "benchmark", "strategy", "embedder", "params",
+                                   "notebook", "experiment", "flags", "config"]]
+
+
+_INDEX: dict[int, tuple[object, dict]] = {}
+
+
+def _per_query(scores, run: str, metric: str, budget: int) -> pd.Series:
+    """One run's per-query values of one metric (grouped once per scores table)."""
+    key = id(scores)
+    if key not in _INDEX or _INDEX[key][0] is not scores:
+        groups = {k: g.set_index("query_id").value.astype(float)
+                  for k, g in scores.groupby(["run", "metric", "budget"], sort=False)}
+        _INDEX.clear()
+        _INDEX[key] = (scores, groups)
+    return _INDEX[key][1].get((run, metric, int(budget)), pd.Series(dtype=float))
+
+
+def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
+          metrics: Sequence[str] = ("recall@B", "pass@B", "iou@B")) -> pd.DataFrame:
+    """The leaderboard of one benchmark at `budget` tokens, best recall first."""
+    confs = configurations(rows, scores)
+    confs = confs[confs.benchmark == benchmark]
+    out = []
+    for key, group in confs.groupby("config", sort=False):
+        first = group.sort_values(["notebook", "experiment"]).iloc[0]
+        names = list(dict.fromkeys(group.sort_values(["notebook", "experiment"]).strategy))
+        row = {"strategy": " = ".join(names[:2]) + (" …" if len(names) > 2 else ""),
+               "embedder": first.embedder,
+               "notebooks": ", ".join(sorted(set(group.notebook))), "run": first.run}
+        for m in metrics:
+            v = _per_query(scores, first.run, m, budget)
+            mean, lo, hi = interval(v.to_numpy())
+            name = m.replace("@B", "")
+            row |= {name: mean, f"{name}_low": lo, f"{name}_high": hi}
+            row["n"] = len(v)
+        k5 = _per_query(scores, first.run, "recall", -1)
+        row["recall@5"] = float(k5.mean()) if len(k5) else float("nan")
+        flags = first["flags"]
+        row["flags"] = ";".join(str(f) for f in (flags if len(flags) else []))
+        out.append(row)
+    df = pd.DataFrame(out)
+    if df.empty:
+        return df
+    return df.sort_values(["recall", "strategy"], ascending=[False, True]).reset_index(drop=True)
+
+
+def by_type(rows, scores, benchmark: str = "course", budget: int = DEFAULT_BUDGET,
+            top: int = 8) -> pd.DataFrame:
+    """recall@B by question type for the `top` configurations of `benchmark` (a wide table)."""
+    b = board(rows, scores, benchmark, budget).head(top)
+    parts = []
+    for r in b.itertuples():
+        sub = scores[(scores.run == r.run) & (scores.metric == "recall@B")
+                     & (scores.budget == budget)]
+        means = sub.groupby("type").value.mean()
+        counts = sub.groupby("type").value.size()
+        parts.append({"strategy": r.strategy, "embedder": r.embedder,
+                      **{f"{t} (n={counts[t]})": v for t, v in means.items()}})
+    return pd.DataFrame(parts)
+
+
+def curves(rows, scores, benchmark: str, runs: Sequence[str] | None = None,
+           budgets: Sequence[int] = BUDGETS) -> pd.DataFrame:
+    """Mean recall@B (and its interval) per budget for each run: run, strategy, budget, mean,
+    low, high."""
+    confs = configurations(rows, scores)
+    confs = confs[confs.benchmark == benchmark].drop_duplicates("config")
+    if runs is not None:
+        confs = confs[confs.run.isin(runs)]
+    out = []
+    for r in confs.itertuples():
+        for b in budgets:
+            v = _per_query(scores, r.run, "recall@B", b)
+            if len(v):
+                mean, lo, hi = interval(v.to_numpy())
+                out.append({"run": r.run, "strategy": r.strategy, "embedder": r.embedder,
+                            "budget": b, "mean": mean, "low": lo, "high": hi})
+    return pd.DataFrame(out)
+
+
+def plot_curves(table: pd.DataFrame, title: str):
+    """Recall against budget (log2 x axis), one line per configuration, shaded intervals."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for (strategy, embedder), g in table.groupby(["strategy", "embedder"], sort=False):
+        g = g.sort_values("budget")
+        label = strategy if len(strategy) <= 42 else strategy[:40] + "…"
+        line, = ax.plot(g.budget, 100 * g["mean"], marker="o", label=label)
+        ax.fill_between(g.budget, 100 * g.low, 100 * g.high, alpha=0.12,
+                        color=line.get_color())
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(table.budget.unique()))
+    ax.set_xticklabels([f"{b:,}" for b in sorted(table.budget.unique())])
+    ax.set_xlabel("context budget (cl100k tokens)")
+    ax.set_ylabel("span recall (%)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def versus(scores, run_a: str, run_b: str, metric: str = "recall@B",
+           budget: int = DEFAULT_BUDGET) -> Comparison:
+    """A paired comparison of two runs on the questions both scored."""
+    a = _per_query(scores, run_a, metric, budget)
+    b = _per_query(scores, run_b, metric, budget)
+    common = a.index.intersection(b.index)
+    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())
+
+
+def best_against_baseline(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET
+                          ) -> dict | None:
+    """The best ragkit configuration against the best simple baseline at `budget`, paired."""
+    b = board(rows, scores, benchmark, budget)
+    if b.empty:
+        return None
+    is_base = b.strategy.str.startswith(BASELINES)
+    if not is_base.any() or is_base.all():
+        return None
+    best, base = b[~is_base].iloc[0], b[is_base].iloc[0]
+    c = versus(scores, best.run, base.run, "recall@B", budget)
+    return {"benchmark": benchmark, "budget": budget, "best": best.strategy,
+            "best_embedder": best.embedder, "baseline": base.strategy, "comparison": c}
+
+
+def fmt_ci(mean: float, low: float, high: float, scale: float = 100.0) -> str:
+    """``"83.5 [80.1, 86.6]"``: a mean with its interval, in percent."""
+    if mean != mean:
+        return "–"
+    return f"{scale * mean:.1f} [{scale * low:.1f}, {scale * high:.1f}]"
+
+
+def markdown(b: pd.DataFrame, max_rows: int = 12) -> str:
+    """A board as a Markdown table (percent, intervals)."""
+    if b.empty:
+        return "_no budgeted runs yet_"
+    lines = ["| strategy | embedder | measured in | recall@B | pass@B | IoU@B | recall@5 | n |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in b.head(max_rows).to_dict("records"):
+        lines.append(f"| {r['strategy']} | {r['embedder']} | {r['notebooks']} | "
+                     f"{fmt_ci(r['recall'], r['recall_low'], r['recall_high'])} | "
+                     f"{fmt_ci(r['pass'], r['pass_low'], r['pass_high'])} | "
+                     f"{fmt_ci(r['iou'], r['iou_low'], r['iou_high'])} | "
+                     f"{_pct(r['recall@5'])} | {r['n']} |")
+    return "\n".join(lines)
+
+
+def _pct(v: float) -> str:
+    return "–" if v != v else f"{100 * v:.1f}"

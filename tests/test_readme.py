@@ -1,0 +1,68 @@
+"""The README's generated section: leaderboards and the claim check, from rows and runs."""
+
+import json
+
+import pandas as pd
+
+from ragkit.results import Recorder, read_rows
+
+
+def _record(rec, strategy, per_query_recall, benchmark="chroma", experiment="chroma_repro"):
+    from ragkit.pipeline import Outcome
+
+    n = len(per_query_recall)
+    pq = pd.DataFrame({"query_id": [f"q{i}" for i in range(n)], "type": "lookup",
+                       "recall": per_query_recall, "recall@B1024": per_query_recall,
+                       "pass@B1024": per_query_recall, "iou@B1024": [0.05] * n})
+    means = {c: float(pq[c].mean()) for c in pq.columns if c not in ("query_id", "type")}
+    out = Outcome(benchmark, strategy, [], {}, pq, means, [], {"retriever": "dense"}, {}, 12,
+                  (1024,))
+    return out.record(rec, experiment=experiment, embedder="all-MiniLM-L6-v2", k=5)
+
+
+def test_readme_section_is_generated_from_rows_runs_and_timings(tmp_path, monkeypatch):
+    from ragkit import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_chroma_repro")
+    _record(rec, "recursive(250/125,cl100k_base)", [1.0, 0.5, 0.75, 0.9] * 50)  # mean 0.7875
+    _record(rec, "fixed_tokens(250/125,cl100k_base)", [1.0, 0.2, 0.4, 0.6] * 50)  # mean 0.55
+    rec.save()
+    claims = readme.claims_table(tmp_path)
+    held = next(x for x in claims.splitlines() if "recursive(250/125,cl100k_base), k = 5: recall"
+                in x)
+    assert "| 78.7 | 78.8 |" in held and held.endswith("| 200 | held |")
+    missed = next(x for x in claims.splitlines() if "fixed_tokens(250/125,cl100k_base), k = 5: "
+                  "recall" in x)
+    assert missed.endswith("| 200 | not held |")
+    board = readme.results_table(tmp_path)
+    assert "**chroma**" in board and "recursive(250/125,cl100k_base)" in board
+    assert board.index("recursive(250/125") < board.index("fixed_tokens(250/125")
+    assert readme.timing_line(tmp_path) == ""
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(
+        {"total_s": 1500.0, "cpus": 2, "notebooks": {"02_x": 600.0},
+         "vector_cache_mb_at_start": 0.0, "env": {"RAGKIT_GEMMA_DIR": False}}))
+    assert readme.timing_line(tmp_path).startswith(
+        "The last full `make reproduce` took **25.0 min** on 2 CPUs with an empty vector cache;")
+
+
+def test_rows_keep_full_precision_and_runs_round_trip(tmp_path, monkeypatch):
+    from ragkit.results import load_hits, load_scores
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("nb")
+    rec.add(experiment="e", benchmark="b", strategy="s", metric="m", value=0.1 + 1.5e-7)
+    rec.add(experiment="e", benchmark="b", strategy="t", metric="m", value=0.1)
+    run = _record(rec, "recursive(250/125,cl100k_base)", [1 / 3, 2 / 3], benchmark="b")
+    path = rec.save()
+    values = {r["strategy"]: r["value"] for r in read_rows(path) if r["metric"] == "m"}
+    assert values["s"] != values["t"] and values["s"] == 0.1 + 1.5e-7
+    scores = load_scores(tmp_path)
+    got = scores[(scores.run == run) & (scores.metric == "recall")].value.tolist()
+    assert got == [1 / 3, 2 / 3]
+    budgeted = scores[(scores.run == run) & (scores.metric == "recall@B")]
+    assert set(budgeted.budget) == {1024}
+    rows = [r for r in read_rows(path) if r["run"] == run]
+    assert {r["metric"] for r in rows if r["budget"] == 1024} == {"recall@B", "pass@B", "iou@B"}
+    assert all(r["depth"] == 12 for r in rows)
+    assert load_hits(tmp_path).empty or "query_id" in load_hits(tmp_path)
