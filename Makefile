@@ -38,29 +38,29 @@ test: setup
 	$(PY) -m pytest -q
 
 smoke: setup
-	$(PY) -m ragkit.reproduce --profile smoke
+	$(PY) -m ragkit reproduce --profile smoke
 
 reproduce: setup
-	$(PY) -m ragkit.reproduce --profile full
+	$(PY) -m ragkit reproduce --profile full
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
 
 bench: setup
-	$(PY) -m ragkit.bench chroma-repro
-	$(PY) -m ragkit.bench anthropic-baseline
-	$(PY) -m ragkit.bench chunk-speed
-	$(PY) -m ragkit.bench encoder-speed
-	$(PY) -m ragkit.bench_late --device cpu
-	$(PY) -m ragkit.bench_context speed
+	$(PY) -m ragkit bench chroma-repro
+	$(PY) -m ragkit bench anthropic-baseline
+	$(PY) -m ragkit bench chunk-speed
+	$(PY) -m ragkit bench encoder-speed
+	$(PY) -m ragkit bench late --device cpu
+	$(PY) -m ragkit bench context-speed
 
 # On a CUDA machine (environment.yml): late chunking vs a plain forward pass, peak GPU memory.
 gpu-bench:
-	python -m ragkit.bench_late --device cuda
+	python -m ragkit bench late --device cuda
 
 # The robustness suite at full size, then ten minutes of random documents through the chunkers.
 fuzz: setup
-	$(PY) -m ragkit.robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
+	$(PY) -m ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
 
 clean:
 	rm -rf .cache results/smoke

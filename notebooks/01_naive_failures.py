@@ -186,12 +186,12 @@ display(Markdown("Best IoU per benchmark among the baselines: " + "; ".join(
 # ## Does our harness agree with the published numbers?
 # Before trusting any comparison, check the ruler. Chroma's report lists recall and IoU for
 # several splitters with all-MiniLM-L6-v2 and k = 5; Anthropic's cookbook lists Pass@5/10/20 for
-# its own chunks. `ragkit.bench` re-runs both (chunk sizes in cl100k tokens, as the report
+# its own chunks. `ragkit.reproductions` re-runs both (chunk sizes in cl100k tokens, as the report
 # measured them) and puts our numbers beside theirs. In the smoke profile this runs on a slice
 # and is not comparable; the full profile runs the whole benchmarks.
 
 # %%
-from ragkit.bench import anthropic_baseline, chroma_repro
+from ragkit.reproductions import anthropic_baseline, chroma_repro
 
 repro = chroma_repro(smoke=settings.smoke)
 repro_df = pd.DataFrame(repro, columns=["chunker", "recall", "published recall", "Δ recall",

@@ -180,11 +180,11 @@ display(Markdown(
 
 # %% [markdown]
 # ## Speed
-# Parsing first must not make chunking slow. `python -m ragkit.bench chunk-speed` measures
+# Parsing first must not make chunking slow. `ragkit bench chunk-speed` measures
 # characters per second on Chroma's corpora, every contender budgeting the same MiniLM tokens.
 
 # %%
-from ragkit.bench import chunk_speed
+from ragkit.speed import chunk_speed
 
 speed = pd.DataFrame(chunk_speed(smoke=settings.smoke),
                      columns=["budget", "chunker", "M chars/s", "× langchain", "chunks"])

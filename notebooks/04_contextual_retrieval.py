@@ -143,12 +143,12 @@ pd.DataFrame(placement_rows)
 # %% [markdown]
 # ## The course corpus
 # Scored by gold spans: a chunk "finds" a gold unit when it contains all of it. The LLM
-# preambles were generated for 200-token recursive chunks (`ragkit.bench_context`), so every
+# preambles were generated for 200-token recursive chunks (`ragkit preambles`), so every
 # generator is measured on those; ragkit's router chunks follow with the model-free generators.
 
 # %%
-from ragkit.bench_context import COURSE_CHUNKER
 from ragkit.chunkers import RecursiveChunker, Router
+from ragkit.preamble_sets import COURSE_CHUNKER
 
 course = load("course").for_profile()
 recursive_chunks = RecursiveChunker(**COURSE_CHUNKER).chunk_all(course.documents)
@@ -186,7 +186,7 @@ show(check_claims(*rec.frames(), claims=claims_for("anthropic", "seed002-preambl
 
 # %% [markdown]
 # ## What it costs
-# `python -m ragkit.bench_context speed` times each generator on this CPU (preambles per
+# `ragkit bench context-speed` times each generator on this CPU (preambles per
 # second, and the speed-up from reusing the document's evaluated prefix). Its last results:
 
 # %%
@@ -195,7 +195,7 @@ from ragkit.results import load_results
 speed = load_results()
 speed = speed[speed.notebook == "bench_context"]
 speed[["strategy", "metric", "value", "params"]] if len(speed) else Markdown(
-    "_Run `python -m ragkit.bench_context speed` to measure generator speed._")
+    "_Run `ragkit bench context-speed` to measure generator speed._")
 
 # %%
 print(rec.save())

@@ -186,7 +186,7 @@ def _chroma(kind: str, size: int, overlap: int, metric: str) -> Claim:
         statement=f"{strategy}, k = 5: {metric} ≈ {value:.1f} %", metric=metric,
         kind="approx_level", effect="level", claimed=value / 100,
         config=Select("bench_chroma_repro", "chroma", strategy, "chroma_repro"),
-        missing="run `python -m ragkit.bench chroma-repro`")
+        missing="run `ragkit bench chroma-repro`")
 
 
 def _anthropic(stage: str, reduction: float, source: str, statement: str, cid: str) -> Claim:

@@ -394,32 +394,3 @@ def read_golden(path: str | Path, docs: Mapping[str, Document]) -> list[Query]:
                          answer=rec.get("answer", ""), context=rec.get("context") or {},
                          metadata={"synthetic": bool(rec.get("synthetic"))}))
     return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    """python -m ragkit.golden CORPUS_DIR QUESTIONS OUT — build span-anchored gold."""
-    import argparse
-
-    from .documents import load_corpus
-
-    p = argparse.ArgumentParser(prog="python -m ragkit.golden", description=main.__doc__)
-    p.add_argument("corpus")
-    p.add_argument("questions")
-    p.add_argument("out")
-    a = p.parse_args(argv)
-    from .documents import DocumentError
-
-    try:
-        docs = load_corpus(a.corpus).by_id()
-        records, problems = build_golden(a.questions, docs, a.out)
-    except (DocumentError, GoldenError) as e:
-        print(e)
-        return 3
-    for prob in problems:
-        print(f"{a.questions}:{prob}")
-    print(f"{len(records)} questions written to {a.out}; {len(problems)} problem(s)")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

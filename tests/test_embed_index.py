@@ -157,7 +157,7 @@ def test_prefilter_still_returns_k_hits_when_k_exist():
 
 @needs_benchmarks()
 def test_encoder_speed_bench_compares_the_backends_on_the_same_texts(tmp_path, monkeypatch):
-    from ragkit.bench import encoder_speed
+    from ragkit.speed import encoder_speed
     from ragkit.results import read_rows
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))

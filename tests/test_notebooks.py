@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.reproduce import execute, notebook_sources
+from ragkit.tools.reproduce import execute, notebook_sources
 from ragkit.results import comparable, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent

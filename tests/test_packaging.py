@@ -81,7 +81,7 @@ def test_committed_results_parse():
 def test_reproduce_reports_the_slowest_cells():
     import nbformat
 
-    from ragkit.reproduce import slowest_cells
+    from ragkit.tools.reproduce import slowest_cells
 
     nb = nbformat.v4.new_notebook()
     for secs, src in ((1, "fast()"), (95, "slow()\nmore()"), (12, "middle()")):
@@ -97,7 +97,7 @@ def test_reproduce_reports_the_slowest_cells():
 def test_executed_copies_drop_widgets_and_machine_paths():
     import nbformat
 
-    from ragkit.reproduce import WIDGET_VIEW, clean_outputs
+    from ragkit.tools.reproduce import WIDGET_VIEW, clean_outputs
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["widgets"] = {"state": {"x": 1}}

@@ -21,7 +21,7 @@ def _record(rec, strategy, per_query_recall, benchmark="chroma", experiment="chr
 
 
 def test_readme_section_is_generated_from_rows_runs_and_timings(tmp_path, monkeypatch):
-    from ragkit import readme
+    from ragkit.tools import readme
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     rec = Recorder("bench_chroma_repro")

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from ragkit.robustness import bad_inputs, default_chunkers, fuzz, run_input, uses_model
+from ragkit.tools.robustness import bad_inputs, default_chunkers, fuzz, run_input, uses_model
 
 BIG_LINE_MB = float(os.environ.get("RAGKIT_BIG_LINE_MB", "1"))  # the script uses 10
 CHUNKERS = default_chunkers()
@@ -40,7 +40,7 @@ def test_random_fuzz(chunker_name):
 @pytest.fixture(scope="module")
 def million():
     from ragkit.late import LateEmbedder
-    from ragkit.robustness import million_token_text
+    from ragkit.tools.robustness import million_token_text
     from ragkit.types import Document
 
     late = LateEmbedder(cache=False)
@@ -51,7 +51,7 @@ def million():
 @pytest.mark.parametrize("chunker_name",
                          sorted(n for n, c in CHUNKERS.items() if not uses_model(c)))
 def test_a_million_token_document_maps_onto_late_chunking_windows(chunker_name, million):
-    from ragkit.robustness import late_input
+    from ragkit.tools.robustness import late_input
 
     late, doc, tokens = million
     assert len(tokens) >= 1_000_000
@@ -61,7 +61,7 @@ def test_a_million_token_document_maps_onto_late_chunking_windows(chunker_name, 
 
 
 def test_late_input_catches_a_chunker_that_loses_text(million):
-    from ragkit.robustness import late_input
+    from ragkit.tools.robustness import late_input
     from ragkit.types import Chunk
 
     late, doc, tokens = million
@@ -77,16 +77,16 @@ def test_late_input_catches_a_chunker_that_loses_text(million):
 @pytest.mark.parametrize("area", ["folders", "golden files", "CLI", "caches", "caps",
                                   "concurrency"])
 def test_robustness_area_quick(area, tmp_path):
-    """The suite's areas beyond single documents (`python -m ragkit.robustness` runs them all
+    """The suite's areas beyond single documents (`ragkit robustness` runs them all
     at full size): every case passes."""
-    from ragkit.robustness import run_areas
+    from ragkit.tools.robustness import run_areas
 
     [got] = run_areas(tmp_path, CHUNKERS, quick=True, only=(area,))
     assert got.tried > 0 and got.failures == []
 
 
 def test_robustness_main_prints_tried_and_failed_per_area(capsys, tmp_path):
-    from ragkit.robustness import main
+    from ragkit.tools.robustness import main
 
     assert main(["--areas", "golden files,caches", "--quick"]) == 0
     out = capsys.readouterr().out

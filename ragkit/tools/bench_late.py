@@ -1,7 +1,9 @@
 """What late chunking costs: its throughput beside a plain forward pass, and its peak memory.
 
-    python -m ragkit.bench_late                       # 100,000 tokens, bundled MiniLM, auto device
-    python -m ragkit.bench_late --device cuda --tokens 100000 --model /tmp/embeddinggemma
+    ragkit bench late                       # 100,000 tokens, bundled MiniLM, auto device
+    ragkit bench late --device cuda --tokens 100000 --model /tmp/embeddinggemma
+
+(``python -m ragkit.tools.bench_late`` takes the same options.)
 
 One synthetic document of exactly ``--tokens`` model tokens (the course corpus repeated, in file
 order; generated sentences with a fixed seed when the corpus is absent) is cut into paragraph
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import random
 import re
 import resource
@@ -30,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from .common import run_script
+
 
 def synthetic_text(tokenizer: Any, n_tokens: int, seed: int = 13) -> tuple[str, str]:
     """(text of exactly n_tokens tokens without special tokens, where it came from)."""
-    from .config import get_settings
+    from ..config import get_settings
 
     corpus = sorted((get_settings().data_dir / "corpus").glob("*.md"))
     if corpus:
@@ -96,10 +99,10 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
         overlap: int | None, repeats: int = 2) -> dict[str, float]:
     import torch
 
-    from .embed import Embedder
-    from .late import LateChunkingWarning, LateEmbedder, plan_windows
-    from .results import Recorder
-    from .types import Chunk, Document
+    from ..embed import Embedder
+    from ..late import LateChunkingWarning, LateEmbedder, plan_windows
+    from ..results import Recorder
+    from ..types import Chunk, Document
 
     emb = Embedder(model, device=device, cache=False, show_progress=False)
     late = LateEmbedder(emb, window=window, overlap=overlap, cache=False)
@@ -183,9 +186,7 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
     return figures
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ragkit.bench_late", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
                    help="default: RAGKIT_DEVICE / auto")
     p.add_argument("--tokens", type=int, default=100_000, help="document length in tokens")
@@ -193,13 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--window", type=int, default=None, help="default: the model's limit")
     p.add_argument("--overlap", type=int, default=None, help="default: window // 4")
     p.add_argument("--repeats", type=int, default=2, help="timed runs of each (best kept)")
-    args = p.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from .config import seed_everything
 
-    seed_everything()
-    run(args.device, args.tokens, args.model, args.window, args.overlap, args.repeats)
-    return 0
+
+def run_args(args: argparse.Namespace) -> dict[str, float]:
+    return run(args.device, args.tokens, args.model, args.window, args.overlap, args.repeats)
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit bench late") -> int:
+    return run_script(__doc__, prog, add_arguments, run_args, argv)
 
 
 if __name__ == "__main__":

@@ -26,13 +26,13 @@ traceback), ``caches`` (U+2028 in cached text, bad bytes, unwritable folders, co
 ``caps`` (documents that crowd a size cap x every chunker that promises one) and
 ``concurrency`` (processes appending to one results file keep every row).
 
-    python -m ragkit.robustness              # every area: a few minutes on 2 CPUs
-    python -m ragkit.robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
-    python -m ragkit.robustness --areas "golden files,CLI"
-    python -m ragkit.robustness --fuzz-seconds 30 --late-tokens 1000000 --late-forward
+    ragkit robustness              # every area: a few minutes on 2 CPUs
+    ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
+    ragkit robustness --areas "golden files,CLI"
+    ragkit robustness --fuzz-seconds 30 --late-tokens 1000000 --late-forward
 
 prints, per area, how many cases were tried and how many failed (and the fuzz examples and
-late-chunking runs when asked for).
+late-chunking runs when asked for). ``python -m ragkit.tools.robustness`` is the same.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .documents import DocumentError, load_document
-from .types import Document
+from ..documents import DocumentError, load_document
+from ..types import Document
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def late_input(chunker, doc: Document, late, tokens=None, forward: bool = False)
     `late.tokenize(doc.text)` (the same for every chunker). With `forward`, the document is
     also embedded and exactly one finite unit vector per chunk is checked.
     """
-    from .late import chunk_token_ranges, plan_windows
+    from ..late import chunk_token_ranges, plan_windows
 
     chunks = chunker.chunk(doc)
     check_chunks(doc, chunks)
@@ -258,7 +258,7 @@ def run_input(chunker, bad: BadInput, folder: Path) -> str:
 
 def default_chunkers() -> dict:
     """One instance of every registered chunker, with its default settings."""
-    from .chunkers import REGISTRY
+    from ..chunkers import REGISTRY
 
     return {name: cls() for name, cls in sorted(REGISTRY.items())}
 
@@ -293,7 +293,7 @@ def late_suite(chunkers: dict, n_tokens: int, forward: bool) -> tuple[list[str],
     then (with `forward`) embedded with the fixed 256-token chunks; (report lines, failures)."""
     import resource
 
-    from .late import LateEmbedder
+    from ..late import LateEmbedder
 
     late = LateEmbedder(cache=False)
     doc = Document("million", million_token_text(n_tokens))
@@ -315,7 +315,7 @@ def late_suite(chunkers: dict, n_tokens: int, forward: bool) -> tuple[list[str],
             failed += 1
             lines.append(f"{name}: FAILED: {type(e).__name__}: {e}")
     if forward:
-        from .chunkers import FixedTokenChunker
+        from ..chunkers import FixedTokenChunker
 
         t0 = time.perf_counter()
         try:
@@ -412,7 +412,7 @@ def cap_documents(scale: float = 1.0) -> dict[str, Document]:
 def check_caps(doc: Document, chunks, chunker) -> None:
     """Every chunk within its chunker's cap (a single table row or list item excepted), and no
     explosion into bodies of a character or two."""
-    from .lint import atomic_unit, cap_findings
+    from ..lint import atomic_unit, cap_findings
 
     check_chunks(doc, chunks)
     over = [f for f in cap_findings(doc, chunks, chunker)
@@ -425,7 +425,7 @@ def check_caps(doc: Document, chunks, chunker) -> None:
 
 
 def caps_area(chunkers: dict, scale: float = 1.0) -> Area:
-    from .lint import chunk_cap
+    from ..lint import chunk_cap
 
     area = Area("caps")
     docs = cap_documents(scale)
@@ -511,7 +511,7 @@ def _load_with_faults(folder: Path, unreadable: set[str]):
     import os
     from unittest import mock
 
-    from .documents import load_corpus
+    from ..documents import load_corpus
 
     real_read, real_scandir = Path.read_bytes, os.scandir
 
@@ -531,7 +531,7 @@ def _load_with_faults(folder: Path, unreadable: set[str]):
 
 
 def folders_area(folder: Path) -> Area:
-    from .documents import DocumentError, load_corpus
+    from ..documents import DocumentError, load_corpus
 
     area = Area("folders")
     folder.mkdir(parents=True, exist_ok=True)
@@ -716,7 +716,7 @@ def whole_file_variants() -> list[tuple[str, str, bytes, str]]:
 
 
 def golden_area(folder: Path) -> Area:
-    from .golden import GoldenError, build_golden, check_questions, read_golden
+    from ..golden import GoldenError, build_golden, check_questions, read_golden
 
     area = Area("golden files")
     docs = _golden_docs()
@@ -774,7 +774,7 @@ def caches_area(folder: Path) -> Area:
 
     import numpy as np
 
-    from .cache import CacheWarning, JsonlCache, VectorCache
+    from ..cache import CacheWarning, JsonlCache, VectorCache
 
     area = Area("caches")
     specials = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"]
@@ -856,7 +856,7 @@ for i in range(n):
 def concurrency_area(folder: Path, trials: int = 3, appends: int = 20) -> Area:
     import subprocess
 
-    from .results import read_rows
+    from ..results import read_rows
 
     area = Area("concurrency")
     for t in range(trials):
@@ -1020,8 +1020,8 @@ def run_areas(folder: Path, chunkers: dict | None = None, big_line_mb: float = 2
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ragkit.robustness", description=__doc__,
+def main(argv: list[str] | None = None, prog: str = "ragkit robustness") -> int:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fuzz-seconds", type=float, default=0,
                    help="fuzzing time, shared by the chunkers (default 0; make fuzz: 600)")
@@ -1044,7 +1044,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     import warnings
 
-    from .cache import CacheWarning
+    from ..cache import CacheWarning
 
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore", CacheWarning)  # the cases check them themselves

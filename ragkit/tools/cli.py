@@ -1,8 +1,14 @@
-"""The `ragkit` command: run the course's comparison on your own documents.
+"""The `ragkit` command: run the course's comparison on your own documents, and every tool.
 
     ragkit chunk PATH --strategy structure            # chunks + linter report
     ragkit eval --corpus DIR --golden FILE --strategies recursive:250/0,structure
     ragkit show --corpus DIR --golden FILE --question 3 --strategies ...
+
+The tools in `ragkit.tools` are reached through it too, each with its own options (``ragkit
+NAME --help``): ``ragkit bench NAME`` (the benchmark scripts), ``ragkit preambles`` (fill a
+preamble cache), ``ragkit reproduce`` (run the notebooks), ``ragkit readme`` (regenerate the
+README's results), ``ragkit robustness`` (bad inputs and fuzzing), ``ragkit golden`` (quotes to
+span-anchored gold). They keep their own exit codes; what follows is about chunk, eval and show.
 
 Golden files are JSONL or CSV. Each question gives its evidence as verbatim quotes
 (``{"id", "question", "type", "evidence": [{"doc_id"?, "quote"}]}``, or CSV columns
@@ -20,12 +26,22 @@ unreadable questions file, a corrupt results file). None of these prints a trace
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_FATAL, EXIT_BUG = 0, 1, 2, 3, 4
+# The tools behind `ragkit NAME ...`: module in ragkit.tools, and its line in `ragkit --help`.
+TOOLS = {
+    "bench": ("bench", "the benchmark scripts: ragkit bench NAME (see ragkit bench --help)"),
+    "preambles": ("preambles", "fill a committed preamble cache with one generator"),
+    "reproduce": ("reproduce", "run the course notebooks in order (make reproduce / smoke)"),
+    "readme": ("readme", "regenerate the README's results section from the results rows"),
+    "robustness": ("robustness", "bad inputs, folders, golden files, CLI, caches: per area"),
+    "golden": ("golden", "build span-anchored gold from quoted evidence"),
+}
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
 
@@ -63,7 +79,7 @@ def positive_int(value: str) -> int:
 
 def parse_strategies(spec: str) -> list:
     """Chunkers from a comma-separated spec; `argparse.ArgumentTypeError` naming the bad one."""
-    from .chunkers import REGISTRY, get_chunker
+    from ..chunkers import REGISTRY, get_chunker
 
     names = [s.strip() for s in spec.split(",")]
     if not any(names):
@@ -95,7 +111,7 @@ def parse_strategies(spec: str) -> list:
 
 
 def _load_docs(path: str):
-    from .documents import DocumentError, load_corpus, load_document
+    from ..documents import DocumentError, load_corpus, load_document
 
     p = Path(path)
     if p.is_file():
@@ -114,8 +130,8 @@ def _load_docs(path: str):
 
 def _load_folder(corpus: str, golden: str):
     """(benchmark, file errors, question problems) — see `benchmarks.load_folder`."""
-    from .benchmarks import load_folder
-    from .golden import GoldenError
+    from ..benchmarks import load_folder
+    from ..golden import GoldenError
 
     if not Path(corpus).is_dir():
         raise CliError(f"{corpus}: no such folder")
@@ -136,7 +152,7 @@ _EMBEDDERS: dict = {}
 def _embedder(model: str | None):
     """The embedder, loaded now so that a model that cannot be loaded is a one-line error
     (exit 2), not a traceback in the middle of the run."""
-    from .embed import Embedder
+    from ..embed import Embedder
 
     if model in _EMBEDDERS:
         return _EMBEDDERS[model]
@@ -155,7 +171,7 @@ def _embedder(model: str | None):
 
 def _check_results_file(path: Path) -> None:
     """Refuse, before any work, a results file that cannot be appended to."""
-    from .results import read_rows
+    from ..results import read_rows
 
     if path.exists() and not path.is_file():
         raise UsageError(f"--results {path}: not a file")
@@ -182,7 +198,7 @@ def cmd_chunk(a) -> int:
             rows.append({"id": c.id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
                          "prefix": c.prefix, "text": c.text, "strategy": c.strategy})
     if a.out:
-        from .cache import atomic_write_text
+        from ..cache import atomic_write_text
 
         try:
             atomic_write_text(a.out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
@@ -203,7 +219,7 @@ def cmd_chunk(a) -> int:
 
 def _print_lint(docs, chunker, model):
     try:
-        from .lint import lint_corpus
+        from ..lint import lint_corpus
     except ImportError:  # pragma: no cover - the linter ships with ragkit
         return
     print("\nlinter:")
@@ -211,9 +227,9 @@ def _print_lint(docs, chunker, model):
 
 
 def cmd_eval(a) -> int:
-    from .config import get_settings, seed_everything
-    from .pipeline import compare
-    from .results import Recorder, append_rows
+    from ..config import get_settings, seed_everything
+    from ..pipeline import compare
+    from ..results import Recorder, append_rows
 
     seed_everything()
     results = Path(a.results or get_settings().results_dir / "cli_eval.jsonl")
@@ -251,10 +267,10 @@ def cmd_eval(a) -> int:
 
 
 def cmd_show(a) -> int:
-    from .benchmarks import Benchmark
-    from .evaluate import overlaps
-    from .explain import diagnose
-    from .pipeline import run_experiment
+    from ..benchmarks import Benchmark
+    from ..evaluate import overlaps
+    from ..explain import diagnose
+    from ..pipeline import run_experiment
 
     full, errors, problems = _load_folder(a.corpus, a.golden)
     docs, queries = full.documents, full.queries
@@ -350,7 +366,16 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks for errors")
     s.set_defaults(func=cmd_show)
+    for name, (_, help_line) in TOOLS.items():  # listed here; `main` hands them their arguments
+        t = sub.add_parser(name, help=help_line, add_help=False)
+        t.add_argument("args", nargs=argparse.REMAINDER)
     return p
+
+
+def run_tool(name: str, argv: list[str]) -> int:
+    """`ragkit NAME ARGS...` for a tool: its own parser, its own exit code."""
+    module = importlib.import_module(f"{__package__}.{TOOLS[name][0]}")
+    return module.main(argv, prog=f"ragkit {name}")
 
 
 def _one_strategy(spec: str) -> list:
@@ -383,6 +408,9 @@ def _one_line_warnings() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in TOOLS:
+        return run_tool(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     if not debug:

@@ -9,7 +9,10 @@ It prints each notebook's wall time and the total, and writes them to
 ``reproduce_times.json`` in the profile's results folder (with the CPU count and environment
 switches that change the work: ``RAGKIT_GEMMA_DIR``, ``RAGKIT_RERANK_MODEL``).
 
-    python -m ragkit.reproduce --profile smoke [--only 00,01] [--timeout 900]
+    ragkit reproduce --profile smoke [--only 00,01] [--timeout 900]
+
+(``python -m ragkit.tools.reproduce`` is the same.) A whole full run ends by regenerating the
+README's results section (`ragkit.tools.readme`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from .config import PROJECT_ROOT
+from ..config import PROJECT_ROOT
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
@@ -110,8 +113,8 @@ def write_times(profile: str, times: dict[str, float], total: float,
     import json
     import platform
 
-    from .config import get_settings
-    from .cache import atomic_write_text
+    from ..config import get_settings
+    from ..cache import atomic_write_text
 
     os.environ["RAGKIT_PROFILE"] = profile
     path = get_settings().results_dir / "reproduce_times.json"
@@ -129,8 +132,8 @@ def write_times(profile: str, times: dict[str, float], total: float,
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ragkit.reproduce", description=__doc__,
+def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--profile", choices=("smoke", "full"), default="full")
     p.add_argument("--only", default="", help="comma-separated notebook numbers, e.g. 00,01")
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     sources = [s for s in notebook_sources() if not only or s.name[:2] in only]
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
-    from .config import get_settings
+    from ..config import get_settings
 
     total, times, cells = 0.0, {}, {}
     cache_at_start = cache_mb(get_settings().cache_dir)

@@ -1,15 +1,20 @@
-"""Regenerate the README's results table from the results rows (never typed by hand).
+"""``ragkit readme``: regenerate the README's results section from the results rows (never typed
+by hand).
 
-The table sits between ``<!-- results:start -->`` and ``<!-- results:end -->``; `update_readme`
-replaces what is between the markers and leaves the rest of the README alone.
+The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->``; `update_readme`
+replaces what is between the markers and leaves the rest of the README alone. A full
+``ragkit reproduce`` calls it; ``ragkit readme`` (or ``python -m ragkit.tools.readme``) runs it
+alone, on the results already there.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
+import sys
 from pathlib import Path
 
-from .config import PROJECT_ROOT
+from ..config import PROJECT_ROOT
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 README_BUDGET = 1024
@@ -17,8 +22,8 @@ README_BUDGET = 1024
 
 def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
     """One Markdown leaderboard per main benchmark at 1,024 cl100k tokens, with intervals."""
-    from . import leaderboard as lb
-    from .results import load_results, load_scores
+    from .. import leaderboard as lb
+    from ..results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
     rows, scores = load_results(folder), load_scores(folder)
@@ -41,8 +46,8 @@ def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
 
 def claims_table(folder: Path | None = None) -> str:
     """The claim check (notebook 07's table) as Markdown, claims only (no sensitivity rows)."""
-    from .claims import check_claims
-    from .results import load_results, load_scores
+    from ..claims import check_claims
+    from ..results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
     df = load_results(folder)
@@ -108,3 +113,17 @@ def update_readme(readme: Path = PROJECT_ROOT / "README.md") -> bool:
     if new != text:
         readme.write_text(new, encoding="utf-8")
     return new != text
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit readme") -> int:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--readme", type=Path, default=PROJECT_ROOT / "README.md")
+    args = p.parse_args(argv)
+    changed = update_readme(args.readme)
+    print(f"{args.readme}: results section {'updated' if changed else 'already up to date'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""``ragkit bench NAME``: the benchmark scripts, each printing its table (and writing its rows).
+
+    ragkit bench chroma-repro        # Chroma's MiniLM table, ours beside theirs
+    ragkit bench anthropic-baseline  # Pass@5/10/20 on upstream's own chunks
+    ragkit bench chunk-speed         # chars/s: structure vs langchain vs chonkie
+    ragkit bench encoder-speed       # MiniLM on torch vs ONNX Runtime, same texts
+    ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
+    ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
+
+The first four write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
+quick check that the machinery works, not a reproduction). The measurements themselves live in
+the library (`ragkit.reproductions`, `ragkit.speed`); `late` and `context-speed` are
+`ragkit.tools.bench_late` and `ragkit.tools.bench_context` (``ragkit bench late --help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import prepare
+
+
+def _measurements() -> dict:
+    from ..reproductions import anthropic_baseline, chroma_repro
+    from ..speed import chunk_speed, encoder_speed
+
+    return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
+            "chunk-speed": chunk_speed, "encoder-speed": encoder_speed}
+
+
+MEASUREMENTS = {
+    "chroma-repro": "Chroma's MiniLM table, ours beside theirs",
+    "anthropic-baseline": "Pass@5/10/20 on upstream's own chunks",
+    "chunk-speed": "chars/s: structure vs langchain vs chonkie",
+    "encoder-speed": "MiniLM on torch vs ONNX Runtime, same texts",
+}
+
+
+def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
+    from . import bench_context, bench_late
+
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="NAME")
+    for name, help_line in MEASUREMENTS.items():
+        s = sub.add_parser(name, help=help_line)
+        s.add_argument("--smoke", action="store_true",
+                       help="a small slice, to check the machinery")
+    for name, module, help_line in (
+            ("late", bench_late, "late chunking vs a plain forward pass, peak memory"),
+            ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up")):
+        s = sub.add_parser(name, help=help_line, description=module.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(s)
+        s.set_defaults(run=module.run_args)
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit bench") -> int:
+    args = build_parser(prog).parse_args(argv)
+    prepare()
+    if hasattr(args, "run"):
+        args.run(args)
+    else:
+        _measurements()[args.command](smoke=args.smoke)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
