@@ -73,7 +73,7 @@ import numpy as np
 from .cache import VectorCache
 from .config import get_settings
 from .embed import Embedder
-from .retrieve import DenseRetriever, _meta
+from .retrieve import DenseRetriever
 from .types import Chunk, Document, check_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -406,7 +406,12 @@ class LateEmbedder:
     def device(self) -> str:
         return self.embedder.device
 
-    def _model_parts(self) -> tuple[Any, list[Any], bool]:
+    @property
+    def dtype(self) -> str:
+        """The transformer's precision, e.g. ``"float32"``."""
+        return str(self.model_parts()[0].dtype).replace("torch.", "")
+
+    def model_parts(self) -> tuple[Any, list[Any], bool]:
         """(transformer, modules after Pooling, pooling includes the prompt)."""
         if self._parts is None:
             st = self.embedder.model
@@ -425,7 +430,7 @@ class LateEmbedder:
 
     def tokenize(self, text: str) -> DocTokens:
         """The document as the embedder's document input, tokenised once with offsets."""
-        _, _, include_prompt = self._model_parts()
+        _, _, include_prompt = self.model_parts()
         return tokenize_document(self.embedder.tokenizer, text, self.embedder.prompt("document"),
                                  include_prompt)
 
@@ -458,7 +463,7 @@ class LateEmbedder:
             inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
         return self.embedder.token_states(inputs)
 
-    def _batches(self, jobs: list[tuple[int, int, int]]) -> Iterable[list[tuple[int, int, int]]]:
+    def batches(self, jobs: list[tuple[int, int, int]]) -> Iterable[list[tuple[int, int, int]]]:
         """(length, doc, window) jobs sorted by length, cut into batches of bounded tokens."""
         batch: list[tuple[int, int, int]] = []
         for job in sorted(jobs):
@@ -469,11 +474,11 @@ class LateEmbedder:
         if batch:
             yield batch
 
-    def _post(self, pooled: np.ndarray) -> np.ndarray:
+    def after_pooling(self, pooled: np.ndarray) -> np.ndarray:
         """The model's modules after Pooling (Dense, Normalize ...), then L2-normalise."""
         import torch
 
-        transformer, post, _ = self._model_parts()
+        transformer, post, _ = self.model_parts()
         out = []
         for i in range(0, len(pooled), 4096):
             x = torch.as_tensor(pooled[i: i + 4096], device=self.device,
@@ -493,7 +498,7 @@ class LateEmbedder:
     def _run(self, plans: list[_DocPlan]) -> list[np.ndarray]:
         jobs = [(p.window_length(k), d, k) for d, p in enumerate(plans)
                 for k in range(len(p.windows))]
-        for batch in self._batches(jobs):
+        for batch in self.batches(jobs):
             states = self.forward([plans[d].window_ids(k) for _, d, k in batch])
             for i, (_, d, k) in enumerate(batch):
                 plans[d].take(k, states[i])
@@ -503,17 +508,16 @@ class LateEmbedder:
         _require(all(len(m) == len(p.lo_v) for m, p in zip(means, plans)),
                  "not exactly one vector per chunk")
         sizes = [len(m) for m in means]
-        vecs = self._post(np.concatenate(means)) if means else np.zeros((0, 0), np.float32)
+        vecs = self.after_pooling(np.concatenate(means)) if means else np.zeros((0, 0), np.float32)
         return np.split(vecs, np.cumsum(sizes)[:-1]) if means else []
 
     # -- public API -----------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
         """What, besides the document and the spans, decides a late vector."""
-        transformer, _, _ = self._model_parts()
         return {"model": self.name, "fingerprint": self.embedder.fingerprint,
                 "max_seq_length": self.embedder.max_tokens, "window": self.window or "max",
                 "overlap": "window//4" if self.overlap is None else self.overlap,
-                "specials": self.specials, "dtype": str(transformer.dtype).replace("torch.", ""),
+                "specials": self.specials, "dtype": self.dtype,
                 **({"backend": b} if (b := self.embedder.backend) != "torch" else {}),
                 "late_version": CACHE_VERSION}
 
@@ -535,7 +539,7 @@ class LateEmbedder:
         self.flags, self.stats = [], {"documents": 0, "windowed_documents": 0, "windows": 0,
                                       "tokens": 0, "forward_tokens": 0, "cache_hits": 0,
                                       "borrowed": 0, "gap_tokens": 0, "uncovered_chars": 0}
-        self._model_parts()
+        self.model_parts()
         groups: dict[str, list[int]] = {}
         for i, c in enumerate(chunks):
             groups.setdefault(c.doc_id, []).append(i)
@@ -625,20 +629,21 @@ def late_vectors(docs: Iterable[Document] | Mapping[str, Document], chunks: Sequ
 
 
 class LateDenseRetriever(DenseRetriever):
-    """`DenseRetriever` over late-chunked chunk vectors: same `search(queries, k, where)`,
-    same `flags` attribute; queries are embedded by `embedder` with its query prompt."""
+    """`DenseRetriever` over late-chunked chunk vectors: same `search(queries, k, where)`, same
+    `flags` (the late embedder's); queries are embedded by `embedder` with its query prompt."""
 
     kind = "late"
 
     def __init__(self, chunks: Sequence[Chunk], docs: Iterable[Document] | Mapping[str, Document],
                  embedder: Embedder, window: int | None = None, overlap: int | None = None,
                  use_gpu: bool | None = None, **kw: Any):
-        from .index import VectorIndex
-
-        self.chunks = list(chunks)
-        self.embedder = embedder
-        self.placement = "before"
         self.late = LateEmbedder(embedder, window=window, overlap=overlap, **kw)
-        vecs = self.late.embed(docs, self.chunks)
-        self.flags = list(self.late.flags)
-        self.index = VectorIndex(vecs, [_meta(c) for c in self.chunks], use_gpu=use_gpu)
+        self._docs = docs
+        super().__init__(chunks, embedder, "before", use_gpu)
+        del self._docs  # read once, by embed_chunks
+
+    def embed_chunks(self) -> tuple[np.ndarray, list[str]]:
+        """Late-chunked vectors of `self.chunks` within their documents, and the late
+        embedder's flags."""
+        vecs = self.late.embed(self._docs, self.chunks)
+        return vecs, list(self.late.flags)

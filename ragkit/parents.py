@@ -113,9 +113,12 @@ class ParentChildRetriever:
                          for c in make_children(by_id[p.doc_id], p, child_tokens)]
         self.n_children = Counter(c.parent_id for c in self.children)
         self.dense = DenseRetriever(self.children, embedder)
-        self.flags = self.dense.flags
         self.child_k, self.mode, self.merge_ratio = child_k, mode, merge_ratio
         self.last_collapse: list[dict[str, int]] = []
+
+    @property
+    def flags(self) -> list[str]:
+        return self.dense.flags
 
     def search(self, queries: Sequence[str], k: int, where=None) -> list[list[Hit]]:
         child_hits = self.dense.search(queries, max(self.child_k, k), where)
@@ -170,8 +173,11 @@ class SentenceWindowRetriever:
                 self.sentences.append(c)
                 self._pos[c.id] = (d.id, i)
         self.dense = DenseRetriever(self.sentences, embedder)
-        self.flags = self.dense.flags
         self.window, self.candidates = window, candidates
+
+    @property
+    def flags(self) -> list[str]:
+        return self.dense.flags
 
     def search(self, queries: Sequence[str], k: int, where=None) -> list[list[Hit]]:
         out = []

@@ -5,8 +5,9 @@ the course is produced the same way. It returns an `Outcome` holding the chunks,
 per query, the per-query metrics and their means, plus the flags a results row must carry
 (e.g. how many chunks the encoder truncated).
 
-    >>> out = run_experiment(load("chroma"), RecursiveChunker(250, 125), Embedder(), k=5)  # doctest: +SKIP
-    >>> round(out.means["recall"], 3), round(out.means["iou"], 3)
+    >>> bench = load("chroma")  # a benchmark download             # doctest: +SKIP
+    >>> out = run_experiment(bench, RecursiveChunker(250, 125), Embedder(), k=5)  # doctest: +SKIP
+    >>> round(out.means["recall"], 3), round(out.means["iou"], 3)     # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any, Callable, Literal, Sequence
 
 from .benchmarks import Benchmark
 from .evaluate import BUDGET_METRICS, BUDGETS, DEFAULT_BUDGET
-from .retrieve import BM25Retriever, DenseRetriever, Hit, HybridRetriever, TfidfRetriever
+from .retrieve import (BM25Retriever, DenseRetriever, Hit, HybridRetriever, Retriever,
+                       TfidfRetriever)
 from .types import Chunk, Query, stable_hash
 
 
@@ -106,14 +108,9 @@ class Outcome:
             {"value": "float64"})
 
 
-def _flags_of(r) -> list[str]:
-    """A retriever's flags (an attribute or a method), else its dense stage's."""
-    own = getattr(r, "flags", None)
-    own = own() if callable(own) else own
-    if own:
-        return list(own)
-    dense = getattr(r, "dense", None)
-    return _flags_of(dense) if dense is not None and dense is not r else []
+def _flags_of(r: Retriever) -> list[str]:
+    """A retriever's flags (the `Retriever` property), as a list of its own."""
+    return list(r.flags)
 
 
 def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
@@ -161,8 +158,8 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
                    budgets: Sequence[int] = BUDGETS) -> Outcome:
     """Chunk every document (or use `chunks`), retrieve for every query, score.
 
-    `retriever` is "dense", "bm25", "tfidf", "hybrid", or any object with
-    ``search(queries, k, where)`` (e.g. a parent-child retriever); then `chunks` are the units
+    `retriever` is "dense", "bm25", "tfidf", "hybrid", or any `Retriever` (``search(queries,
+    k, where)`` and ``flags``; e.g. a parent-child retriever); then `chunks` are the units
     it can return, used for precision_Ω and the rank metrics' relevance judgements.
     `where(query)` may return a metadata filter per query (notebook 03). Every query is
     retrieved deep enough to fill the largest of `budgets` (cl100k tokens; see

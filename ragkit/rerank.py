@@ -16,8 +16,8 @@ Two kinds of rescoring are available here, behind one `Scorer` interface:
 
     >>> first = HybridRetriever(DenseRetriever(chunks, Embedder()),       # doctest: +SKIP
     ...                         BM25Retriever(chunks))
-    >>> rr = make_reranker(first, "/tmp/embeddinggemma", candidates=50)
-    >>> rr.describe()
+    >>> rr = make_reranker(first, "/tmp/embeddinggemma", candidates=50)  # doctest: +SKIP
+    >>> rr.describe()                                                   # doctest: +SKIP
     {'first_stage': 'hybrid', 'reranker': 'bi-encoder', 'reranker_model': 'embeddinggemma',
      'candidates': 50}
 """
@@ -40,6 +40,8 @@ Placement = Literal["before", "after"]
 
 
 class Scorer(Protocol):
+    """A second stage: scores each query's candidate chunks (higher is better)."""
+
     kind: str
     name: str
 
@@ -118,6 +120,7 @@ class BiEncoderScorer:
         return [np.asarray([float(dvec[row[c.id]] @ qv) for c in cs]) if cs else np.zeros(0)
                 for qv, cs in zip(qvec, candidates)]
 
+    @property
     def flags(self) -> list[str]:
         return self.embedder.flags()
 
@@ -147,17 +150,10 @@ class Reranker:
 
     @property
     def flags(self) -> list[str]:
-        first = getattr(self.first_stage, "flags", None)
-        if first is None:
-            first = getattr(getattr(self.first_stage, "dense", None), "flags", [])
-        own = self.scorer.flags() if hasattr(self.scorer, "flags") else []
-        return [*first, *(f"rerank_{f}" for f in own)]
-
-    @property
-    def dense(self):
-        """The first stage's dense retriever, if any (what `run_experiment` reads flags from)."""
-        return getattr(self.first_stage, "dense", None) or (
-            self.first_stage if getattr(self.first_stage, "kind", "") == "dense" else None)
+        """The first stage's flags, then the scorer's (a bi-encoder's truncations), marked
+        ``rerank_``; a scorer without flags (a cross-encoder) adds none."""
+        own = getattr(self.scorer, "flags", [])
+        return [*self.first_stage.flags, *(f"rerank_{f}" for f in own)]
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:

@@ -1,16 +1,17 @@
-"""Retrievers: dense (embedder + faiss), BM25 (bm25s), and their fusion.
+"""Retrievers: dense (embedder + faiss), BM25 (bm25s), and their fusion; the `Retriever`
+interface every retriever in ragkit satisfies.
 
 All return, per query, a ranked list of `Hit(chunk, score)`. Filters (`where`) are applied
 before the search on both sides, so every retriever returns k hits when k chunks pass.
 
-    >>> r = DenseRetriever(chunks, Embedder())            # doctest: +SKIP
-    >>> r.search(["How long is the Gold refund window?"], k=5)[0][0].chunk.text
+    >>> r = DenseRetriever(chunks, Embedder())                                # doctest: +SKIP
+    >>> r.search(["How long is the Gold refund window?"], k=5)[0][0].chunk.text  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -22,6 +23,25 @@ from .types import Chunk
 class Hit:
     chunk: Chunk
     score: float
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """What every retriever offers (dense, BM25, TF-IDF, hybrid, late, parent-child, sentence
+    window, reranked): `search` and `flags`. `ragkit.pipeline` relies on nothing else.
+
+    ``search(queries, k, where=None)`` returns, per query, at most k `Hit`s, best first; `where`
+    is one filter for every query or one per query (see `ragkit.index.matches`). ``flags`` is a
+    read-only property: the list of strings a results row must carry about how the retriever was
+    built (e.g. ``"truncated:73"``, chunks the encoder cut short), empty when there is nothing
+    to say.
+    """
+
+    @property
+    def flags(self) -> list[str]: ...
+
+    def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
+               ) -> list[list[Hit]]: ...
 
 
 def _meta(c: Chunk) -> dict:
@@ -37,7 +57,11 @@ def _per_query(where: Where | Sequence[Where], n: int) -> list[Where]:
 
 
 class DenseRetriever:
-    """Embeds every chunk (prefix + body) once and searches by cosine similarity."""
+    """Embeds every chunk (prefix + body) once and searches by cosine similarity.
+
+    Subclasses that make the chunk vectors another way (late chunking) override
+    `embed_chunks`; the index, the search and the flags stay this class's.
+    """
 
     kind = "dense"
 
@@ -46,9 +70,19 @@ class DenseRetriever:
         self.chunks = list(chunks)
         self.embedder = embedder
         self.placement = placement
-        vecs = embedder.encode([c.embedding_text(placement) for c in self.chunks], "document")
-        self.flags = embedder.flags()  # e.g. ["truncated:73"]: chunks the encoder cut short
+        vecs, self._flags = self.embed_chunks()
         self.index = VectorIndex(vecs, [_meta(c) for c in self.chunks], use_gpu=use_gpu)
+
+    def embed_chunks(self) -> tuple[np.ndarray, list[str]]:
+        """One vector per chunk of `self.chunks` (prefix + body, as `self.placement` puts
+        them), and the encoder's flags (e.g. ["truncated:73"]: chunks it cut short)."""
+        vecs = self.embedder.encode([c.embedding_text(self.placement) for c in self.chunks],
+                                    "document")
+        return vecs, self.embedder.flags()
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self._flags)
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:
@@ -82,7 +116,10 @@ class BM25Retriever:
         self._bm25.index(bm25s.tokenize(corpus, stopwords=stopwords, show_progress=False),
                          show_progress=False)
         self._metas = [_meta(c) for c in self.chunks]
-        self.flags: list[str] = []
+
+    @property
+    def flags(self) -> list[str]:
+        return []
 
     def scores(self, query: str) -> np.ndarray:
         import bm25s
@@ -115,7 +152,10 @@ class TfidfRetriever:
         self._vec = TfidfVectorizer(sublinear_tf=True, stop_words="english")
         self._m = self._vec.fit_transform([c.embedding_text(placement) for c in self.chunks])
         self._metas = [_meta(c) for c in self.chunks]
-        self.flags: list[str] = []
+
+    @property
+    def flags(self) -> list[str]:
+        return []
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:
@@ -165,6 +205,10 @@ class HybridRetriever:
                  candidates: int = 150, constant: float = 0.0):
         self.dense, self.bm25 = dense, bm25
         self.weights, self.candidates, self.constant = tuple(weights), candidates, constant
+
+    @property
+    def flags(self) -> list[str]:
+        return [*self.dense.flags, *self.bm25.flags]
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:

@@ -84,7 +84,7 @@ def plain_forward(late: Any, ids: list[list[int]]) -> np.ndarray:
 
     jobs = [(len(w), 0, k) for k, w in enumerate(ids)]
     out = []
-    for batch in late._batches(jobs):
+    for batch in late.batches(jobs):
         rows = [ids[k] for _, _, k in batch]
         states = late.forward(rows)
         mask = torch.zeros(states.shape[:2], device=states.device)
@@ -92,7 +92,7 @@ def plain_forward(late: Any, ids: list[list[int]]) -> np.ndarray:
             mask[i, : len(r)] = 1
         pooled = (states.float() * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
         out.append(pooled.cpu().numpy())
-    return late._post(np.concatenate(out))
+    return late.after_pooling(np.concatenate(out))
 
 
 def run(device: str | None, n_tokens: int, model: str | None, window: int | None,
@@ -114,7 +114,7 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
     win, ovl = late.limits(tokens)
     windows, _ = plan_windows(len(tokens), win, ovl)
     ids = [list(tokens.head) + tokens.ids[a:b].tolist() + list(tokens.tail) for a, b in windows]
-    dtype = str(late._model_parts()[0].dtype).replace("torch.", "")
+    dtype = late.dtype
 
     plain_forward(late, ids[: max(1, late.max_batch_tokens // len(ids[0]))])  # warm-up
     if dev.startswith("cuda"):
