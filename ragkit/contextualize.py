@@ -45,8 +45,9 @@ template version, budget, document hash, chunk hash and span), under
 ``regenerate=True`` or ``RAGKIT_REGENERATE_PREAMBLES=1`` recomputes them.
 
     >>> gen = StructuralContextualizer(budget=60)                         # doctest: +SKIP
-    >>> out = contextualize(bench.documents, chunks, gen, cache=preamble_cache("course", gen))
-    >>> out[3].prefix
+    >>> out = contextualize(bench.documents, chunks, gen,                 # doctest: +SKIP
+    ...                     cache=preamble_cache("course", gen))
+    >>> out[3].prefix                                                     # doctest: +SKIP
     'Refund Policy > Refunds > Annual plans\\nThis policy explains when Northwind Cloud ...'
 """
 
@@ -121,8 +122,8 @@ def verbatim_fraction(preamble: str, chunk_text: str, n: int = 4) -> float:
 def loop_fraction(text: str, n: int = 4) -> float:
     """Share of the word n-grams that repeat an earlier one (0 for fresh text, ->1 for a loop).
 
-    >>> loop_fraction("a b c d a b c d a b c d")
-    0.6666666666666666
+    >>> loop_fraction("a b c d a b c d a b c d")  # 9 four-word grams, 5 of them repeats
+    0.5555555555555556
     """
     w = words(text)
     grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]

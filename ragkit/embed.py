@@ -23,7 +23,7 @@ The backend is part of the cache key (keys without one are torch's). If the expo
 disagrees with torch, ``auto`` warns, keeps torch and says so in `flags`.
 
     >>> emb = Embedder()                                  # doctest: +SKIP
-    >>> emb.encode(["refund window", "data retention"]).shape
+    >>> emb.encode(["refund window", "data retention"]).shape  # doctest: +SKIP
     (2, 384)
 """
 

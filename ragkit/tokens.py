@@ -10,7 +10,7 @@ OpenAI's cl100k_base (what Chroma's report measured chunk sizes in; the offline 
 
     >>> tok = get_tokenizer("cl100k_base")
     >>> tok.count("Refunds are available within 14 days.")
-    8
+    9
 """
 
 from __future__ import annotations

@@ -84,3 +84,25 @@ def test_library_module_does_not_import_the_tools(path):
 def test_the_door_is_the_only_exception():
     door = PACKAGE / "__main__.py"
     assert any(is_tools(n) for _, n in imported(door))
+
+
+HEAVY = ("torch", "faiss", "transformers", "sentence_transformers", "onnxruntime", "llama_cpp",
+         "ragas", "chonkie", "langchain_text_splitters")
+
+
+def test_importing_every_module_is_cheap():
+    """`--doctest-modules` imports every module of ragkit, tools included: none may fail, and
+    none may load a model library or do heavy work at import (they load on first use)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, pkgutil, sys, ragkit\n"
+        "for m in pkgutil.walk_packages(ragkit.__path__, 'ragkit.'):\n"
+        "    if m.name != 'ragkit.__main__':\n"
+        "        importlib.import_module(m.name)\n"
+        f"print(sorted(h for h in {HEAVY!r} if h in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=PACKAGE.parent, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"loaded at import: {out.stdout.strip()}"
