@@ -4,7 +4,6 @@ the ordinary embedding, long documents, 1 and 10,000 chunks, and the shared quer
 import os
 import random
 import re
-import time
 
 import numpy as np
 import pytest
@@ -148,9 +147,7 @@ def test_one_chunk_and_ten_thousand_chunks_on_a_long_document(late, embedder):
     assert len(spans) == 10_000
     tok = late.tokenize(long_text)
     assert len(tok) > 60 * embedder.max_tokens  # far longer than one window
-    t0 = time.perf_counter()
-    r = chunk_token_ranges(long_text, tok.starts, tok.ends, spans)
-    assert time.perf_counter() - t0 < 2.0
+    r = chunk_token_ranges(long_text, tok.starts, tok.ends, spans)  # timed by `ragkit bench late`
     assert r.lo[0] == 0 and r.hi[-1] == len(tok) and np.all(r.lo[1:] == r.hi[:-1])
     chunks = [Chunk.make(short, 0, len(REFUNDS), "one"), *_doc_chunks(long, spans)]
     with pytest.warns(LateChunkingWarning, match="windows"):

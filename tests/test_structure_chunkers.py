@@ -5,7 +5,6 @@ here: what each of these chunkers promises beyond them.
 """
 
 import doctest
-import time
 from pathlib import Path
 
 import numpy as np
@@ -555,7 +554,7 @@ def test_semantic_settings_do_not_depend_on_the_embedder_object():
     assert [c.id for c in a] == [c.id for c in b]
 
 
-# ------------------------------------------------------------------- registry, corpus, speed
+# ------------------------------------------------------------------- registry, corpus
 
 
 def test_registry_names():
@@ -574,49 +573,6 @@ def test_course_corpus_chunks_cleanly_under_the_router():
         chunks = router.chunk(doc)
         findings = lint(doc, chunks, max_tokens=254, tokenizer="minilm")
         assert not findings, [f.message for f in findings[:3]]
-
-
-def test_structure_chunker_is_faster_than_langchain_recursive():
-    """Cold passes (nothing cached) over prose with long paragraphs, like Chroma's corpora."""
-    from langchain_text_splitters import RecursiveCharacterTextSplitter
-
-    from ragkit.chunkers import structure
-
-    rng = np.random.default_rng(0)
-    vocab = ["refund", "policy", "gold", "members", "within", "days", "the", "of", "fee", "a"]
-
-    def sentence():
-        return " ".join(rng.choice(vocab, size=int(rng.integers(5, 25)))).capitalize() + "."
-
-    parts = []
-    for i in range(40):
-        parts.append(f"## Section {i}")
-        parts.append(" ".join(sentence() for _ in range(int(rng.integers(20, 80)))))
-        if i % 5 == 0:
-            parts.append("| a | b |\n|---|---|\n" + "\n".join(f"| {sentence()} | {j} |"
-                                                              for j in range(8)))
-    text = "\n\n".join(parts)
-    tok = get_tokenizer("cl100k_base")
-    splitter = RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=0,
-                                              length_function=tok.count)
-    ours = StructureChunker(300, 400, "cl100k_base")
-    doc = Document("d", text)
-
-    def cold():
-        structure.clear_cache()
-        ours.chunk(doc)
-
-    def best_of(f, n=3):
-        times = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            f()
-            times.append(time.perf_counter() - t0)
-        return min(times)
-
-    theirs_s = best_of(lambda: splitter.split_text(text))
-    ours_s = best_of(cold)
-    assert ours_s <= theirs_s, f"structure {ours_s:.3f}s vs langchain {theirs_s:.3f}s"
 
 
 # --------------------------------------------------------------------- issue 19: caps that hold

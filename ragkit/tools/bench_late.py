@@ -14,6 +14,8 @@ second (best of ``--repeats`` alternating runs, since a shared machine's load va
 their ratio (target >= 0.8); on CPU also by process CPU time, which other processes' load
 leaves alone; and the peak memory: the process's peak RSS on CPU
 (target < 2 GB for 100,000 tokens with MiniLM), ``torch.cuda.max_memory_allocated`` on CUDA.
+It also times mapping chunks onto token ranges (`chunk_token_ranges`), for the paragraphs and
+with every word a chunk of its own (once a unit-test bound: 10,000 chunks in under 2 s).
 Rows go to ``results/bench_late.jsonl``.
 """
 
@@ -95,6 +97,24 @@ def plain_forward(late: Any, ids: list[list[int]]) -> np.ndarray:
     return late.after_pooling(np.concatenate(out))
 
 
+def token_range_seconds(text: str, tokens: Any, repeats: int = 2
+                        ) -> dict[str, tuple[int, float]]:
+    """{unit: (chunks, best seconds)} for mapping the document's paragraphs, and every word as
+    its own chunk (the many-small-chunks case), onto token ranges with `chunk_token_ranges`."""
+    from ..late import chunk_token_ranges
+
+    out = {}
+    for unit, spans in (("paragraph", paragraph_spans(text)),
+                        ("word", [(m.start(), m.end()) for m in re.finditer(r"\S+", text)])):
+        best = float("inf")
+        for _ in range(max(1, repeats)):
+            t0 = time.perf_counter()
+            chunk_token_ranges(text, tokens.starts, tokens.ends, spans)
+            best = min(best, time.perf_counter() - t0)
+        out[unit] = (len(spans), best)
+    return out
+
+
 def run(device: str | None, n_tokens: int, model: str | None, window: int | None,
         overlap: int | None, repeats: int = 2) -> dict[str, float]:
     import torch
@@ -115,6 +135,7 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
     windows, _ = plan_windows(len(tokens), win, ovl)
     ids = [list(tokens.head) + tokens.ids[a:b].tolist() + list(tokens.tail) for a, b in windows]
     dtype = late.dtype
+    mapping = token_range_seconds(text, tokens, repeats)
 
     plain_forward(late, ids[: max(1, late.max_batch_tokens // len(ids[0]))])  # warm-up
     if dev.startswith("cuda"):
@@ -146,6 +167,9 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
     n = len(tokens)
     figures = {"tokens_per_s_late": n / t_late, "tokens_per_s_plain": n / t_plain,
                "ratio": t_plain / t_late, "seconds_late": t_late, "seconds_plain": t_plain}
+    for unit, (n_spans, secs) in mapping.items():
+        figures[f"token_ranges_seconds_{unit}"] = secs
+        figures[f"token_ranges_chunks_{unit}"] = float(n_spans)
     mem_metric = "peak_cuda_mb" if dev.startswith("cuda") else "peak_rss_mb"
     figures[mem_metric] = peak
     if not dev.startswith("cuda"):  # CPU time is what load on a shared machine leaves alone
@@ -182,6 +206,9 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
     else:
         print(f"  peak RSS: {peak:,.0f} MiB after late chunking ({rss_before:,.0f} MiB before it; "
               "target < 2048)")
+    print("  chunks -> token ranges (chunk_token_ranges, best of {}): {}".format(
+        repeats, "; ".join(f"{n:,} {unit} chunks in {secs:.3f} s"
+                           for unit, (n, secs) in mapping.items())))
     print(f"  flags: {';'.join(late.flags) or '-'}   rows: {path}")
     return figures
 
