@@ -68,10 +68,18 @@ def _per_query(scores, run: str, metric: str, budget: int) -> pd.Series:
 
 
 def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
-          metrics: Sequence[str] = ("recall@B", "pass@B", "iou@B")) -> pd.DataFrame:
-    """The leaderboard of one benchmark at `budget` tokens, best recall first."""
+          metrics: Sequence[str] = ("recall@B", "pass@B", "iou@B"),
+          full_only: bool = True) -> pd.DataFrame:
+    """The leaderboard of one benchmark at `budget` tokens, best recall first.
+
+    With `full_only` (the default) only runs over the benchmark's whole question set are
+    ranked — a run on a subset (e.g. the files one generator covers) is not comparable — and
+    "oracle" rows, which filter with the gold's own metadata (an upper bound, not a
+    configuration a reader can deploy), are left out."""
     confs = configurations(rows, scores)
     confs = confs[confs.benchmark == benchmark]
+    if full_only:
+        confs = confs[~confs.strategy.astype(str).str.contains("oracle", regex=False)]
     out = []
     for key, group in confs.groupby("config", sort=False):
         first = group.sort_values(["notebook", "experiment"]).iloc[0]
@@ -93,6 +101,8 @@ def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
     df = pd.DataFrame(out)
     if df.empty:
         return df
+    if full_only:
+        df = df[df.n == df.n.max()]
     return df.sort_values(["recall", "strategy"], ascending=[False, True]).reset_index(drop=True)
 
 
