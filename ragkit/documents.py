@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .types import Block, Document, trim_span
 
@@ -231,6 +231,25 @@ def data_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
+def csv_rows(reader) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
+    """The non-blank rows of a `csv.reader`, each with the file line it starts on. A row the
+    csv module cannot parse is yielded as its `csv.Error` and ends the iteration (the reader
+    cannot resynchronise after it)."""
+    end = reader.line_num
+    while True:
+        line_no = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            yield line_no, e
+            return
+        end = reader.line_num
+        if any(v.strip() for v in row):
+            yield line_no, row
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()[:10] if isinstance(value, dt.date) else value.isoformat()
@@ -409,19 +428,10 @@ def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         return {}, [f"{side}:1: the header has no 'path' column (got {header!r})"]
     header = [h.strip() for h in header]
     problems = []
-    end = reader.line_num
-    while True:
-        line_no = end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
+    for line_no, row in csv_rows(reader):
+        if isinstance(row, csv.Error):
+            problems.append(f"{side}:{line_no}: not a readable CSV row ({row})")
             break
-        except csv.Error as e:
-            problems.append(f"{side}:{line_no}: not a readable CSV row ({e})")
-            break
-        end = reader.line_num
-        if not any(v.strip() for v in row):
-            continue
         if len(row) != len(header):
             why = f"{side}:{line_no}: {len(row)} fields, but the header has {len(header)}"
             rel = row[header.index("path")].strip() if header.index("path") < len(row) else ""

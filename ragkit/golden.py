@@ -80,6 +80,8 @@ def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Pro
     import csv
     import io
 
+    from .documents import csv_rows
+
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)
@@ -94,20 +96,12 @@ def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Pro
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise GoldenError(f"{path}:1: the header repeats column(s) {dup}")
-    out, problems, end = [], [], reader.line_num
-    while True:
-        n = end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            problems.append(Problem(n, "?", f"not a readable CSV row ({e}); the rest of the "
+    out, problems = [], []
+    for n, row in csv_rows(reader):
+        if isinstance(row, csv.Error):
+            problems.append(Problem(n, "?", f"not a readable CSV row ({row}); the rest of the "
                                     "file is skipped"))
             break
-        end = reader.line_num
-        if not any(v.strip() for v in row):
-            continue
         if len(row) != len(header):
             qid = row[header.index("id")] if "id" in header and header.index("id") < len(row) \
                 else "?"
@@ -117,13 +111,13 @@ def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Pro
         rec: dict[str, Any] = dict(zip(header, row))
         quote = rec.pop("quote", "") or ""
         doc_id = (rec.pop("doc_id", "") or "").strip() or None
-        start, end_ = rec.pop("start", ""), rec.pop("end", "")
+        start, end = rec.pop("start", ""), rec.pop("end", "")
         ev: dict[str, Any] = {"doc_id": doc_id}
         if quote.strip():
             ev["quote"] = quote
-        if str(start).strip() or str(end_).strip():  # spans in a CSV: digits only
+        if str(start).strip() or str(end).strip():  # spans in a CSV: digits only
             ev["start"] = int(start) if str(start).strip().isdigit() else start
-            ev["end"] = int(end_) if str(end_).strip().isdigit() else end_
+            ev["end"] = int(end) if str(end).strip().isdigit() else end
         rec["evidence"] = [ev] if len(ev) > 1 else []
         if not (rec.get("id") or "").strip():
             rec.pop("id", None)
