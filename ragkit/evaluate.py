@@ -381,22 +381,7 @@ def pack_context(hits: Sequence[Chunk], budget: int,
     >>> p = pack_context([Chunk.make(d, 0, 13, "t"), Chunk.make(d, 4, 23, "t")], 4)
     >>> p.spans, p.tokens, p.cut  # "one two three" + the first token of " four five"
     ((('d', 0, 18),), 4, True)
-
-    The same ranking is packed several times in one experiment (the deep search checks it,
-    each metric reads it, the run file keeps what it used), so with the reference tokenizer
-    the result is cached per (hits, budget).
     """
-    if count is count_tokens:
-        return _pack_cached(tuple(hits), budget)
-    return _pack(hits, budget, count)
-
-
-@lru_cache(maxsize=8192)
-def _pack_cached(hits: tuple[Chunk, ...], budget: int) -> Packed:
-    return _pack(hits, budget, count_tokens)
-
-
-def _pack(hits: Sequence[Chunk], budget: int, count: Callable[[str], int]) -> Packed:
     covered: dict[str, list[Range]] = defaultdict(list)
     used, units, cut, examined = 0, 0, False, 0
     for c in hits:
