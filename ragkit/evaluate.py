@@ -365,8 +365,7 @@ def count_tokens(text: str) -> int:
 
 def _first_tokens(text: str, n: int) -> int:
     """Characters of `text` covered by its first `n` reference tokens."""
-    spans = _reference().spans(text)
-    return spans[n - 1][1] if 0 < n <= len(spans) else (len(text) if n > 0 else 0)
+    return _reference().first_chars(text, n)
 
 
 def pack_context(hits: Sequence[Chunk], budget: int,

@@ -20,3 +20,21 @@ def test_hf_spans_are_character_offsets():
     spans = tok.spans(text)
     assert [text[s:e] for s, e in spans][:3] == ["Gold", "tier", ":"]
     assert tok.count(text) == len(spans)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_TEXT = st.lists(st.sampled_from(list("ab é日本語🙂ب।\n\t.,-") + ["  ", "ing ", "the "]),
+                 max_size=150).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_TEXT)
+def test_first_chars_is_the_end_of_the_nth_token_span(text):
+    """The budget packer's fast cut (decoded bytes of the first n tokens) lands exactly where
+    the token offsets put the end of token n, multibyte characters split across tokens too."""
+    tok = get_tokenizer("cl100k_base")
+    spans = tok.spans(text)
+    for n in range(len(spans) + 2):
+        expected = 0 if n == 0 else (spans[n - 1][1] if n <= len(spans) else len(text))
+        assert tok.first_chars(text, n) == expected
