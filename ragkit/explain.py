@@ -5,15 +5,19 @@ These helpers make the course's failure stories computed rather than told:
 - `diagnose` says, from the spans alone, why a query failed: the gold was *split* across chunks
   (no single chunk holds it), *missed* (nothing in the top k touches it), *partial* (the top k
   hold only part of it) or *ok*;
-- `chunk_view` renders the text around a gold span as HTML with the chunk boundaries drawn in
-  and the gold highlighted, so a reader sees the cut;
-- `hits_table` lists what a retriever returned, marking the chunks that overlap the gold.
+- `chunk_view` renders every chunk that touches a gold span, whole, with the chunk boundaries
+  drawn in and the gold highlighted (HTML for Jupyter, plain markers for text), so a reader
+  sees the cut and the decisive words on either side of it;
+- `hits_table` lists what a retriever returned, marking the chunks that overlap the gold, and
+  `hits_text` prints the top hits in full;
+- `staged_status` turns the verdicts of several strategies on the staged cases into one
+  status per case: fails naively / fixed by which strategy / not fixed / does not fail.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .evaluate import covered_fraction, intersect, overlaps
 from .retrieve import Hit
@@ -47,43 +51,102 @@ def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int)
             "top_k_coverage": round(coverage, 3), "verdict": verdict}
 
 
-def hits_table(query: Query, hits: Sequence[Hit], k: int = 3, width: int = 90):
-    """A DataFrame of the top k: rank, doc, score, overlaps gold, and the start of the text."""
+def hits_table(query: Query, hits: Sequence[Hit], k: int = 3, width: int | None = 90):
+    """A DataFrame of the top k: rank, doc, score, overlaps gold, and the text (its first
+    `width` characters, whitespace collapsed; ``width=None`` keeps all of it)."""
     import pandas as pd
 
     rows = []
     for i, h in enumerate(hits[:k]):
         snippet = " ".join(h.chunk.text.split())
+        if width is not None and len(snippet) > width:
+            snippet = snippet[:width] + "…"
         rows.append({"rank": i + 1, "doc_id": h.chunk.doc_id, "score": round(h.score, 3),
-                     "has_gold": overlaps(h.chunk, query.gold),
-                     "text": snippet[:width] + ("…" if len(snippet) > width else "")})
+                     "has_gold": overlaps(h.chunk, query.gold), "text": snippet})
     return pd.DataFrame(rows)
 
 
+def hits_text(query: Query, hits: Sequence[Hit], k: int = 3) -> str:
+    """The top k hits in full, as plain text: a header line per hit (rank, doc, characters,
+    score, whether it holds gold), its prefix if any, then its body with the gold between
+    ``⟦`` and ``⟧``."""
+    out = []
+    for i, h in enumerate(hits[:k]):
+        c = h.chunk
+        gold = [g for g in query.gold if g.doc_id == c.doc_id]
+        tag = "holds gold" if overlaps(c, query.gold) else "no gold"
+        out.append(f"── #{i + 1} {c.doc_id} chars {c.start}–{c.end} · score {h.score:.3f} · {tag}")
+        if c.prefix:
+            out.append(f"[prefix] {c.prefix}")
+        out.append(_marked_text(c.text, c.start, gold))
+    return "\n".join(out)
+
+
 _COLORS = ("#e8f0fe", "#fef3e0")
+GOLD_OPEN, GOLD_CLOSE = "⟦", "⟧"
 
 
-def chunk_view(doc: Document, chunks: Sequence[Chunk], span: Span, context: int = 400) -> str:
-    """HTML: the text around `span`, chunk boundaries as coloured bands, gold in bold red.
+def chunk_view(doc: Document, chunks: Sequence[Chunk], span: Span, context: int = 0,
+               fmt: str = "html") -> str:
+    """Every chunk of `doc` that touches `span`, whole, in document order, each with its
+    boundaries and whether it holds all the gold; the gold highlighted (bold red in HTML,
+    between ``⟦ ⟧`` in text). `context` adds that many characters of the document before
+    the first and after the last chunk, greyed (the text no chunk shown here holds).
 
     Overlapping chunks (e.g. 1000/200) are drawn as their own rows so every cut is visible.
+
+    >>> d = Document("d", "Tier | window\\nGold | 14 days\\nSilver | 30 days")
+    >>> cs = [Chunk.make(d, 0, 14, "t"), Chunk.make(d, 14, 45, "t")]
+    >>> print(chunk_view(d, cs, Span("d", 14, 28), fmt="text"))
+    ── chunk 2 of 2: chars 14–45 · holds all the gold
+    ⟦Gold | 14 days⟧
+    Silver | 30 days
     """
-    lo, hi = max(0, span.start - context), min(len(doc.text), span.end + context)
-    near = [c for c in chunks if c.doc_id == doc.id and c.end > lo and c.start < hi]
+    if fmt not in ("html", "text"):
+        raise ValueError(f"fmt must be 'html' or 'text', not {fmt!r}")
+    ordered = sorted((c for c in chunks if c.doc_id == doc.id), key=lambda c: (c.start, c.end))
+    near = [(n, c) for n, c in enumerate(ordered) if intersect(c.span, (span.start, span.end))]
+    if not near:
+        lo, hi = max(0, span.start - context), min(len(doc.text), span.end + context)
+        note = "no chunk holds any of the gold"
+        if fmt == "text":
+            return f"── {note}\n" + _marked_text(doc.text[lo:hi], lo, [span])
+        return (f"<div style='font:11px sans-serif;color:#555'>{note}</div><pre style='white-space:"
+                f"pre-wrap;margin:0;font-size:12px'>{_mark(doc.text, lo, hi, span)}</pre>")
     rows = []
-    for n, c in enumerate(sorted(near, key=lambda c: c.start)):
-        s, e = max(lo, c.start), min(hi, c.end)
-        pre = html.escape(doc.text[lo:s])
-        body = _mark(doc.text, s, e, span)
-        gold_inside = c.start <= span.start and span.end <= c.end
-        label = (f"chunk {n + 1}: chars {c.start}–{c.end}"
-                 + (" · holds all the gold" if gold_inside else ""))
+    for n, c in near:
+        whole = c.start <= span.start and span.end <= c.end
+        label = (f"chunk {n + 1} of {len(ordered)}: chars {c.start}–{c.end}"
+                 + (" · holds all the gold" if whole else " · holds part of the gold"))
+        before = doc.text[max(0, c.start - context):c.start] if context else ""
+        after = doc.text[c.end:c.end + context] if context else ""
+        if fmt == "text":
+            body = _marked_text(c.text, c.start, [span])
+            rows.append(f"── {label}\n" + (f"…{before}|" if before else "") + body
+                        + (f"|{after}…" if after else ""))
+            continue
+        prefix = (f"<div style='color:#666;font-style:italic'>{html.escape(c.prefix)}</div>"
+                  if c.prefix else "")
         rows.append(
             f"<div style='margin:4px 0'><div style='font:11px sans-serif;color:#555'>{label}"
-            f"</div><pre style='white-space:pre-wrap;margin:0;font-size:12px'>"
-            f"<span style='color:#bbb'>{pre}</span><span style='background:"
-            f"{_COLORS[n % 2]}'>{body}</span></pre></div>")
-    return "".join(rows)
+            f"</div>{prefix}<pre style='white-space:pre-wrap;margin:0;font-size:12px'>"
+            f"<span style='color:#bbb'>{html.escape(before)}</span><span style='background:"
+            f"{_COLORS[n % 2]}'>{_mark(doc.text, c.start, c.end, span)}</span>"
+            f"<span style='color:#bbb'>{html.escape(after)}</span></pre></div>")
+    return "\n".join(rows) if fmt == "text" else "".join(rows)
+
+
+def _marked_text(text: str, offset: int, spans: Sequence[Span]) -> str:
+    """`text` (which starts at document offset `offset`) with each span between ⟦ and ⟧."""
+    cuts = sorted((max(0, g.start - offset), min(len(text), g.end - offset)) for g in spans)
+    out, at = [], 0
+    for a, b in cuts:
+        if b <= a or b <= at:
+            continue
+        a = max(a, at)
+        out += [text[at:a], GOLD_OPEN, text[a:b], GOLD_CLOSE]
+        at = b
+    return "".join(out + [text[at:]])
 
 
 def _mark(text: str, s: int, e: int, span: Span) -> str:
@@ -92,3 +155,31 @@ def _mark(text: str, s: int, e: int, span: Span) -> str:
         return html.escape(text[s:e])
     return (html.escape(text[s:a]) + "<b style='color:#b00020'>" + html.escape(text[a:b])
             + "</b>" + html.escape(text[b:e]))
+
+
+def staged_status(verdicts: Mapping[str, Mapping[str, str]], naive: str,
+                  order: Sequence[str] | None = None) -> list[dict]:
+    """One status per staged case from `verdicts[case][strategy]` (``diagnose``'s verdict):
+    ``does not fail naively`` when the `naive` strategy is already ``ok``; ``fixed by X, Y``
+    listing, in `order`, the strategies that get it ``ok``; otherwise ``not fixed``.
+
+    >>> staged_status({"a": {"naive": "split", "structure": "ok"},
+    ...                "b": {"naive": "missed", "structure": "partial"},
+    ...                "c": {"naive": "ok", "structure": "ok"}}, naive="naive")[1]["status"]
+    'not fixed'
+    """
+    rows = []
+    for case, by in verdicts.items():
+        if naive not in by:
+            raise KeyError(f"case {case!r} has no verdict for the naive strategy {naive!r}")
+        others = [s for s in (order or by) if s != naive and s in by]
+        fixed = [s for s in others if by[s] == "ok"]
+        if by[naive] == "ok":
+            status = "does not fail naively"
+        elif fixed:
+            status = "fixed by " + ", ".join(fixed)
+        else:
+            status = "not fixed"
+        rows.append({"case": case, "naive": by[naive], **{s: by[s] for s in others},
+                     "status": status})
+    return rows

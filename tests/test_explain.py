@@ -1,0 +1,69 @@
+"""The failure-story views show the evidence: whole chunks, the cut, the gold, the hits."""
+
+import pytest
+
+from ragkit.chunkers import FixedCharChunker
+from ragkit.explain import chunk_view, hits_text, staged_status
+from ragkit.retrieve import Hit
+from ragkit.types import Chunk, Document, Query, Span
+
+HEADER = "| Tier | Refund window | Processing fee |\n|---|---|---|\n"
+FILLER = "Filler sentence about something else entirely. " * 30
+TEXT = HEADER + FILLER + "| Gold | 14 days | 2% |\n" + FILLER + "Refunds past 30 days are void."
+DOC = Document("policy", TEXT)
+GOLD = Span("policy", TEXT.index("| Gold"), TEXT.index("| Gold") + len("| Gold | 14 days | 2% |"))
+
+
+def test_text_view_shows_each_touching_chunk_whole_with_the_gold_marked():
+    chunks = FixedCharChunker(1000, 200).chunk(DOC)
+    view = chunk_view(DOC, chunks, GOLD, fmt="text")
+    touching = [c for c in chunks if c.start < GOLD.end and GOLD.start < c.end]
+    assert view.count("── chunk") == len(touching) >= 1
+    for c in touching:  # the whole chunk body is there, not a window around the gold
+        assert c.text.replace(TEXT[GOLD.start:GOLD.end], "") in view.replace("⟦", "").replace(
+            "⟧", "").replace(TEXT[GOLD.start:GOLD.end], "")
+    assert "⟦| Gold | 14 days | 2% |⟧" in view
+    assert "holds all the gold" in view
+
+
+def test_a_split_gold_span_shows_both_pieces():
+    cut = GOLD.start + 8
+    chunks = [Chunk.make(DOC, 0, cut, "t"), Chunk.make(DOC, cut, len(TEXT), "t")]
+    view = chunk_view(DOC, chunks, GOLD, fmt="text")
+    assert view.count("holds part of the gold") == 2
+    assert view.count("⟦") == 2 and view.count("⟧") == 2
+
+
+def test_html_view_escapes_and_highlights():
+    doc = Document("d", "a <b> & gold here, then more")
+    chunks = [Chunk.make(doc, 0, len(doc.text), "t")]
+    out = chunk_view(doc, chunks, Span("d", 8, 17))
+    assert "&lt;b&gt; &amp;" in out and "<b style='color:#b00020'>gold here</b>" in out
+
+
+def test_view_says_when_no_chunk_holds_the_gold():
+    chunks = [Chunk.make(DOC, 0, 10, "t")]
+    assert "no chunk holds any of the gold" in chunk_view(DOC, chunks, GOLD, fmt="text")
+    with pytest.raises(ValueError, match="fmt"):
+        chunk_view(DOC, chunks, GOLD, fmt="markdown")
+
+
+def test_hits_text_prints_prefix_body_and_gold_in_full():
+    c = Chunk.make(DOC, GOLD.start - 20, GOLD.end + 5, "t", prefix="Refund policy > Tiers")
+    q = Query("q1", "What is the Gold refund window?", gold=(GOLD,))
+    out = hits_text(q, [Hit(c, 0.5)], k=3)
+    assert "[prefix] Refund policy > Tiers" in out
+    assert "⟦| Gold | 14 days | 2% |⟧" in out and "holds gold" in out
+    assert out.replace("⟦", "").replace("⟧", "").endswith(c.text)
+
+
+def test_staged_status_names_what_fixes_each_case():
+    rows = staged_status({"table": {"naive": "split", "structure": "ok", "router": "ok"},
+                          "memo": {"naive": "missed", "structure": "partial"},
+                          "easy": {"naive": "ok", "structure": "ok"}},
+                         naive="naive", order=["router", "structure"])
+    status = {r["case"]: r["status"] for r in rows}
+    assert status == {"table": "fixed by router, structure", "memo": "not fixed",
+                      "easy": "does not fail naively"}
+    with pytest.raises(KeyError, match="naive"):
+        staged_status({"x": {"structure": "ok"}}, naive="naive")
