@@ -1,0 +1,145 @@
+"""Say what was measured: formatted numbers, findings with their intervals, quiet warnings.
+
+The course's prose never types a number; it renders one from this run's values:
+
+- `pct` / `ci` format a share and its interval (``pct(0.783) -> '78.3 %'``);
+- `finding` turns a paired `ragkit.stats.Comparison` into one sentence with the difference, its
+  95 % interval, n and the wins / losses / ties, or "no measurable difference";
+- `what_we_measured` renders a notebook's closing section from those sentences;
+- `percent_table` formats a results table for display (shares as percentages, counts as
+  integers) without changing the values;
+- `summarize_warnings` collects the warnings a block of code raises into one line per kind (the
+  count and the first message), and `quiet_cells` does that for every notebook cell, so a cell
+  that embeds 500 long chunks shows one truncation line, not 500.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections import Counter
+from typing import Iterable, Iterator, Sequence, TextIO
+
+from .stats import Comparison
+
+
+def pct(x: float, digits: int = 1) -> str:
+    """A share as a percentage: ``pct(0.7834) -> '78.3 %'``."""
+    return f"{100 * x:.{digits}f} %"
+
+
+def ci(low: float, high: float, digits: int = 1, scale: float = 100.0, signed: bool = True
+       ) -> str:
+    """An interval, in points by default: ``ci(-0.01, 0.032) -> '[-1.0, +3.2]'``."""
+    f = f"{{:{'+' if signed else ''}.{digits}f}}"
+    return f"[{f.format(scale * low)}, {f.format(scale * high)}]"
+
+
+def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
+    """One Markdown sentence for a paired comparison of `a` against `b` on `metric`, told from
+    the side that is ahead (its difference, interval and wins), or "no measurable difference"
+    when the interval holds 0.
+
+    >>> from ragkit.stats import paired
+    >>> finding(paired([0, 1, 0, 0, 1, 0] * 5, [1, 1, 1, 0, 1, 1] * 5), "structure", "fixed",
+    ...         "recall@1024")
+    '**fixed** beats **structure** on recall@1024 by 50.0 points (95 % CI [+30.0, +66.7], n = 30; 15 wins, 0 losses, 15 ties).'
+    """
+    flip = c.significant and c.diff < 0
+    lead, trail = (b, a) if flip else (a, b)
+    diff, low, high = (-c.diff, -c.high, -c.low) if flip else (c.diff, c.low, c.high)
+    wins, losses = (c.losses, c.wins) if flip else (c.wins, c.losses)
+    detail = (f"({100 * c.confidence:.0f} % CI {ci(low, high, digits)}, n = {c.n}; "
+              f"{wins} wins, {losses} losses, {c.ties} ties)")
+    if not c.significant:
+        return (f"No measurable difference between **{a}** and **{b}** on {metric}: "
+                f"{100 * diff:+.{digits}f} points {detail}.")
+    return f"**{lead}** beats **{trail}** on {metric} by {100 * diff:.{digits}f} points {detail}."
+
+
+def what_we_measured(findings: Iterable[str], title: str = "What we measured") -> str:
+    """A notebook's closing section: a heading and one bullet per finding."""
+    items = [f for f in findings if f]
+    if not items:
+        raise ValueError("a closing section needs at least one finding")
+    return f"## {title}\n\n" + "\n".join(f"- {f}" for f in items)
+
+
+def percent_table(df, shares: Sequence[str] | None = None, counts: Sequence[str] = (),
+                  digits: int = 1):
+    """A pandas Styler showing `shares` as percentages and `counts` as integers (the values
+    are unchanged). By default every float column whose values lie in [0, 1] is a share."""
+    if shares is None:
+        shares = [c for c in df.columns if df[c].dtype.kind == "f"
+                  and df[c].dropna().between(0, 1).all() and c not in counts]
+    fmt = {c: f"{{:.{digits}%}}" for c in shares} | {c: "{:,.0f}" for c in counts}
+    return df.style.format(fmt, na_rep="–")
+
+
+def _describe(w: warnings.WarningMessage, width: int) -> str:
+    text = " ".join(str(w.message).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summary_lines(caught: Sequence[warnings.WarningMessage], width: int = 160,
+                  most: int = 3) -> list[str]:
+    """One line per warning kind (category and where it was raised): the count and the first
+    message; at most `most` lines (the rest folded into the last one)."""
+    kinds: Counter = Counter()
+    first: dict = {}
+    for w in caught:
+        key = (w.category.__name__, w.filename, w.lineno)
+        kinds[key] += 1
+        first.setdefault(key, w)
+    lines = [f"{n} × {key[0]}: {_describe(first[key], width)}" for key, n in kinds.items()]
+    if len(lines) > most:
+        rest = sum(n for key, n in list(kinds.items())[most - 1:])
+        lines = lines[: most - 1] + [f"{rest} more warnings of {len(lines) - most + 1} other "
+                                     "kinds"]
+    return lines
+
+
+@contextlib.contextmanager
+def summarize_warnings(stream: TextIO | None = None, width: int = 160
+                       ) -> Iterator[list[warnings.WarningMessage]]:
+    """Collect every warning raised inside the block, then print one line per kind.
+
+    >>> import sys, warnings
+    >>> with summarize_warnings(stream=sys.stdout):
+    ...     for i in range(500):
+    ...         warnings.warn(f"chunk {i} truncated to 256 tokens", UserWarning)
+    500 × UserWarning: chunk 0 truncated to 256 tokens
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+    for line in summary_lines(caught, width):
+        print(line, file=stream or sys.stderr)
+
+
+def quiet_cells(ip=None) -> bool:
+    """In IPython/Jupyter, summarize each cell's warnings (see `summarize_warnings`) instead of
+    printing every one. Returns False outside IPython (nothing to do)."""
+    if ip is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        ip = get_ipython()
+    if ip is None:
+        return False
+    state: dict = {}
+
+    def pre(*_):
+        state["cm"] = summarize_warnings()
+        state["cm"].__enter__()
+
+    def post(*_):
+        cm = state.pop("cm", None)
+        if cm is not None:
+            cm.__exit__(None, None, None)
+
+    ip.events.register("pre_run_cell", pre)
+    ip.events.register("post_run_cell", post)
+    return True

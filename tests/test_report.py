@@ -1,0 +1,78 @@
+"""Findings and tables rendered from numbers, and warnings folded into one line per kind."""
+
+import io
+import warnings
+
+import pandas as pd
+import pytest
+
+from ragkit.report import (ci, finding, pct, percent_table, quiet_cells, summarize_warnings,
+                           summary_lines, what_we_measured)
+from ragkit.stats import paired
+
+
+def test_formats():
+    assert pct(0.7834) == "78.3 %" and pct(1 / 3, 2) == "33.33 %"
+    assert ci(-0.01, 0.032) == "[-1.0, +3.2]"
+
+
+def test_finding_reads_from_the_side_ahead_and_says_no_difference_when_ci_holds_zero():
+    a, b = [1, 1, 0, 1] * 20, [0, 1, 0, 0] * 20
+    win = finding(paired(a, b), "A", "B", "pass@512")
+    assert win.startswith("**A** beats **B** on pass@512 by 50.0 points")
+    assert "n = 80; 40 wins, 0 losses, 40 ties" in win
+    lose = finding(paired(b, a), "B", "A", "pass@512")
+    assert lose.startswith("**A** beats **B**") and "40 wins, 0 losses" in lose
+    noise = finding(paired([1, 0] * 10, [0, 1] * 10), "A", "B", "recall")
+    assert noise.startswith("No measurable difference between **A** and **B** on recall")
+
+
+def test_closing_section_needs_findings():
+    assert what_we_measured(["x", ""]).splitlines() == ["## What we measured", "", "- x"]
+    with pytest.raises(ValueError):
+        what_we_measured([])
+
+
+def test_percent_table_formats_shares_and_counts_without_changing_values():
+    df = pd.DataFrame({"strategy": ["a", "b"], "recall": [0.5, 0.25], "n_chunks": [10.0, 2.0]})
+    html = percent_table(df, counts=["n_chunks"]).to_html()
+    assert "50.0%" in html and "25.0%" in html and ">10<" in html
+    assert df.recall.tolist() == [0.5, 0.25]
+
+
+def test_warnings_fold_into_one_line_per_kind_and_at_most_three_lines():
+    out = io.StringIO()
+    with summarize_warnings(stream=out) as caught:
+        for i in range(50):
+            warnings.warn(f"chunk {i} truncated", UserWarning)
+        warnings.warn("old API", DeprecationWarning)
+    assert len(caught) == 51
+    lines = out.getvalue().splitlines()
+    assert lines == ["50 × UserWarning: chunk 0 truncated", "1 × DeprecationWarning: old API"]
+    many = []
+    with warnings.catch_warnings(record=True) as many:
+        warnings.simplefilter("always")
+        for cat in (UserWarning, DeprecationWarning, RuntimeWarning, FutureWarning, SyntaxWarning):
+            warnings.warn("x", cat)
+    lines = summary_lines(many)
+    assert len(lines) == 3 and lines[-1] == "3 more warnings of 3 other kinds"
+
+
+def test_quiet_cells_hooks_ipython_cells(capsys):
+    class Events:
+        def __init__(self):
+            self.hooks = {}
+
+        def register(self, name, fn):
+            self.hooks[name] = fn
+
+    class Shell:
+        events = Events()
+
+    shell = Shell()
+    assert quiet_cells(shell)
+    shell.events.hooks["pre_run_cell"]()
+    for i in range(5):
+        warnings.warn(f"w{i}", UserWarning)
+    shell.events.hooks["post_run_cell"]()
+    assert capsys.readouterr().err.splitlines() == ["5 × UserWarning: w0"]
