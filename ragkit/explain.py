@@ -11,7 +11,9 @@ These helpers make the course's failure stories computed rather than told:
 - `hits_table` lists what a retriever returned, marking the chunks that overlap the gold, and
   `hits_text` prints the top hits in full;
 - `staged_status` turns the verdicts of several strategies on the staged cases into one
-  status per case: fails naively / fixed by which strategy / not fixed / does not fail.
+  status per case: fails naively / fixed by which strategy / not fixed / does not fail;
+- `score_views` scores one query's ranked hits both ways the course reports — the top k
+  chunks, and contexts of a few token budgets — so a reader sees where each number comes from.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from __future__ import annotations
 import html
 from typing import Mapping, Sequence
 
-from .evaluate import covered_fraction, intersect, overlaps
+from .evaluate import (budget_scores, count_tokens, covered_fraction, intersect, overlaps,
+                       pack_context, query_scores)
 from .retrieve import Hit
 from .types import Chunk, Document, Query, Span
 
@@ -183,3 +186,27 @@ def staged_status(verdicts: Mapping[str, Mapping[str, str]], naive: str,
         rows.append({"case": case, "naive": by[naive], **{s: by[s] for s in others},
                      "status": status})
     return rows
+
+
+def score_views(query: Query, hits: Sequence[Hit], k: int = 5,
+                budgets: Sequence[int] = (256, 1024), texts: Mapping[str, str] | None = None):
+    """One row per view of the same ranking: ``top k`` (the k chunks, whatever their size)
+    and ``B tokens`` (hits packed in rank order into B cl100k tokens, overlaps once, the last
+    hit cut): tokens that reach the model, span recall / precision / IoU, and pass (share of
+    the gold units wholly inside)."""
+    import pandas as pd
+
+    ranked = [h.chunk for h in hits]
+    top = ranked[:k]
+    fixed = query_scores(query, top, k, texts=texts)
+    rows = [{"view": f"top {k} chunks", "chunks": len(top),
+             "tokens": sum(count_tokens(c.text) + count_tokens(c.prefix) for c in top),
+             "recall": fixed["recall"], "precision": fixed["precision"], "iou": fixed["iou"],
+             "pass": fixed["recall@k"]}]
+    for b in budgets:
+        packed = pack_context(ranked, b)
+        sc = budget_scores(query, packed, texts)
+        rows.append({"view": f"{b} tokens", "chunks": packed.units, "tokens": packed.tokens,
+                     "recall": sc["recall"], "precision": sc["precision"], "iou": sc["iou"],
+                     "pass": sc["pass"]})
+    return pd.DataFrame(rows)

@@ -73,3 +73,39 @@ def lines(table, x: str, y: str, series: str, title: str | None = None,
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def pipeline_diagram(stages, title: str | None = None):
+    """The pipeline as a row of boxes (one per stage, its module under it), with the notebooks
+    that change each stage listed below its box. `stages` are `ragkit.course.Stage`s."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    n = len(stages)
+    fig, ax = plt.subplots(figsize=(1.75 * n, 3.2))
+    ax.set_xlim(0, n)
+    ax.set_ylim(0, 3)
+    ax.axis("off")
+    for i, st in enumerate(stages):
+        ax.add_patch(FancyBboxPatch((i + 0.08, 1.8), 0.84, 0.8, boxstyle="round,pad=0.02",
+                                    facecolor="#e8f0fe", edgecolor="#4c72b0"))
+        ax.text(i + 0.5, 2.3, st.name, ha="center", va="center", fontsize=10, weight="bold")
+        ax.text(i + 0.5, 2.0, st.module.replace("ragkit.", ""), ha="center", va="center",
+                fontsize=7, color="#555", family="monospace")
+        if i < n - 1:
+            ax.annotate("", xy=(i + 1.08, 2.2), xytext=(i + 0.92, 2.2),
+                        arrowprops={"arrowstyle": "->", "color": "#4c72b0"})
+        ax.text(i + 0.5, 1.55, "notebook " + ", ".join(st.notebooks), ha="center",
+                va="top", fontsize=8, color="#b00020")
+        ax.text(i + 0.5, 1.2, "\n".join(_wrap(st.change, 18)), ha="center", va="top",
+                fontsize=7, color="#333")
+    if title:
+        ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) or [""]

@@ -90,6 +90,23 @@ def save_figure(fig, name: str) -> Path:
     return path
 
 
+def show_figure(fig, name: str) -> Path:
+    """Save `fig` (`save_figure`) and show it inline when running under IPython, as a PNG
+    output of the cell, so the executed notebook carries the figure itself. Returns the path."""
+    path = save_figure(fig, name)
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:
+        return path
+    if get_ipython() is not None:
+        display(Image(filename=str(path)))
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)  # shown once, as the saved PNG
+    return path
+
+
 def runs_path(notebook: str, kind: str) -> Path:
     """``results/runs/<notebook>.<kind>.parquet`` (kind: ``hits`` or ``scores``)."""
     return get_settings().results_dir / "runs" / f"{notebook}.{kind}.parquet"

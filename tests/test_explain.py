@@ -67,3 +67,19 @@ def test_staged_status_names_what_fixes_each_case():
                       "easy": "does not fail naively"}
     with pytest.raises(KeyError, match="naive"):
         staged_status({"x": {"structure": "ok"}}, naive="naive")
+
+
+def test_score_views_scores_one_ranking_at_k_and_at_budgets():
+    from ragkit.explain import score_views
+
+    chunks = FixedCharChunker(250, 0).chunk(DOC)
+    gold_chunks = [c for c in chunks if c.start < GOLD.end and GOLD.start < c.end]
+    others = [c for c in chunks if c not in gold_chunks]
+    q = Query("q1", "Gold window?", gold=(GOLD,))
+    hits = [Hit(c, 1.0) for c in gold_chunks + others]
+    views = score_views(q, hits, k=len(gold_chunks), budgets=(8, 4096))
+    assert views.view.tolist() == [f"top {len(gold_chunks)} chunks", "8 tokens", "4096 tokens"]
+    top, tiny, big = views.to_dict("records")
+    assert top["recall"] == 1.0 and top["pass"] == 1.0
+    assert tiny["tokens"] == 8 and tiny["recall"] < 1.0      # the budget cuts the evidence
+    assert big["recall"] == 1.0 and big["precision"] < top["precision"]  # more text, diluted
