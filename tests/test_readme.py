@@ -44,6 +44,13 @@ def test_readme_section_is_generated_from_rows_runs_and_timings(tmp_path, monkey
          "vector_cache_mb_at_start": 0.0, "env": {"RAGKIT_GEMMA_DIR": False}}))
     assert readme.timing_line(tmp_path).startswith(
         "The last full `make reproduce` took **25.0 min** on 2 CPUs with an empty vector cache;")
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(
+        {"total_s": 1500.0, "cpus": 2, "notebooks": {"02_x": 600.0}, "total_cpu_s": 1200.0,
+         "load_average_at_start": 3.5, "vector_cache_mb_at_start": 10.0}))
+    assert readme.timing_line(tmp_path).startswith(
+        "The last full `make reproduce` took **25.0 min** on 2 CPUs with 10 MB of vectors "
+        "already cached (the notebooks' kernels used 20.0 CPU-min; load average 3.5 at the "
+        "start);")
 
 
 def test_rows_keep_full_precision_and_runs_round_trip(tmp_path, monkeypatch):

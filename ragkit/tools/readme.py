@@ -93,9 +93,14 @@ def timing_line(folder: Path | None = None) -> str:
     mb = t.get("vector_cache_mb_at_start")
     cache = ("warm caches" if mb is None else "an empty vector cache" if mb == 0
              else f"{mb:,.0f} MB of vectors already cached")
+    cpu = t.get("total_cpu_s")
+    load = t.get("load_average_at_start")
+    busy = (f" (the notebooks' kernels used {cpu / 60:.1f} CPU-min; load average {load:g} at "
+            "the start)" if cpu else "")
     return (f"The last full `make reproduce` took **{t['total_s'] / 60:.1f} min** on "
             f"{t['cpus']} CPUs with {cache}" + (f" ({', '.join(extra)} set)" if extra else "")
-            + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow) + ".")
+            + busy + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow)
+            + ".")
 
 
 def generated() -> str:

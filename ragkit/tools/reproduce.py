@@ -77,10 +77,20 @@ def clean_outputs(nb, root: Path = PROJECT_ROOT):
     return nb
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished, reaped children: a notebook's
+    kernel once it has been shut down."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800,
-            cells: dict | None = None) -> float:
+            cells: dict | None = None, cpu: dict | None = None) -> float:
     """Run one notebook source; write the executed .ipynb into out_dir; return seconds.
-    If `cells` is given, the slowest cells are stored in it under the notebook's stem."""
+    If `cells` is given, the slowest cells are stored in it under the notebook's stem; if
+    `cpu` is, the kernel's CPU seconds (wall time on a busy machine overstates the work)."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
@@ -90,11 +100,13 @@ def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800,
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     os.environ["RAGKIT_PROFILE"] = profile
-    t0 = time.time()
+    t0, c0 = time.time(), children_cpu()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(source.parent)}})
-    client.execute()
+    client.execute()  # the kernel is shut down (and reaped) when this returns
     elapsed = time.time() - t0
+    if cpu is not None:
+        cpu[source.stem] = round(children_cpu() - c0, 1)
     out_dir.mkdir(parents=True, exist_ok=True)
     if cells is not None:
         cells[source.stem] = slowest_cells(nb)
@@ -109,7 +121,8 @@ def cache_mb(folder: Path) -> float:
 
 
 def write_times(profile: str, times: dict[str, float], total: float,
-                cells: dict | None = None, cache_at_start: float | None = None) -> Path:
+                cells: dict | None = None, cache_at_start: float | None = None,
+                cpu: dict | None = None, load_at_start: float | None = None) -> Path:
     import json
     import platform
 
@@ -125,9 +138,12 @@ def write_times(profile: str, times: dict[str, float], total: float,
         record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
                   "total_s": round(total, 1), "notebooks": times, "env": env,
                   "embed_backend": get_settings().embed_backend,
-                  "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {}}
+                  "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {},
+                  "cpu_s": cpu or {}, "total_cpu_s": round(sum((cpu or {}).values()), 1),
+                  "load_average_at_start": load_at_start}
     else:  # a partial run (--only) is kept apart, so the whole run's figures stay coherent
-        record = {**old, "partial": {**old.get("partial", {}), **times}}
+        record = {**old, "partial": {**old.get("partial", {}), **times},
+                  "partial_cpu_s": {**old.get("partial_cpu_s", {}), **(cpu or {})}}
     atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return path
 
@@ -146,21 +162,24 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
     from ..config import get_settings
 
-    total, times, cells = 0.0, {}, {}
+    total, times, cells, cpu = 0.0, {}, {}, {}
     cache_at_start = cache_mb(get_settings().cache_dir)
+    load = round(os.getloadavg()[0], 2)  # other work on the machine inflates wall times
     for src in sources:
         print(f"running {src.name} ({args.profile}) ...", flush=True)
-        secs = execute(src, args.profile, out_dir, args.timeout, cells)
+        secs = execute(src, args.profile, out_dir, args.timeout, cells, cpu)
         total += secs
         times[src.stem] = round(secs, 1)
         slow = "; ".join(f"{s:.0f}s `{line}`" for s, line in cells[src.stem])
-        print(f"  {src.stem}: {secs:.1f}s (slowest cells: {slow})", flush=True)
-    write_times(args.profile, times, total, cells, cache_at_start)
+        print(f"  {src.stem}: {secs:.1f}s wall, {cpu[src.stem]:.1f}s CPU (slowest cells: "
+              f"{slow})", flush=True)
+    write_times(args.profile, times, total, cells, cache_at_start, cpu, load)
     if args.profile == "full" and not only:
         from .readme import update_readme
 
         update_readme()
-    print(f"total: {total:.1f}s for {len(sources)} notebooks ({args.profile} profile)")
+    print(f"total: {total:.1f}s wall, {sum(cpu.values()):.1f}s kernel CPU for {len(sources)} "
+          f"notebooks ({args.profile} profile; load average {load} at the start)")
     return 0
 
 
