@@ -186,7 +186,7 @@ display(Markdown(
 # %%
 from ragkit.speed import chunk_speed
 
-speed = pd.DataFrame(chunk_speed(smoke=settings.smoke),
+speed = pd.DataFrame(chunk_speed(smoke=settings.smoke, repeats=1),  # 3: ragkit bench chunk-speed
                      columns=["budget", "chunker", "M chars/s", "× langchain", "chunks"])
 speed
 

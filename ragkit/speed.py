@@ -14,10 +14,12 @@ import time
 from .tables import text_table
 
 
-def chunk_speed(smoke: bool = False) -> list[list]:
+def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
     """Characters per second: ragkit's structure chunker vs langchain's and chonkie's recursive
     splitters on Chroma's corpora, all budgeting MiniLM WordPiece tokens (254 per chunk), plus
-    character-budget rows. Best of 3 runs each; ratios against langchain in the same unit."""
+    character-budget rows. Best of `repeats` runs each (3, or 1 in the smoke profile; the
+    notebook takes one run, ``ragkit bench chunk-speed`` three); ratios against langchain in
+    the same unit."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from tokenizers import Tokenizer
     from transformers import AutoTokenizer
@@ -56,10 +58,11 @@ def chunk_speed(smoke: bool = False) -> list[list]:
         ("chars", "chonkie recursive"): lambda t: ChonkieRecursive(
             tokenizer="character", chunk_size=1000).chunk(t.text),
     }
+    repeats = repeats or (1 if smoke else 3)
     speed = {}
     for key, fn in contenders.items():
         best = float("inf")
-        for _ in range(1 if smoke else 3):
+        for _ in range(repeats):
             t0 = time.perf_counter()
             n = sum(len(fn(d)) for d in docs)
             best = min(best, time.perf_counter() - t0)
@@ -71,11 +74,12 @@ def chunk_speed(smoke: bool = False) -> list[list]:
         rows.append([unit, name, f"{cps / 1e6:.2f}", f"{ratio:.2f}", n])
         rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name, metric="chars_per_s",
                 value=cps, k=None, params={"unit": unit, "size": size if unit == "tokens"
-                                           else 1000, "chars": n_chars, "chunks": n})
+                                           else 1000, "chars": n_chars, "chunks": n,
+                                           "best_of": repeats})
         rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name,
                 metric="speed_vs_langchain", value=ratio, params={"unit": unit})
     rec.save()
-    print(f"{n_chars:,} characters of Chroma's corpora; best of {1 if smoke else 3} runs")
+    print(f"{n_chars:,} characters of Chroma's corpora; best of {repeats} run(s)")
     print(text_table(["budget", "chunker", "M chars/s", "× langchain", "chunks"], rows))
     return rows
 
