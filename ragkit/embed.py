@@ -208,6 +208,9 @@ class Embedder:
         self._onnx: OnnxTransformer | None = None
         self._backend_flags: list[str] = []
         self._cache = VectorCache(get_settings().cache_dir / "embeddings") if cache else None
+        # token counts (prompt + text + special tokens) under the same keys: a warm run checks
+        # every text against the limit without tokenizing it again
+        self._counts = VectorCache(get_settings().cache_dir / "token_counts") if cache else None
 
     # -- the model, loaded on first use ---------------------------------------------------
     @property
@@ -253,6 +256,9 @@ class Embedder:
         return None
 
     def _choose_backend(self) -> str:
+        """'onnx' where it applies, else 'torch'. The graph itself is exported and checked
+        only when a text has to be encoded (`_graph`): a run whose vectors are all cached never
+        pays for the export."""
         if self.requested_backend == "torch":
             return "torch"
         why = self.onnx_unsupported()
@@ -260,16 +266,28 @@ class Embedder:
             if self.requested_backend == "onnx":
                 raise ValueError(f"{self.name}: backend 'onnx' does not apply: {why}")
             return "torch"
-        try:
+        if self.requested_backend == "onnx":  # asked for explicitly: fail now, not later
             self._onnx = self._onnx_graph()
-        except Exception as e:  # noqa: BLE001 - the export or the check failed
-            if self.requested_backend == "onnx":
-                raise
-            warnings.warn(f"{self.name}: ONNX Runtime not used ({type(e).__name__}: {e}); "
-                          "encoding with torch", OnnxFallbackWarning, stacklevel=3)
-            self._backend_flags = ["onnx_fallback:torch"]
-            return "torch"
         return "onnx"
+
+    def _graph(self) -> OnnxTransformer | None:
+        """The checked ONNX graph, exported on first need; None (and the backend becomes
+        torch, out loud: a warning and a flag for the results row) if the export or its check
+        against torch fails under 'auto'."""
+        if self.backend != "onnx":
+            return None
+        if self._onnx is None:
+            try:
+                self._onnx = self._onnx_graph()
+            except Exception as e:  # noqa: BLE001 - the export or the check failed
+                if self.requested_backend == "onnx":
+                    raise
+                warnings.warn(f"{self.name}: ONNX Runtime not used ({type(e).__name__}: {e}); "
+                              "encoding with torch", OnnxFallbackWarning, stacklevel=3)
+                self._backend_flags = ["onnx_fallback:torch"]
+                self._backend = "torch"
+                return None
+        return self._onnx
 
     def _onnx_graph(self) -> OnnxTransformer:
         """The exported transformer, checked against torch on padded and unpadded batches."""
@@ -297,7 +315,8 @@ class Embedder:
 
     def token_states(self, features: dict):
         """Token embeddings (batch x tokens x hidden) of the transformer, on either backend."""
-        return self._onnx(features) if self.backend == "onnx" else self._torch_states(features)
+        graph = self._graph()
+        return graph(features) if graph is not None else self._torch_states(features)
 
     def _run(self, texts: Sequence[str], states) -> np.ndarray:
         """sentence-transformers' own tokenize -> `states` -> its later modules -> unit vectors."""
@@ -322,7 +341,7 @@ class Embedder:
         quiet = not (self.show_progress and len(texts) > 256)
         for i in tqdm(starts, desc="Batches", disable=quiet):
             idx = order[i: i + self.batch_size]
-            out[idx] = self._run([texts[j] for j in idx], self._onnx)
+            out[idx] = self._run([texts[j] for j in idx], self._graph())
         return out
 
     @property
@@ -364,8 +383,22 @@ class Embedder:
                              truncation=False, verbose=False)
         return [len(ids) for ids in enc["input_ids"]]
 
-    def _check_lengths(self, texts: Sequence[str], kind: Kind) -> None:
-        lengths = self.count_tokens(texts, kind) if texts else []
+    def _lengths(self, texts: Sequence[str], keys: Sequence[str], kind: Kind) -> list[int]:
+        """`count_tokens` of each text, from the count cache where it has them."""
+        if self._counts is None:
+            return self.count_tokens(texts, kind) if texts else []
+        found, missing = self._counts.get(list(keys))
+        if missing:
+            by_key = dict(zip(keys, texts))
+            counts = self.count_tokens([by_key[k] for k in missing], kind)
+            self._counts.put(missing, np.asarray(counts, dtype=np.float32)[:, None])
+            found.update(zip(missing, np.asarray(counts, dtype=np.float32)[:, None]))
+        return [int(found[k][0]) for k in keys]
+
+    def _check_lengths(self, texts: Sequence[str], kind: Kind,
+                       keys: Sequence[str] | None = None) -> None:
+        lengths = (self._lengths(texts, keys, kind) if keys is not None
+                   else self.count_tokens(texts, kind) if texts else [])
         over = [n for n in lengths if n > self.max_tokens]
         self.last_truncated = len(over)
         if not over:
@@ -383,8 +416,10 @@ class Embedder:
         dim = None
         keys = self._keys(texts, kind)
         # every text is measured, cached or not, so each call reports its own truncations
-        self._check_lengths(texts, kind)
+        self._check_lengths(texts, kind, keys)
         found, missing = self._cache.get(keys) if self._cache else ({}, list(dict.fromkeys(keys)))
+        if missing and self.backend == "onnx" and self._graph() is None:
+            return self.encode(texts, kind)  # fell back to torch: torch's keys, looked up anew
         self.stats["cache_hits"] += len(texts) - len(missing)
         if missing:
             by_key = dict(zip(keys, texts))

@@ -53,18 +53,24 @@ def configurations(rows, scores=None) -> pd.DataFrame:
                                    "notebook", "experiment", "flags", "config"]]
 
 
-_INDEX: dict[int, tuple[object, dict]] = {}
+_INDEX: dict[int, tuple[object, dict, dict]] = {}
 
 
 def _per_query(scores, run: str, metric: str, budget: int) -> pd.Series:
     """One run's per-query values of one metric (grouped once per scores table)."""
     key = id(scores)
     if key not in _INDEX or _INDEX[key][0] is not scores:
-        groups = {k: g.set_index("query_id").value.astype(float)
-                  for k, g in scores.groupby(["run", "metric", "budget"], sort=False)}
-        _INDEX.clear()
-        _INDEX[key] = (scores, groups)
-    return _INDEX[key][1].get((run, metric, int(budget)), pd.Series(dtype=float))
+        positions = scores.groupby(["run", "metric", "budget"], sort=False).indices
+        columns = (scores["value"].to_numpy(dtype=float), scores["query_id"].to_numpy())
+        _INDEX.clear()  # row positions per (run, metric, budget); Series made when asked for
+        _INDEX[key] = (scores, (positions, columns), {})
+    _, (positions, (values, ids)), made = _INDEX[key]
+    want = (run, metric, int(budget))
+    if want not in made:
+        pos = positions.get(want)
+        made[want] = (pd.Series(dtype=float) if pos is None else pd.Series(
+            values[pos], name="value", index=pd.Index(ids[pos], name="query_id")))
+    return made[want]
 
 
 def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,

@@ -56,13 +56,32 @@ def test_corrupt_cache_shard_is_recomputed_with_a_warning(tmp_path, monkeypatch)
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
     v1 = Embedder(show_progress=False).encode(["some text"])
-    shard = next(tmp_path.rglob("*.npz"))
+    shard = next((tmp_path / "embeddings").rglob("*.npz"))
     shard.write_bytes(shard.read_bytes()[:100])  # truncated
     e = Embedder(show_progress=False)
     with pytest.warns(CacheWarning, match="corrupt"):
         v2 = e.encode(["some text"])
     assert e.stats["encoded"] == 1
     np.testing.assert_allclose(v1, v2, atol=1e-6)
+
+
+def test_token_counts_are_cached_and_still_report_truncation(tmp_path, monkeypatch):
+    from ragkit.embed import Embedder, TruncationWarning
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    texts = ["refund " * 400, "short", "refund " * 300]
+    first = Embedder(show_progress=False)
+    with pytest.warns(TruncationWarning, match="2 of 3"):
+        first.encode(texts)
+    expected = first.count_tokens(texts)
+    second = Embedder(show_progress=False)
+    monkeypatch.setattr(Embedder, "count_tokens",
+                        lambda *a, **k: pytest.fail("counted a text whose count is cached"))
+    longest = f"2 of 3 document texts .*longest {max(expected)}\\)"
+    with pytest.warns(TruncationWarning, match=longest):
+        second.encode(texts)
+    assert second.flags() == ["truncated:2"]
+    assert second._lengths(texts, second._keys(texts, "document"), "document") == expected
 
 
 def test_truncation_is_reported_not_silent(embedder):
@@ -111,10 +130,13 @@ def test_a_bad_onnx_export_falls_back_to_torch_out_loud(monkeypatch):
     monkeypatch.setattr(embed, "_ONNX", {})
     monkeypatch.setattr(embed, "OnnxTransformer", broken)
     e = embed.Embedder(show_progress=False, cache=False)
+    assert e.backend == "onnx"  # decided without exporting; the export waits for a text
     with pytest.warns(embed.OnnxFallbackWarning, match="exporter exploded"):
-        assert e.backend == "torch"
-    e.encode(["still encodes"])
-    assert e.flags() == ["onnx_fallback:torch"]
+        vec = e.encode(["still encodes"])
+    assert e.backend == "torch" and e.flags() == ["onnx_fallback:torch"]
+    np.testing.assert_allclose(vec, embed.Embedder(show_progress=False, cache=False,
+                                                   backend="torch").encode(["still encodes"]),
+                               atol=1e-6)
     with pytest.raises(RuntimeError, match="exploded"):
         embed.Embedder(show_progress=False, cache=False, backend="onnx").backend
 
