@@ -179,6 +179,29 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
     return ShardSet(folder)
 
 
+def write_row_shards(batches: Iterable[dict[str, Any]], folder: str | Path,
+                     settings: dict[str, Any]) -> "ShardSet":
+    """Write ready-made chunk-row batches (one shard each) with a manifest, in one go (not
+    resumable): for rows that come from elsewhere, e.g. the synthetic vectors of a size sweep."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    man: dict[str, Any] = {"format": FORMAT, "settings": settings, "shards": [],
+                           "complete": False}
+    next_row = 0
+    for k, rows in enumerate(batches):
+        table = to_table(rows, next_row)
+        _write_table(table, folder / shard_name(k))
+        man["shards"].append({"name": shard_name(k), "docs": len(set(rows["doc_id"])),
+                              "rows": table.num_rows, "first_row": next_row, "docs_sha256": "",
+                              "sha256": file_digest(folder / shard_name(k)),
+                              "chars": sum(map(len, rows["text"])),
+                              "dim": table.schema.field("vector").type.list_size})
+        next_row += table.num_rows
+    man["complete"] = True
+    atomic_write_text(folder / MANIFEST, json.dumps(man, indent=1, sort_keys=True))
+    return ShardSet(folder)
+
+
 class ShardSet:
     """A folder of finished shards, read back."""
 

@@ -19,7 +19,7 @@ disk: the shards they feed are the cache.
 
     >>> stage = ChunkStage("fixed_chars:5/0")
     >>> out = stage({"doc_id": ["d"], "text": ["Hello world"], "metadata": ["{}"]})
-    >>> out["text"], out["start"], out["end"]
+    >>> out["text"], out["start"]
     (['Hello', ' worl', 'd'], [0, 5, 10])
 
 Helpers run a chain of stages three ways on the same batch: `run_local` (in this process),
