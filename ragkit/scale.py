@@ -20,7 +20,6 @@ the memory of building from shards, and cost fitted against corpus size.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import resource
 import sys
 import time
@@ -151,31 +150,35 @@ def _peak_rss_mb() -> float:
     return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
 
 
-def _build_child(folder: str, kind: str, out: str, kw: dict, conn: Any) -> None:
+def _build_in_this_process(folder: str, kind: str, out: str, kw: dict) -> dict[str, Any]:
     from .index_scale import ScaledIndex
 
     t0 = time.perf_counter()
     ix = ScaledIndex.from_shards(folder, kind=kind, **kw)
     seconds = time.perf_counter() - t0
     ix.save(out)
-    conn.send({"peak_rss_mb": _peak_rss_mb(), "build_seconds": seconds, "params": ix.params})
-    conn.close()
+    return {"peak_rss_mb": _peak_rss_mb(), "build_seconds": seconds, "params": ix.params}
 
 
 def build_peak_memory(folder: str | Path, out: str | Path, kind: str = "ivf_flat",
                       **kw: Any) -> dict[str, Any]:
-    """Build an index from shards in a fresh process; its peak RSS (MiB), build seconds and
-    settings. The index is saved to `out` (load it with `ScaledIndex.load`)."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_build_child, args=(str(folder), kind, str(out), kw, child))
-    proc.start()
-    child.close()
-    result = parent.recv()
-    proc.join()
-    if proc.exitcode:
-        raise RuntimeError(f"building the index from {folder} failed (exit {proc.exitcode})")
-    return result
+    """Build an index from shards in a fresh Python process (``python -m ragkit.scale``); its
+    peak RSS (MiB), build seconds and settings. The index is saved to `out` (load it with
+    `ScaledIndex.load`)."""
+    import json
+    import os
+    import subprocess
+
+    from .config import PROJECT_ROOT
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PROJECT_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.run([sys.executable, "-m", "ragkit.scale", str(folder), str(out), kind,
+                           json.dumps(kw)], capture_output=True, text=True, env=env)
+    if proc.returncode:
+        raise RuntimeError(f"building the index from {folder} failed: "
+                           f"{proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def fit_cost(sizes: Sequence[float], seconds: Sequence[float]) -> tuple[float, float]:
@@ -186,3 +189,10 @@ def fit_cost(sizes: Sequence[float], seconds: Sequence[float]) -> tuple[float, f
     """
     b, a = np.polyfit(np.asarray(sizes, float), np.asarray(seconds, float), 1)
     return round(float(a), 12), round(float(b), 12)
+
+
+if __name__ == "__main__":  # the fresh process of `build_peak_memory`
+    import json
+
+    print(json.dumps(_build_in_this_process(sys.argv[1], sys.argv[3], sys.argv[2],
+                                            json.loads(sys.argv[4]))))
