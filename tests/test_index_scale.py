@@ -73,3 +73,12 @@ def test_saved_index_loads_with_its_metadata(shards, tmp_path):
     q = _vectors(5, seed=3)
     np.testing.assert_array_equal(ix.search(q, 5, where={"region": "us"})[1],
                                   again.search(q, 5, where={"region": "us"})[1])
+
+
+
+def test_eval_index_on_a_folder_that_is_not_an_index_says_so(tmp_path):
+    from ragkit.shards import ShardError
+    from ragkit.tools.index_build import evaluate_index
+
+    with pytest.raises(ShardError, match="not a shard folder"):  # `ragkit eval` exits 3
+        evaluate_index(None, str(tmp_path), None, k=5)

@@ -42,7 +42,7 @@ def _rows_for(vectors: np.ndarray, start: int) -> dict:
 
 
 def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
-        workdir: str | None, ray: bool) -> None:
+        workdir: str | None, ray: bool, noise: float = 0.5) -> None:
     from ..config import get_settings
     from ..documents import load_corpus
     from ..embed import Embedder
@@ -79,14 +79,14 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
     root = Path(tempfile.mkdtemp(prefix="ragkit-scale-", dir=workdir))
     try:
         print(f"\nIVF-Flat vs exact search: synthetic vectors from {len(base)} real chunk "
-              f"vectors (real + up to 0.5 x another + noise of norm 0.5), {n_queries} queries "
+              f"vectors (real + up to 0.5 x another + noise of norm {noise}), {n_queries} queries "
               "of the same kind, k=10")
         print(f"  {'vectors':>9}{'nlist':>7}{'nprobe':>7}{'recall@10':>10}{'exact ms/q':>11}"
               f"{'ivf ms/q':>9}{'speed-up':>9}")
-        queries = next(synthetic_vectors(base, n_queries, seed=99))
+        queries = next(synthetic_vectors(base, n_queries, seed=99, noise=noise))
         for size in sizes:
             folder = root / f"shards_{size}"
-            blocks = synthetic_vectors(base, size, seed=13, block=100_000)
+            blocks = synthetic_vectors(base, size, seed=13, noise=noise, block=100_000)
             write_row_shards((_rows_for(b, i * 100_000) for i, b in enumerate(blocks)), folder,
                              {"synthetic_from": len(base), "seed": 13, "n": size})
             built = build_peak_memory(folder, root / f"ivf_{size}", kind="ivf_flat")
@@ -100,7 +100,7 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
                       f"{row['speedup']:>8.1f}x")
                 params = {"n": size, "nlist": built["params"]["nlist"],
                           "nprobe": int(row["nprobe"]), "queries": n_queries,
-                          "base_vectors": len(base)}
+                          "base_vectors": len(base), "noise": noise}
                 rec.add_metrics({"recall@10_vs_exact": row["recall"],
                                  "exact_ms_per_query": row["exact_ms"],
                                  "ivf_ms_per_query": row["approx_ms"],
@@ -131,6 +131,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=200, help="queries for the index sweep")
     p.add_argument("--no-ray", action="store_true", help="skip the Ray Data runner")
     p.add_argument("--workdir", default=None, help="where the temporary shards go")
+    p.add_argument("--noise", type=float, default=0.5,
+                   help="norm of the Gaussian part of each synthetic vector (more: harder)")
 
 
 def run_args(args: argparse.Namespace) -> None:
@@ -138,7 +140,7 @@ def run_args(args: argparse.Namespace) -> None:
     sizes = [int(s) for s in (args.sizes or ("2000,5000,10000" if args.smoke else
                                              "10000,100000,1000000")).split(",")]
     nprobes = [int(s) for s in args.nprobes.split(",")]
-    run(copies, sizes, nprobes, args.queries, args.workdir, not args.no_ray)
+    run(copies, sizes, nprobes, args.queries, args.workdir, not args.no_ray, args.noise)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench scale") -> int:
