@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup test smoke reproduce lab bench gpu-bench fuzz clean constraints
+.PHONY: setup test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints
 
 setup: $(VENV)/.installed
 
@@ -57,6 +57,12 @@ bench: setup
 # On a CUDA machine (environment.yml): late chunking vs a plain forward pass, peak GPU memory.
 gpu-bench:
 	python -m ragkit bench late --device cuda
+
+# On a CUDA machine with torch preinstalled and no network: the whole GPU path in one script
+# (fp32/fp16/bf16 encoder, late chunking, peak memory, faiss-gpu vs cpu); SKIP lines for what
+# is missing. GPU_MODEL: a local MiniLM copy (python -m ragkit.tools.gpu_check --export-model DIR).
+gpu-check:
+	python -m ragkit.tools.gpu_check $(if $(GPU_MODEL),--model $(GPU_MODEL))
 
 # The robustness suite at full size, then ten minutes of random documents through the chunkers.
 fuzz: setup

@@ -41,6 +41,7 @@ TOOLS = {
     "readme": ("readme", "regenerate the README's results section from the results rows"),
     "robustness": ("robustness", "bad inputs, folders, golden files, CLI, caches: per area"),
     "golden": ("golden", "build span-anchored gold from quoted evidence"),
+    "index": ("index_build", "chunk + embed a folder or HF dataset into shards, build an index"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
@@ -242,6 +243,8 @@ def cmd_eval(a) -> int:
     refusals = len(bench.queries) - len(answerable)  # not scored by span metrics: say so
     emb = _embedder(a.embedder)
     rec = Recorder("cli_eval")
+    if a.index:  # the golden set against a prebuilt index (`ragkit index`)
+        return _eval_index(a, bench, emb, rec, results, errors, problems)
     table = compare([bench], a.strategies, emb, rec, k=a.k, experiment="eval")
     table = table.sort_values(["recall", "iou", "strategy"], ascending=[False, False, True])
     print(f"\n{len(bench.documents)} documents, {len(answerable)} answerable questions, "
@@ -262,6 +265,26 @@ def cmd_eval(a) -> int:
     except (ValueError, OSError) as e:
         _report(errors, problems)
         raise CliError(f"the table above was not saved: results file {e}") from None
+    print(f"\nrows appended to {results}")
+    return _finish(errors, problems)
+
+
+def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
+    from ..results import append_rows
+    from .index_build import evaluate_index
+
+    try:
+        means = evaluate_index(bench, a.index, emb, a.k)
+    except (ValueError, OSError) as e:
+        raise CliError(f"--index {a.index}: {e}") from None
+    print(f"\n{a.index}: {len([q for q in bench.queries if q.gold])} answerable questions, "
+          f"k = {a.k}")
+    for m in ("recall", "precision", "iou", "recall@k", "mrr@k", "ndcg@10"):
+        print(f"  {m:<10} {100 * means.get(m, float('nan')):6.1f}%")
+    rec.add_metrics(means, experiment="eval_index", benchmark=Path(a.corpus).name,
+                    strategy=f"index:{Path(a.index).name}", embedder=emb.name, k=a.k,
+                    n_queries=len([q for q in bench.queries if q.gold]))
+    append_rows(results, rec.rows)
     print(f"\nrows appended to {results}")
     return _finish(errors, problems)
 
@@ -352,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--k", type=positive_int, default=5, help="chunks retrieved per question")
     e.add_argument("--results", help="results file to append rows to "
                                      "(default: results/cli_eval.jsonl)")
+    e.add_argument("--index", help="evaluate against a folder built by `ragkit index` "
+                                   "(instead of chunking with --strategies)")
     e.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("show", help="one question: the gold and what each strategy retrieved")

@@ -1,0 +1,188 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · Appendix: the same pipeline on millions of documents
+#
+# The course ran every stage in one Python process over 52 documents. A reader with millions
+# needs three things, none of them a scheduler of our own:
+#
+# 1. **stages as batch functions** (`ragkit.stages`): chunk, contextualize, embed and late-embed
+#    take a batch of columns and return one, so `datasets.Dataset.map(batched=True,
+#    num_proc=N)` runs them on one machine and Ray Data's `map_batches` (the encoder in an
+#    actor pool, one actor per GPU) on a cluster, unchanged;
+# 2. **resumable shards** (`ragkit.shards`): chunks, spans, metadata and vectors land in
+#    numbered Parquet files; a crashed run restarts after the last finished shard and ends
+#    with the same bytes;
+# 3. **an index that scales** (`ragkit.index_scale`): IVF built from the shards, the metadata
+#    pre-filter still applied before the search.
+#
+# This notebook measures them on this machine (2 CPU cores, shared) and turns the rates into
+# arithmetic for 100 M documents. Every figure below comes from the cells that print it; the
+# extrapolation is a calculation, not a measurement. `ragkit bench scale` prints the same
+# tables from the command line.
+
+# %%
+import numpy as np
+from IPython.display import Markdown, display
+
+from ragkit.config import PROJECT_ROOT, get_settings, pick, seed_everything
+from ragkit.documents import load_corpus
+from ragkit.results import Recorder
+
+seed_everything()
+settings = get_settings()
+rec = Recorder("09_scale")
+corpus = load_corpus(settings.data_dir / "corpus").documents
+# smoke: a few documents in one process only (no worker pool, no Ray start-up)
+DOCS = pick(full=len(corpus), smoke=2)
+RUNNERS = pick(full=["1 process", "2 processes", "ray 2 actors"], smoke=["1 process"])
+SIZES = pick(full=[10_000, 100_000, 1_000_000], smoke=[1_000, 2_000, 4_000])
+COPIES = pick(full=[1, 2, 3], smoke=[1, 2, 3])  # corpus sizes for the cost fit
+print(f"{DOCS} documents; runners {RUNNERS}; index sizes {SIZES}")
+
+# %% [markdown]
+# ## 1 · Throughput: one process, two processes, Ray Data
+#
+# The same documents through the same two stages (recursive 250-token chunks on MiniLM's
+# tokens, then MiniLM vectors). Each worker's encoder has one CPU thread, so one process uses
+# one core and two use both; times are wall-clock from cold stage objects to the last vector
+# (each worker loads its own encoder; Ray's time includes starting its local cluster).
+
+# %%
+from ragkit.scale import repeat_corpus, throughput
+
+docs = corpus[:DOCS]
+rates, base_vectors = throughput(docs, "recursive:250/0", RUNNERS, tokenizer="minilm")
+one = rates["1 process"]["seconds"]
+lines = ["| runner | seconds | chars/s | chunks/s | tokens/s | speed-up |", "|---|---|---|---|---|---|"]
+for runner, r in rates.items():
+    lines.append(f"| {runner} | {r['seconds']:.1f} | {r['chars_per_s']:,.0f} | "
+                 f"{r['chunks_per_s']:.1f} | {r['tokens_per_s']:,.0f} | {one / r['seconds']:.2f}x |")
+    rec.add_metrics({k: r[k] for k in ("chars_per_s", "chunks_per_s", "tokens_per_s")},
+                    experiment="throughput", benchmark=f"course_corpus_{len(docs)}_docs",
+                    strategy=runner, embedder="all-MiniLM-L6-v2",
+                    params={"chunks": int(r["chunks"]), "threads_per_worker": 1})
+display(Markdown("\n".join(lines)))
+
+# %% [markdown]
+# ## 2 · How cost grows with the corpus
+#
+# One process, the corpus at three sizes (the course corpus repeated under new ids), and a
+# straight line through the three times: a fixed start-up cost plus a cost per document.
+
+# %%
+from ragkit.scale import fit_cost
+
+points = []
+for copies in COPIES:
+    r, _ = throughput(repeat_corpus(docs, copies), "recursive:250/0", ["1 process"],
+                      tokenizer="minilm")
+    points.append((copies * len(docs), r["1 process"]))
+sizes = [n for n, _ in points]
+a, b = fit_cost(sizes, [r["seconds"] for _, r in points])
+tokens_per_doc = float(np.mean([r["tokens"] / n for n, r in points]))
+for n, r in points:
+    print(f"{n:5d} documents: {r['seconds']:6.1f} s")
+print(f"fit: seconds = {a:.2f} + {b:.3f} x documents; {tokens_per_doc:,.0f} encoder tokens a document")
+rec.add_metrics({"fixed_seconds": a, "seconds_per_document": b, "tokens_per_document": tokens_per_doc},
+                experiment="cost_fit", benchmark="course_corpus", strategy="1 process",
+                embedder="all-MiniLM-L6-v2", params={"sizes": sizes})
+
+# %% [markdown]
+# ### 100 M documents, as arithmetic
+#
+# The per-document cost above is one CPU core's. The GPU rate is read from
+# `results/gpu_check.jsonl` when `make gpu-check` has been run on a CUDA machine (bfloat16
+# tokens/s of the encoder); until then the table says so instead of inventing one.
+
+# %%
+from ragkit.results import read_rows
+
+N_DOCS = 100_000_000
+cpu_days = b * N_DOCS / 86_400
+gpu_path = PROJECT_ROOT / "results" / "gpu_check.jsonl"  # committed rows from a CUDA machine
+gpu_rate = None
+if gpu_path.exists():
+    rows = [r for r in read_rows(gpu_path) if r["device"] == "cuda" and
+            r["experiment"] == "encoder_precision" and r["metric"] == "tokens_per_s"]
+    gpu_rate = max((r["value"] for r in rows), default=None)
+lines = [f"At the measured {b:.3f} s a document on one CPU core: {N_DOCS:,} documents take "
+         f"{cpu_days:,.0f} core-days (that many cores finish in a day, before any overhead).", ""]
+if gpu_rate:
+    lines += ["| GPUs | days (encoder only) |", "|---|---|"]
+    for n_gpus in (1, 8, 64):
+        days = tokens_per_doc * N_DOCS / (gpu_rate * n_gpus) / 86_400
+        lines.append(f"| {n_gpus} | {days:,.2f} |")
+    lines.append(f"\n({tokens_per_doc:,.0f} tokens a document x {N_DOCS:,} documents / "
+                 f"({gpu_rate:,.0f} tokens/s measured per GPU x N)).")
+else:
+    lines.append(f"No GPU rate measured yet (run `make gpu-check` on a CUDA machine). With a "
+                 f"measured rate of R tokens/s per GPU, N GPUs take "
+                 f"{tokens_per_doc:,.0f} x {N_DOCS:,} / (R x N) seconds.")
+display(Markdown("\n".join(lines)))
+
+# %% [markdown]
+# ## 3 · The index as it grows: IVF against exact search
+#
+# Real chunk vectors are too few to fill a million-vector index, so the sweep draws synthetic
+# ones from them (each a real chunk vector, plus up to half of another, plus noise,
+# renormalised: `ragkit.scale.synthetic_vectors`). Shards are written at each size, an
+# IVF-Flat index is built from them in a fresh process (its peak memory is that process's
+# own), and recall@10 is measured against exact search on the same 200 queries. Caveat: with
+# few real vectors the synthetic ones form tight clusters around them, which is easy for IVF;
+# real corpora are less clustered, so probe more cells there.
+
+# %%
+import tempfile
+from pathlib import Path
+
+from ragkit.index_scale import ScaledIndex
+from ragkit.scale import build_peak_memory, index_sweep, synthetic_vectors
+from ragkit.shards import ShardSet, write_row_shards
+
+
+def synthetic_rows(vectors, start):
+    n = len(vectors)
+    return {"chunk_id": [f"s{start + i}" for i in range(n)], "doc_id": [f"doc{(start + i) // 20}" for i in range(n)],
+            "start": [0] * n, "end": [0] * n, "text": [""] * n, "prefix": [""] * n,
+            "strategy": ["synthetic"] * n, "metadata": ["{}"] * n, "vector": vectors}
+
+
+queries = next(synthetic_vectors(base_vectors, 200, seed=99))
+lines = ["| vectors | nlist | nprobe | recall@10 | exact ms/q | IVF ms/q | speed-up | build peak RSS |",
+         "|---|---|---|---|---|---|---|---|"]
+with tempfile.TemporaryDirectory() as tmp:
+    for size in SIZES:
+        folder = Path(tmp) / f"s{size}"
+        write_row_shards((synthetic_rows(v, i * 100_000) for i, v in
+                          enumerate(synthetic_vectors(base_vectors, size))), folder, {"n": size})
+        built = build_peak_memory(folder, Path(tmp) / f"ix{size}")
+        index = ScaledIndex.load(Path(tmp) / f"ix{size}.faiss", folder)
+        for row in index_sweep(ShardSet(folder).vectors(), queries, index, nprobes=(4, 16)):
+            lines.append(f"| {size:,} | {built['params']['nlist']} | {int(row['nprobe'])} | "
+                         f"{row['recall']:.3f} | {row['exact_ms']:.2f} | {row['approx_ms']:.3f} | "
+                         f"{row['speedup']:.1f}x | {built['peak_rss_mb']:,.0f} MiB |")
+            rec.add_metrics({"recall@10_vs_exact": row["recall"], "speedup_vs_exact": row["speedup"]},
+                            experiment="index_sweep", benchmark=f"synthetic_{size}", strategy="ivf_flat",
+                            embedder="all-MiniLM-L6-v2", k=10, n_queries=len(queries),
+                            params={"n": size, "nprobe": int(row["nprobe"]), "nlist": built["params"]["nlist"]})
+        rec.add(metric="build_peak_rss_mb", value=built["peak_rss_mb"], experiment="index_build",
+                benchmark=f"synthetic_{size}", strategy="ivf_flat", params={"n": size})
+display(Markdown("\n".join(lines)))
+
+# %% [markdown]
+# Recall and latency trade through `nprobe`: more cells probed, closer to exact and slower.
+# The filter stays a *pre*-filter: `ScaledIndex.search(..., where=...)` hands faiss a bitmap
+# of the allowed rows, and a filter that leaves few rows is searched exactly among them.
+
+# %%
+path = rec.save()
+print(f"rows: {path}")

@@ -1,0 +1,151 @@
+"""The pipeline beyond one process, and an index beyond exact search, measured in one run.
+
+    ragkit bench scale                  # course corpus x2; index sweep 10k, 100k, 1M vectors
+    ragkit bench scale --smoke          # a small slice: the machinery, not the figures
+
+1. **Throughput.** The course corpus, repeated ``--copies`` times under new document ids, goes
+   through the same stages (recursive:250/0 chunks on MiniLM tokens, MiniLM vectors) in one
+   process, under ``datasets.map(num_proc=2)`` and under Ray Data in local mode with two
+   encoder actors; each worker's encoder has one CPU thread (`ragkit.scale.throughput`).
+   Printed: chars/s, chunks/s, tokens/s and the speed-up over one process (target for two
+   processes on two cores: >= 1.6x).
+2. **Index sweep.** Synthetic vectors drawn from the real chunk vectors of step 1
+   (`ragkit.scale.synthetic_vectors`) are written as shards at each ``--sizes``; an IVF-Flat
+   index is built from the shards in a fresh process (its peak RSS printed: target < 4 GB at
+   1M) and searched at several ``nprobe`` beside exact search on the same queries: recall@10
+   against exact, ms per query, speed-up (target at 1M: recall >= 0.95 at >= 10x).
+
+Rows go to ``results/bench_scale.jsonl``. The shards are written under a temporary folder
+(``--workdir`` to choose it) and removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .common import run_script
+
+
+def _rows_for(vectors: np.ndarray, start: int) -> dict:
+    n = len(vectors)
+    ids = range(start, start + n)
+    return {"chunk_id": [f"s{i}" for i in ids], "doc_id": [f"doc{i // 20}" for i in ids],
+            "start": [0] * n, "end": [0] * n, "text": [""] * n, "prefix": [""] * n,
+            "strategy": ["synthetic"] * n,
+            "metadata": [f'{{"part": {i % 3}}}' for i in ids], "vector": vectors}
+
+
+def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
+        workdir: str | None, ray: bool, noise: float = 0.5) -> None:
+    from ..config import get_settings
+    from ..documents import load_corpus
+    from ..embed import Embedder
+    from ..index_scale import ScaledIndex
+    from ..results import Recorder
+    from ..scale import (build_peak_memory, index_sweep, repeat_corpus, synthetic_vectors,
+                         throughput)
+    from ..shards import ShardSet, write_row_shards
+
+    rec = Recorder("bench_scale")
+    docs = repeat_corpus(load_corpus(get_settings().data_dir / "corpus").documents, copies)
+    runners = ["1 process", "2 processes"] + (["ray 2 actors"] if ray else [])
+    rates, base = throughput(docs, "recursive:250/0", runners, tokenizer="minilm")
+    emb_name = Embedder(cache=False).name
+    chars = sum(len(d.text) for d in docs)
+    print(f"throughput: chunk (recursive:250/0) + embed ({emb_name}, 1 thread a worker), "
+          f"{len(docs)} documents, {chars:,} chars, {int(rates['1 process']['chunks'])} chunks")
+    print(f"  {'runner':<14}{'seconds':>9}{'chars/s':>11}{'chunks/s':>10}{'tokens/s':>10}"
+          f"{'speed-up':>10}  same chunks")
+    one = rates["1 process"]["seconds"]
+    for runner, r in rates.items():
+        print(f"  {runner:<14}{r['seconds']:9.1f}{r['chars_per_s']:11,.0f}"
+              f"{r['chunks_per_s']:10,.1f}{r['tokens_per_s']:10,.0f}{one / r['seconds']:9.2f}x"
+              f"  {'yes' if r['same_chunks_as_first'] else 'NO'}")
+        rec.add_metrics({**{k: v for k, v in r.items() if k.endswith("_per_s") or
+                            k == "seconds"}, "speedup_vs_one": one / r["seconds"]},
+                        experiment="throughput", benchmark=f"course_corpus_x{copies}",
+                        strategy=runner, embedder=emb_name,
+                        params={"chunker": "recursive:250/0", "threads_per_worker": 1,
+                                "documents": len(docs), "chars": chars,
+                                "chunks": int(r["chunks"]), "tokens": int(r["tokens"])})
+    print("  (target: 2 processes >= 1.6x one on 2 cores)")
+
+    root = Path(tempfile.mkdtemp(prefix="ragkit-scale-", dir=workdir))
+    try:
+        print(f"\nIVF-Flat vs exact search: synthetic vectors from {len(base)} real chunk "
+              f"vectors (real + up to 0.5 x another + noise of norm {noise}), {n_queries} queries "
+              "of the same kind, k=10")
+        print(f"  {'vectors':>9}{'nlist':>7}{'nprobe':>7}{'recall@10':>10}{'exact ms/q':>11}"
+              f"{'ivf ms/q':>9}{'speed-up':>9}")
+        queries = next(synthetic_vectors(base, n_queries, seed=99, noise=noise))
+        for size in sizes:
+            folder = root / f"shards_{size}"
+            blocks = synthetic_vectors(base, size, seed=13, noise=noise, block=100_000)
+            write_row_shards((_rows_for(b, i * 100_000) for i, b in enumerate(blocks)), folder,
+                             {"synthetic_from": len(base), "seed": 13, "n": size})
+            built = build_peak_memory(folder, root / f"ivf_{size}", kind="ivf_flat")
+            index = ScaledIndex.load(root / f"ivf_{size}.faiss", folder)
+            vectors = ShardSet(folder).vectors()
+            table = index_sweep(vectors, queries, index, k=10, nprobes=nprobes)
+            del vectors, index
+            for row in table:
+                print(f"  {size:>9,}{built['params']['nlist']:>7}{int(row['nprobe']):>7}"
+                      f"{row['recall']:>10.3f}{row['exact_ms']:>11.2f}{row['approx_ms']:>9.3f}"
+                      f"{row['speedup']:>8.1f}x")
+                params = {"n": size, "nlist": built["params"]["nlist"],
+                          "nprobe": int(row["nprobe"]), "queries": n_queries,
+                          "base_vectors": len(base), "noise": noise}
+                rec.add_metrics({"recall@10_vs_exact": row["recall"],
+                                 "exact_ms_per_query": row["exact_ms"],
+                                 "ivf_ms_per_query": row["approx_ms"],
+                                 "speedup_vs_exact": row["speedup"]},
+                                experiment="index_sweep", benchmark=f"synthetic_{size}",
+                                strategy="ivf_flat", embedder=emb_name, params=params,
+                                k=10, n_queries=n_queries)
+            print(f"  {'':>9} built from {len(ShardSet(folder).shards)} shards in a fresh "
+                  f"process: {built['build_seconds']:.1f} s, peak RSS "
+                  f"{built['peak_rss_mb']:,.0f} MiB (target < 4096 at 1M)")
+            rec.add_metrics({"build_peak_rss_mb": built["peak_rss_mb"],
+                             "build_seconds": built["build_seconds"]},
+                            experiment="index_build", benchmark=f"synthetic_{size}",
+                            strategy="ivf_flat", embedder=emb_name,
+                            params={"n": size, **built["params"]})
+            shutil.rmtree(folder)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"rows: {rec.save()}")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    p.add_argument("--copies", type=int, default=None, help="course corpus copies (default 2)")
+    p.add_argument("--sizes", default=None,
+                   help="index sizes, comma-separated (default 10000,100000,1000000)")
+    p.add_argument("--nprobes", default="4,8,16,32", help="IVF cells probed, comma-separated")
+    p.add_argument("--queries", type=int, default=200, help="queries for the index sweep")
+    p.add_argument("--no-ray", action="store_true", help="skip the Ray Data runner")
+    p.add_argument("--workdir", default=None, help="where the temporary shards go")
+    p.add_argument("--noise", type=float, default=0.5,
+                   help="norm of the Gaussian part of each synthetic vector (more: harder)")
+
+
+def run_args(args: argparse.Namespace) -> None:
+    copies = args.copies or (1 if args.smoke else 2)
+    sizes = [int(s) for s in (args.sizes or ("2000,5000,10000" if args.smoke else
+                                             "10000,100000,1000000")).split(",")]
+    nprobes = [int(s) for s in args.nprobes.split(",")]
+    run(copies, sizes, nprobes, args.queries, args.workdir, not args.no_ray, args.noise)
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit bench scale") -> int:
+    return run_script(__doc__, prog, add_arguments, run_args, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

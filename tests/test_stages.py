@@ -1,0 +1,81 @@
+"""The batch stages give the same rows in one process, under datasets.map(num_proc=2) and
+under Ray Data in local mode (ragkit.stages)."""
+
+import importlib.util
+import pickle
+
+import numpy as np
+import pytest
+
+from ragkit.documents import load_corpus
+from ragkit.stages import (ChunkStage, EmbedStage, LateEmbedStage, batch_to_chunks,
+                           documents_to_batch, run_datasets, run_local, run_ray)
+from ragkit.types import Document
+
+from conftest import ROOT
+
+ROW_COLUMNS = ("chunk_id", "doc_id", "start", "end", "text", "prefix", "strategy", "metadata",
+               "tokens", "truncated")
+
+
+@pytest.fixture(scope="module")
+def docs():
+    # the head of each course document: enough for several chunks each, quick to embed
+    return [Document(d.id, d.text[:1500], d.metadata)
+            for d in load_corpus(ROOT / "data" / "corpus").documents[:8]]
+
+
+@pytest.fixture(scope="module")
+def stages():
+    return [ChunkStage("recursive:200/0", context="structural", tokenizer="minilm"),
+            EmbedStage(backend="torch", threads=1)]
+
+
+@pytest.fixture(scope="module")
+def single(stages, docs):
+    return run_local(stages, docs, batch_size=3)
+
+
+def _same(a, b):
+    for col in ROW_COLUMNS:
+        assert [str(v) for v in a[col]] == [str(v) for v in b[col]], col
+    assert a["vector"].shape == b["vector"].shape
+    np.testing.assert_allclose(a["vector"], b["vector"], atol=1e-5, rtol=0)
+
+
+def test_chunk_stage_keeps_offsets_and_ids(docs):
+    out = ChunkStage("recursive:200/0", context="structural", tokenizer="minilm")(
+        documents_to_batch(docs[:3]))
+    by_id = {d.id: d for d in docs}
+    chunks = batch_to_chunks(out)  # recomputes every id from the content
+    assert chunks and all(by_id[c.doc_id].text[c.start:c.end] == c.text for c in chunks)
+    assert all(c.prefix for c in chunks)  # the contextualize step ran, prefix kept apart
+
+
+def test_stages_pickle_without_their_model(stages, single):
+    clone = pickle.loads(pickle.dumps(stages[1]))
+    assert clone._embedder is None and stages[1]._embedder is not None
+
+
+def test_datasets_map_with_two_processes_matches_one(stages, docs, single):
+    _same(single, run_datasets(stages, docs, num_proc=2, batch_size=3))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="Ray is not installed (pip install 'ragkit[scale]')")
+def test_ray_data_local_mode_matches_one_process(stages, docs, single):
+    import ray
+
+    try:
+        _same(single, run_ray(stages, docs, concurrency=2, batch_size=3))
+    finally:
+        ray.shutdown()
+
+
+def test_late_stage_one_chunk_document_is_its_plain_embedding():
+    doc = Document("d", "Passwords expire after ninety days unless an admin renews them.")
+    batch = documents_to_batch([doc])
+    late = LateEmbedStage("fixed_chars:1000/0", threads=1)(batch)
+    plain = EmbedStage(threads=1)(ChunkStage("fixed_chars:1000/0")(batch))
+    assert late["chunk_id"] == plain["chunk_id"]
+    np.testing.assert_allclose(late["vector"], plain["vector"], atol=1e-5)
