@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cache import JsonlCache
-from .config import env_flag
+from .config import get_settings
 from .types import Chunk, Query, stable_hash
 
-REGENERATE_ENV = "RAGKIT_REGENERATE_ANSWERS"
 
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?")
 PROMPT = ("Answer the question using only the numbered passages. Reply with a short answer.\n\n"
@@ -49,8 +48,6 @@ def contains_fact(text: str, fact: str) -> bool:
 
 
 def answer_cache_path(model: str = "smollm2") -> Path:
-    from .config import get_settings
-
     return get_settings().data_dir / "cache" / "answers" / f"{model}.jsonl"
 
 
@@ -68,7 +65,7 @@ class LocalAnswerer:
         self.max_tokens, self.n_ctx, self.seed = max_tokens, n_ctx, seed
         self.fingerprint = file_fingerprint(self.model_path)
         self.cache = JsonlCache(answer_cache_path()) if cache else None
-        self.regenerate = env_flag(REGENERATE_ENV) if regenerate is None else regenerate
+        self.regenerate = get_settings().regenerate_answers if regenerate is None else regenerate
         self.stats = {"cache_hits": 0, "generated": 0}
         self._llm: Any = None
 

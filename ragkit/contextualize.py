@@ -70,12 +70,11 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from .cache import JsonlCache
-from .config import env_flag, get_settings
+from .config import get_settings
 from .types import Chunk, Document, stable_hash, text_hash
 
 Placement = Literal["before", "after"]
 FLAGS = ("verbatim", "loop", "over_budget", "cut", "window", "empty", "chunk_cut")
-REGENERATE_ENV = "RAGKIT_REGENERATE_PREAMBLES"
 
 
 @dataclass(frozen=True)
@@ -803,7 +802,7 @@ def contextualize(docs: Iterable[Document] | Mapping[str, Document], chunks: Seq
     by_id = dict(docs) if isinstance(docs, Mapping) else {d.id: d for d in docs}
     if isinstance(cache, (str, Path)):
         cache = JsonlCache(cache)
-    regenerate = env_flag(REGENERATE_ENV) if regenerate is None else regenerate
+    regenerate = get_settings().regenerate_preambles if regenerate is None else regenerate
     chunks = list(chunks)
     missing = sorted({c.doc_id for c in chunks} - by_id.keys())
     if missing:

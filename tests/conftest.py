@@ -27,6 +27,8 @@ def embedder():
 
 
 def needs_benchmarks():
+    from ragkit.config import get_settings
+
     return pytest.mark.skipif(
-        not os.environ.get("RAGKIT_BENCHMARKS_DIR"),
+        not get_settings().benchmarks_dir,
         reason="public benchmark copies not available (set RAGKIT_BENCHMARKS_DIR)")
