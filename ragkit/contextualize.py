@@ -70,6 +70,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from .cache import JsonlCache
+from .chunkers.sentences import line_cuts, pieces, sentence_spans
 from .config import get_settings
 from .types import Chunk, Document, stable_hash, text_hash
 
@@ -288,29 +289,17 @@ class StructuralContextualizer(Contextualizer):
 
 # --------------------------------------------------------------------------- extractive
 
-_LINE = re.compile(r"[^\n]+")
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
+def candidate_sentences(text: str, min_words: int = 3) -> list[tuple[int, int]]:
+    """The extractive generator's candidates: the sentences of each line (the package's one
+    splitter, `ragkit.chunkers.sentences`), those under `min_words` words dropped.
 
-
-def sentence_spans(text: str, min_words: int = 3) -> list[tuple[int, int]]:
-    """Sentence-ish spans: lines, split further after ``.!?`` + space; short pieces dropped.
-
-    >>> t = "One two three. Four five six.\\nx\\nSeven eight nine"
-    >>> [t[s:e] for s, e in sentence_spans(t)]
-    ['One two three.', 'Four five six.', 'Seven eight nine']
+    >>> t = "One two three. Four five six, e.g. this.\\nx\\nSeven eight nine"
+    >>> [t[s:e] for s, e in candidate_sentences(t)]
+    ['One two three.', 'Four five six, e.g. this.', 'Seven eight nine']
     """
-    out = []
-    for m in _LINE.finditer(text):
-        pos = m.start()
-        cuts = [pos] + [pos + x.end() for x in _SENT_END.finditer(m.group())] + [m.end()]
-        for s, e in zip(cuts, cuts[1:]):
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
-            if e > s and len(re.findall(r"\w+", text[s:e])) >= min_words:
-                out.append((s, e))
-    return out
+    return [(s, e) for ls, le in pieces(text, 0, len(text), line_cuts(text, 0, len(text)))
+            for s, e in sentence_spans(text, ls, le)
+            if len(re.findall(r"\w+", text[s:e])) >= min_words]
 
 
 class ExtractiveContextualizer(Contextualizer):
@@ -319,7 +308,7 @@ class ExtractiveContextualizer(Contextualizer):
     the chunk (repeated boilerplate) are skipped, so the preamble never restates the chunk."""
 
     name = "extractive"
-    template_version = "e1"
+    template_version = "e2"  # e2: candidates from the shared sentence splitter
 
     def __init__(self, budget: int = 100, budget_tokenizer: str = "minilm", embedder=None,
                  max_candidates: int = 40):
@@ -346,7 +335,7 @@ class ExtractiveContextualizer(Contextualizer):
             return self.embedder.encode(texts, "document")
 
     def prepare(self, doc: Document, chunks: Sequence[Chunk]) -> None:
-        spans = sentence_spans(doc.text)
+        spans = candidate_sentences(doc.text)
         texts = [doc.text[s:e] for s, e in spans] + [c.text for c in chunks]
         vecs = self._encode(texts) if texts else np.zeros((0, 1), np.float32)
         self._doc = (doc.id + doc.hash, spans, vecs[:len(spans)])

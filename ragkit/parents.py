@@ -26,15 +26,10 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 from .cache import atomic_write_text
-from .chunkers.sentences import pieces, sentence_cuts
+from .chunkers.sentences import sentence_spans
 from .retrieve import DenseRetriever, Hit
 from .tokens import get_tokenizer
 from .types import Chunk, Document
-
-
-def sentence_spans(doc: Document, start: int, end: int) -> list[tuple[int, int]]:
-    """Whitespace-trimmed sentence spans of doc.text[start:end]."""
-    return pieces(doc.text, start, end, sentence_cuts(doc.text, start, end))
 
 
 def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
@@ -45,7 +40,7 @@ def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
     out: list[Chunk] = []
     group: list[tuple[int, int]] = []
     used = 0
-    for s, e in sentence_spans(doc, parent.start, parent.end):
+    for s, e in sentence_spans(doc.text, parent.start, parent.end):
         n = count(doc.text[s:e])
         if group and used + n > max_tokens:
             out.append(_child(doc, parent, group))
@@ -163,7 +158,7 @@ class SentenceWindowRetriever:
         self._pos: dict[str, tuple[str, int]] = {}
         self._spans: dict[str, list[tuple[int, int]]] = {}
         for d in docs:
-            spans = sentence_spans(d, 0, len(d.text))
+            spans = sentence_spans(d.text)
             self._spans[d.id] = spans
             for i, (s, e) in enumerate(spans):
                 c = Chunk.make(d, s, e, strategy="sentence",
