@@ -71,6 +71,7 @@ import numpy as np
 
 from .cache import JsonlCache
 from .chunkers.sentences import line_cuts, pieces, sentence_spans
+from .chunkers.structure import abstract_index, heading_path_at
 from .config import get_settings
 from .types import Chunk, Document, stable_hash, text_hash
 
@@ -207,10 +208,6 @@ class Contextualizer(ABC):
 
 # --------------------------------------------------------------------------- structural
 
-_ABSTRACT_HEADINGS = re.compile(r"^\W*(abstract|summary|overview|tl;?dr|executive summary)\W*$",
-                                re.I)
-
-
 class StructuralContextualizer(Contextualizer):
     """``Title > Section > Subsection`` plus the abstract or first paragraph (cut to fit).
 
@@ -220,7 +217,7 @@ class StructuralContextualizer(Contextualizer):
     """
 
     name = "structural"
-    template_version = "s1"
+    template_version = "s2"  # s2: the shared abstract finder (Purpose, Recommendation ...)
 
     def __init__(self, budget: int = 100, budget_tokenizer: str = "minilm"):
         super().__init__(budget, budget_tokenizer)
@@ -235,28 +232,12 @@ class StructuralContextualizer(Contextualizer):
         return self._blocks[k]
 
     def heading_path(self, doc: Document, chunk: Chunk) -> list[str]:
-        stack: list[tuple[int, str]] = []
-        for b in self._blocks_of(doc):
-            if b.start >= chunk.start:
-                break
-            if b.kind == "heading":
-                title = b.meta.get("title") or b.text.lstrip("#").strip()
-                stack = [(lvl, t) for lvl, t in stack if lvl < b.level] + [(b.level, title)]
-        return [t for _, t in stack]
+        return [h.title for h in heading_path_at(self._blocks_of(doc), chunk.start)]
 
     def summary_block(self, doc: Document):
         blocks = self._blocks_of(doc)
-        for i, b in enumerate(blocks):
-            if b.kind == "heading" and _ABSTRACT_HEADINGS.match(b.meta.get("title", "")):
-                for nb in blocks[i + 1:]:
-                    if nb.kind == "heading":
-                        break
-                    if nb.kind == "paragraph":
-                        return nb
-        for b in blocks:
-            if b.kind == "paragraph" and not b.meta.get("unparsed") and len(words(b.text)) >= 8:
-                return b
-        return None
+        i = abstract_index(blocks, lambda b: not b.meta.get("unparsed") and len(words(b.text)) >= 8)
+        return None if i is None else blocks[i]
 
     def generate(self, doc: Document, chunk: Chunk) -> Preamble:
         title = str(doc.metadata.get("title") or doc.id)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .config import get_settings
 from .index import Where
-from .retrieve import Hit
+from .retrieve import Hit, newest_first
 from .types import Chunk
 
 Placement = Literal["before", "after"]
@@ -161,7 +161,7 @@ class Reranker:
         out = []
         for hits, s in zip(first, scores):
             order = np.lexsort((np.arange(len(hits)), -np.asarray(s, dtype=np.float64)))[:k]
-            out.append([Hit(hits[j].chunk, float(s[j])) for j in order])
+            out.append(newest_first([Hit(hits[j].chunk, float(s[j])) for j in order]))
         return out
 
 

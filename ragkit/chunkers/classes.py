@@ -40,14 +40,12 @@ from typing import Any, Callable, Sequence
 from ..documents import plain_blocks
 from ..types import Block, Chunk, Document
 from .sentences import TokenIndex, pieces, sentence_cuts
-from .structure import (Breadcrumb, Costs, Heading, StructureChunker, heading_title,
-                        measured_blocks)
+from .structure import (Breadcrumb, Costs, Heading, StructureChunker,  # noqa: F401
+                        abstract_index, heading_paths, heading_title, measured_blocks)
 
 SPEAKER = re.compile(r"\*\*(?:\[[^\]\n]{1,24}\]\s*)?([^*\n]{1,80}?):\*\*|\*\*([^*\n]{1,80})\*\*:")
 CLAUSE = re.compile(r"(?:\*\*)?(?:(?:Section|Clause|Article)\s+)?(\d+(?:\.\d+)+)\.?(?:\*\*)?\s")
 ENDPOINT = re.compile(r"`?(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/")
-ABSTRACT = re.compile(r"\b(?:abstract|summary|purpose|recommendation|proposal|overview|tl;?dr)\b",
-                      re.I)
 
 PrefixFn = Callable[[list[Heading], int], str]
 
@@ -64,20 +62,6 @@ class Group:
     prefix: str
     meta: dict[str, Any] = field(default_factory=dict)
     prefix_fn: PrefixFn | None = None
-
-
-def heading_paths(blocks: Sequence[Block]) -> list[list[Heading]]:
-    """The headings above each block (a heading's own entry not included)."""
-    out: list[list[Heading]] = []
-    path: list[Heading] = []
-    for b in blocks:
-        if b.kind == "heading":
-            while path and path[-1].level >= b.level:
-                path.pop()
-        out.append(list(path))
-        if b.kind == "heading":
-            path.append(Heading(b.level, heading_title(b), b.start))
-    return out
 
 
 def heading_or_paragraph(blocks: Sequence[Block], pattern: re.Pattern) -> Callable[[int], bool]:
@@ -222,18 +206,7 @@ class SectionChunker(GroupChunker):
 
     def context(self, doc: Document, blocks: Sequence[Block]) -> tuple[int | None, str]:
         """(index of the abstract paragraph, the excerpt of it that goes in every prefix)."""
-        idx = None
-        for i, b in enumerate(blocks):
-            if b.kind == "heading" and ABSTRACT.search(heading_title(b)):
-                j = i + 1
-                while j < len(blocks) and blocks[j].kind not in ("heading", "paragraph"):
-                    j += 1
-                if j < len(blocks) and blocks[j].kind == "paragraph":
-                    idx = j
-                    break
-        if idx is None:
-            idx = next((i for i, b in enumerate(blocks) if b.kind == "paragraph"
-                        and not b.text.startswith("*") and not speaker(b)), None)
+        idx = abstract_index(blocks, lambda b: not b.text.startswith("*") and not speaker(b))
         limit = min(self.context_tokens, self.hard // 4)  # leave the body room
         if idx is None or limit <= 0:
             return None, ""

@@ -71,6 +71,31 @@ def sentence_spans(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[
     return pieces(text, lo, hi, sentence_cuts(text, lo, hi))
 
 
+def pack_sentences(text: str, lo: int, hi: int, size: int, count: Callable[[str], int]
+                   ) -> list[tuple[int, int]]:
+    """The one greedy sentence packer: consecutive sentences of text[lo:hi] grouped into spans
+    of at most `size` (as `count` measures each sentence; a longer sentence is a span of its
+    own). Used by the sentence-group chunker and the parent-child retriever's children.
+
+    >>> t = "One two. Three four five. Six."
+    >>> [t[s:e] for s, e in pack_sentences(t, 0, len(t), 4, lambda x: len(x.split()))]
+    ['One two.', 'Three four five. Six.']
+    """
+    out: list[tuple[int, int]] = []
+    group: tuple[int, int] | None = None
+    used = 0
+    for s, e in sentence_spans(text, lo, hi):
+        n = count(text[s:e])
+        if group is not None and used + n > size:
+            out.append(group)
+            group, used = None, 0
+        group = (s, e) if group is None else (group[0], e)
+        used += n
+    if group is not None:
+        out.append(group)
+    return out
+
+
 def _western_cuts(text: str, lo: int, hi: int) -> list[int]:
     cuts = []
     for m in _SENTENCE_END.finditer(text, lo, hi):
