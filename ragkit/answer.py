@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from .cache import JsonlCache
 from .config import get_settings
+from .models import file_fingerprint, load_llama, smollm2_gguf
 from .types import Chunk, Query, stable_hash
 
 
@@ -58,8 +59,6 @@ class LocalAnswerer:
     def __init__(self, max_tokens: int = 48, n_ctx: int = 4096, seed: int = 0,
                  cache: bool = True, regenerate: bool | None = None,
                  model_path: str | Path | None = None):
-        from .contextualize import file_fingerprint, smollm2_gguf
-
         self.name = "SmolLM2-135M-Instruct (Q4)"
         self.model_path = Path(model_path or smollm2_gguf())
         self.max_tokens, self.n_ctx, self.seed = max_tokens, n_ctx, seed
@@ -73,10 +72,7 @@ class LocalAnswerer:
     def llm(self):
         """The model, loaded on the first answer that is not cached."""
         if self._llm is None:
-            from llama_cpp import Llama
-
-            self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
-                              seed=self.seed, verbose=False, n_threads=2)
+            self._llm = load_llama(self.model_path, n_ctx=self.n_ctx, seed=self.seed)
         return self._llm
 
     def settings(self) -> dict[str, Any]:

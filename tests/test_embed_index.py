@@ -108,8 +108,10 @@ def test_a_bad_onnx_export_falls_back_to_torch_out_loud(monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("exporter exploded")
 
-    monkeypatch.setattr(embed, "_ONNX", {})
-    monkeypatch.setattr(embed, "OnnxTransformer", broken)
+    import ragkit.onnx_backend as onnx_backend
+
+    monkeypatch.setattr(onnx_backend, "GRAPHS", {})
+    monkeypatch.setattr(onnx_backend, "OnnxTransformer", broken)
     e = embed.Embedder(show_progress=False, cache=False)
     with pytest.warns(embed.OnnxFallbackWarning, match="exporter exploded"):
         assert e.backend == "torch"
