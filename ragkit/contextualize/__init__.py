@@ -19,8 +19,9 @@ Generators, cheapest first:
   in the prompt, so the evaluated document is kept in llama.cpp's KV cache and only the chunk
   and the answer are computed for the document's other chunks (the local analogue of prompt
   caching). Decoding is greedy;
-- `AnthropicContextualizer`: a Haiku-class model over the Messages API with the document
-  marked ``cache_control``; only when ``ANTHROPIC_API_KEY`` is set (read from the environment at
+- `AnthropicContextualizer`: a Haiku-class model over the Messages API (the official
+  `anthropic` SDK, the ``api`` extra) with the document marked ``cache_control``; only when
+  ``ANTHROPIC_API_KEY`` is set (read from the environment at
   call time, never stored, logged or cached). Token use and cost are counted.
 
 The budget (default 100 tokens) is measured with one tokenizer for every generator
@@ -57,7 +58,7 @@ and the llama.cpp loader are in `ragkit.models`.
 """
 
 from ..models import file_fingerprint, gemma_gguf, smollm2_gguf
-from .anthropic import API_KEY_ENV, API_URL, PRICES, AnthropicContextualizer, _redact
+from .anthropic import API_KEY_ENV, PRICES, AnthropicContextualizer, _redact
 from .base import (FLAGS, Contextualizer, Placement, Preamble, _clean, loop_fraction,
                    quality_flags, verbatim_fraction, words)
 from .cache import (GENERATORS, cached_documents, contextualize, make_contextualizer,
@@ -66,7 +67,7 @@ from .extractive import ExtractiveContextualizer, candidate_sentences
 from .llamacpp import LlamaCppContextualizer, gemma, smollm2
 from .structural import StructuralContextualizer
 
-__all__ = ["API_KEY_ENV", "API_URL", "FLAGS", "GENERATORS", "PRICES", "AnthropicContextualizer",
+__all__ = ["API_KEY_ENV", "FLAGS", "GENERATORS", "PRICES", "AnthropicContextualizer",
            "Contextualizer", "ExtractiveContextualizer", "LlamaCppContextualizer", "Placement",
            "Preamble", "StructuralContextualizer", "_clean", "_redact", "cached_documents",
            "candidate_sentences", "contextualize", "file_fingerprint", "gemma", "gemma_gguf",

@@ -1,18 +1,19 @@
-"""Preambles from a Haiku-class model over Anthropic's Messages API."""
+"""Preambles from a Haiku-class model over Anthropic's Messages API, through the official
+`anthropic` SDK (the ``api`` extra: ``pip install 'ragkit[api]'``).
+
+The SDK brings the retries (429, 5xx and connection errors, with backoff), the prompt-caching
+block (``cache_control``) and the usage accounting (input, cache-write, cache-read and output
+tokens). It is imported only when a request is made, so ragkit imports without it.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 from ..types import Chunk, Document
 from .base import Contextualizer, Preamble, _clean
 
-API_URL = "https://api.anthropic.com/v1/messages"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 # USD per million tokens: (input, cache write, cache read, output), from Anthropic's price list
 # (2025). Check https://www.anthropic.com/pricing before quoting a cost.
@@ -21,6 +22,8 @@ PRICES = {
     "claude-3-haiku": (0.25, 0.30, 0.03, 1.25),
     "claude-haiku-4-5": (1.00, 1.25, 0.10, 5.00),
 }
+USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                "output_tokens")
 _API_DOC = "<document>\n{doc}\n</document>"
 _API_CHUNK = ("Here is a chunk of the document above:\n<chunk>\n{chunk}\n</chunk>\n"
               "Write a short context (one or two sentences) that places this chunk within the "
@@ -31,20 +34,25 @@ _API_CHUNK = ("Here is a chunk of the document above:\n<chunk>\n{chunk}\n</chunk
 class AnthropicContextualizer(Contextualizer):
     """A Haiku-class model over the Messages API, the document block marked for prompt caching.
 
-    The key is read from ``ANTHROPIC_API_KEY`` inside `_post`, used for that request's header
-    and dropped: it is not an attribute, not in `settings()` (so not in cache records) and any
-    error text is redacted. Anthropic caches a block only above a minimum length (2,048 tokens
-    for Haiku models), so short documents show no cache reads. `stats` counts input, cache-write,
-    cache-read and output tokens; `cost_usd()` prices them.
+    The key is read from ``ANTHROPIC_API_KEY`` inside `_post`, handed to a client made for that
+    request and dropped: it is not an attribute, not in `settings()` (so not in cache records),
+    and any error text is redacted. Anthropic caches a block only above a minimum length (2,048
+    tokens for Haiku models), so short documents show no cache reads. `stats` counts input,
+    cache-write, cache-read and output tokens; `cost_usd()` prices them.
+
+    `http_client` (an ``httpx.Client``) is passed to the SDK as it is: tests give it a mock
+    transport, a proxy setup gives it its own.
     """
 
     name = "anthropic"
     template_version = "a1"
 
     def __init__(self, model: str = "claude-3-5-haiku-latest", budget: int = 100,
-                 budget_tokenizer: str = "minilm", timeout: float = 60.0, retries: int = 3):
+                 budget_tokenizer: str = "minilm", timeout: float = 60.0, retries: int = 3,
+                 http_client: Any = None):
         super().__init__(budget, budget_tokenizer)
         self.model, self.timeout, self.retries = model, timeout, retries
+        self.http_client = http_client
 
     @staticmethod
     def available() -> bool:
@@ -53,6 +61,13 @@ class AnthropicContextualizer(Contextualizer):
     def settings(self) -> dict[str, Any]:
         return {**super().settings(), "temperature": 0}
 
+    def record_info(self) -> dict[str, Any]:
+        try:
+            import anthropic
+        except ImportError:
+            return {}
+        return {"runtime": f"anthropic {anthropic.__version__}"}
+
     def payload(self, doc_text: str, chunk_text: str) -> dict[str, Any]:
         return {"model": self.model, "max_tokens": self.budget, "temperature": 0,
                 "messages": [{"role": "user", "content": [
@@ -60,46 +75,44 @@ class AnthropicContextualizer(Contextualizer):
                      "cache_control": {"type": "ephemeral"}},
                     {"type": "text", "text": _API_CHUNK.format(chunk=chunk_text)}]}]}
 
-    def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, payload: dict[str, Any]) -> Any:
         """One Messages API call (the only place the key is touched)."""
         key = os.environ.get(API_KEY_ENV, "").strip()
         if not key:
             raise RuntimeError(f"set {API_KEY_ENV} to use the Anthropic generator")
-        req = urllib.request.Request(API_URL, data=json.dumps(payload).encode("utf-8"),
-                                     method="POST", headers={
-                                         "x-api-key": key, "anthropic-version": "2023-06-01",
-                                         "content-type": "application/json"})
-        for attempt in range(self.retries + 1):
-            try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as r:  # noqa: S310
-                    return json.loads(r.read().decode("utf-8"))
-            except urllib.error.HTTPError as e:
-                body = e.read().decode("utf-8", "replace")[:400]
-                if e.code in (429, 500, 502, 503, 529) and attempt < self.retries:
-                    time.sleep(2 ** attempt)
-                    continue
-                raise RuntimeError(_redact(f"Anthropic API error {e.code}: {body}", key)) \
-                    from None
-            except urllib.error.URLError as e:
-                if attempt < self.retries:
-                    time.sleep(2 ** attempt)
-                    continue
-                raise RuntimeError(_redact(f"Anthropic API unreachable: {e.reason}", key)) \
-                    from None
-        raise AssertionError("unreachable")
+        try:
+            import anthropic
+        except ImportError as e:
+            raise ImportError("the Anthropic generator needs `pip install 'ragkit[api]'` (the "
+                              "anthropic SDK)") from e
+        client = anthropic.Anthropic(api_key=key, timeout=self.timeout,
+                                     max_retries=self.retries, http_client=self.http_client)
+        # the SDK's own arguments by name; the rest (temperature) goes in the body as it is
+        named = {k: v for k, v in payload.items() if k in ("model", "max_tokens", "messages")}
+        extra = {k: v for k, v in payload.items() if k not in named}
+        problem = None
+        try:
+            return client.messages.create(**named, extra_body=extra or None)
+        except anthropic.APIStatusError as e:
+            problem = f"Anthropic API error {e.status_code}: {str(e)[:400]}"
+        except anthropic.APIConnectionError as e:
+            problem = f"Anthropic API unreachable: {e}"
+        finally:
+            if self.http_client is None:  # a client of our own; the caller's stays open
+                client.close()
+        # raised outside the handler, so that the SDK's error (which may echo the request)
+        # is not kept as the context of this one
+        raise RuntimeError(_redact(problem, key))
 
     def generate(self, doc: Document, chunk: Chunk) -> Preamble:
         resp = self._post(self.payload(doc.text, chunk.text))
-        text = _clean("".join(b.get("text", "") for b in resp.get("content", [])
-                              if b.get("type") == "text"))
-        usage = resp.get("usage", {})
-        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                  "output_tokens"):
-            self.stats[k] += int(usage.get(k) or 0)
-        flags = ("cut",) if resp.get("stop_reason") == "max_tokens" else ()
-        return Preamble(text, flags, (), {"usage": {k: int(v or 0) for k, v in usage.items()
-                                                    if isinstance(v, (int, float))},
-                                          "finish": resp.get("stop_reason")})
+        text = _clean("".join(getattr(b, "text", "") for b in resp.content
+                              if getattr(b, "type", "") == "text"))
+        usage = {k: int(getattr(resp.usage, k, 0) or 0) for k in USAGE_FIELDS}
+        for k, v in usage.items():
+            self.stats[k] += v
+        flags = ("cut",) if resp.stop_reason == "max_tokens" else ()
+        return Preamble(text, flags, (), {"usage": usage, "finish": resp.stop_reason})
 
     def cost_usd(self) -> float | None:
         """Cost of the calls so far, or None for a model without a known price."""
@@ -107,8 +120,7 @@ class AnthropicContextualizer(Contextualizer):
         if price is None:
             return None
         s = self.stats
-        return (s["input_tokens"] * price[0] + s["cache_creation_input_tokens"] * price[1]
-                + s["cache_read_input_tokens"] * price[2] + s["output_tokens"] * price[3]) / 1e6
+        return sum(s[k] * p for k, p in zip(USAGE_FIELDS, price)) / 1e6
 
     def usage_line(self) -> str:
         s, cost = self.stats, self.cost_usd()
