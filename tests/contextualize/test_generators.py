@@ -1,5 +1,5 @@
 """Contextual preambles: caching, cache keys, flags, no self-quoting, the real local LLM,
-placement; and the rerank stage's interface. (The API generator: test_contextualize_anthropic.)"""
+placement; and the rerank stage's interface. (The API generator: test_anthropic.py; the rerank stage: tests/test_rerank.py.)"""
 
 from __future__ import annotations
 
@@ -278,20 +278,3 @@ def test_gemma_real_deterministic_cached_and_reuse_invariant(gemma_gen, tmp_path
     rec = next(iter(JsonlCache(cache).load().values()))
     assert rec["model"] == "gemma-3-270m-Q4_K_M" and rec["settings"]["decoding"] == "greedy"
     assert rec["runtime"].startswith("llama-cpp-python")
-
-
-# --------------------------------------------------------------------------- rerank interface
-
-
-def test_reranker_wraps_a_retriever(embedder):
-    from ragkit.rerank import BiEncoderScorer, Reranker, detect_kind
-    from ragkit.retrieve import BM25Retriever
-
-    doc = _doc()
-    chunks = _chunks(doc)
-    rr = Reranker(BM25Retriever(chunks), BiEncoderScorer(embedder=embedder), candidates=3)
-    hits = rr.search(["how long does billing take to answer a refund request?"], k=2)
-    assert len(hits[0]) == 2 and hits[0][0].chunk.start == chunks[1].start
-    assert rr.describe() == {"first_stage": "bm25", "reranker": "bi-encoder",
-                             "reranker_model": "all-MiniLM-L6-v2", "candidates": 3}
-    assert detect_kind("cross-encoder/ms-marco-MiniLM-L6-v2") == "cross-encoder"

@@ -10,7 +10,7 @@ import pytest
 from ragkit.tools.reproduce import execute, notebook_sources
 from ragkit.results import comparable, read_rows
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
