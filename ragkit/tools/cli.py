@@ -41,6 +41,7 @@ TOOLS = {
     "readme": ("readme", "regenerate the README's results section from the results rows"),
     "robustness": ("robustness", "bad inputs, folders, golden files, CLI, caches: per area"),
     "golden": ("golden", "build span-anchored gold from quoted evidence"),
+    "smoke-diff": ("smoke_diff", "compare the results rows of two runs (timestamps, git sha aside)"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
