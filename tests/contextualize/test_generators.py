@@ -15,37 +15,10 @@ from ragkit.contextualize import (Contextualizer, ExtractiveContextualizer, Prea
                                   quality_flags, verbatim_fraction)
 from ragkit.types import Chunk, Document
 
-DOC_TEXT = """# Refund Policy
-
-This policy explains when Northwind Cloud returns money to a Suite customer and how long it takes.
-
-## Annual plans
-
-Annual plans can be cancelled within 30 days of purchase for a full refund. After 30 days the
-unused months are refunded pro rata, minus a processing fee of 25 EUR.
-
-## Monthly plans
-
-Monthly plans are never refunded; cancelling stops the next renewal. Billing support answers
-refund requests within two business days.
-"""
-
-
-def _doc() -> Document:
-    return Document(id="refund", text=DOC_TEXT, metadata={"title": "Refund Policy",
-                                                         "format": "markdown"})
-
-
-def _chunks(doc: Document) -> list[Chunk]:
-    """Three chunks: one per section body (spans sliced from the document)."""
-    out = []
-    for start_marker, end_marker in (("Annual plans can", "## Monthly"),
-                                     ("Monthly plans are", None), ("This policy", "## Annual")):
-        s = doc.text.index(start_marker)
-        e = doc.text.index(end_marker) if end_marker else len(doc.text)
-        e = len(doc.text[:e].rstrip())
-        out.append(Chunk.make(doc, s, e, strategy="test"))
-    return out
+# the shared policy document and its three hand-cut chunks (tests/conftest.py)
+from conftest import REFUND_TEXT as DOC_TEXT
+from conftest import refund_chunks as _chunks
+from conftest import refund_doc as _doc
 
 
 class Fake(Contextualizer):
