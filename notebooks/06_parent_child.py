@@ -131,7 +131,7 @@ import os
 
 from ragkit.claims import check_claims, claims_for, show
 
-gemma_dir = os.environ.get("RAGKIT_GEMMA_DIR")
+gemma_dir = str(get_settings().gemma_dir or "")
 if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
     gemma = Embedder(gemma_dir, batch_size=8)
     course = load("course").for_profile()

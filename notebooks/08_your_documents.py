@@ -28,18 +28,14 @@
 # comparison runs from a shell with `ragkit eval --corpus DIR --golden FILE`.
 
 # %%
-import os
-
 from IPython.display import HTML, Markdown, display
 
 from ragkit.config import get_settings, seed_everything
 
 seed_everything()
 settings = get_settings()
-CORPUS = os.environ.get("RAGKIT_BYOD_CORPUS", str(settings.data_dir / "corpus"))
-GOLDEN = os.environ.get("RAGKIT_BYOD_GOLDEN", str(settings.data_dir / "golden" / "questions.jsonl"))
-STRATEGIES = os.environ.get("RAGKIT_BYOD_STRATEGIES",
-                            "fixed_chars:1000/200,recursive:250/0,structure,router")
+CORPUS, GOLDEN = str(settings.byod_corpus), str(settings.byod_golden)
+STRATEGIES = settings.byod_strategies
 K = 5
 print(CORPUS, GOLDEN, STRATEGIES, sep="\n")
 

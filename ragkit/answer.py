@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cache import JsonlCache
-from .config import env_flag
+from .config import get_settings
+from .models import file_fingerprint, load_llama, smollm2_gguf
 from .types import Chunk, Query, stable_hash
 
-REGENERATE_ENV = "RAGKIT_REGENERATE_ANSWERS"
 
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?")
 PROMPT = ("Answer the question using only the numbered passages. Reply with a short answer.\n\n"
@@ -49,8 +49,6 @@ def contains_fact(text: str, fact: str) -> bool:
 
 
 def answer_cache_path(model: str = "smollm2") -> Path:
-    from .config import get_settings
-
     return get_settings().data_dir / "cache" / "answers" / f"{model}.jsonl"
 
 
@@ -61,14 +59,12 @@ class LocalAnswerer:
     def __init__(self, max_tokens: int = 48, n_ctx: int = 4096, seed: int = 0,
                  cache: bool = True, regenerate: bool | None = None,
                  model_path: str | Path | None = None):
-        from .contextualize import file_fingerprint, smollm2_gguf
-
         self.name = "SmolLM2-135M-Instruct (Q4)"
         self.model_path = Path(model_path or smollm2_gguf())
         self.max_tokens, self.n_ctx, self.seed = max_tokens, n_ctx, seed
         self.fingerprint = file_fingerprint(self.model_path)
         self.cache = JsonlCache(answer_cache_path()) if cache else None
-        self.regenerate = env_flag(REGENERATE_ENV) if regenerate is None else regenerate
+        self.regenerate = get_settings().regenerate_answers if regenerate is None else regenerate
         self.stats = {"cache_hits": 0, "generated": 0}
         self._llm: Any = None
 
@@ -76,10 +72,7 @@ class LocalAnswerer:
     def llm(self):
         """The model, loaded on the first answer that is not cached."""
         if self._llm is None:
-            from llama_cpp import Llama
-
-            self._llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
-                              seed=self.seed, verbose=False, n_threads=2)
+            self._llm = load_llama(self.model_path, n_ctx=self.n_ctx, seed=self.seed)
         return self._llm
 
     def settings(self) -> dict[str, Any]:

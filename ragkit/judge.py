@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-JUDGE_ENV = "RAGKIT_JUDGE_MODEL"           # default gpt-4o-mini
-JUDGE_EMBED_ENV = "RAGKIT_JUDGE_EMBEDDINGS"  # default text-embedding-3-small
+from .config import get_settings
+
 METRICS = ("faithfulness", "answer_relevancy")
 
 
@@ -49,8 +49,8 @@ def judge_models() -> tuple[Any, Any, dict[str, str]]:
     """(chat model, embeddings, description) for the OpenAI judge; keys stay in the client."""
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
-    model = os.environ.get(JUDGE_ENV, "gpt-4o-mini")
-    emb = os.environ.get(JUDGE_EMBED_ENV, "text-embedding-3-small")
+    settings = get_settings()
+    model, emb = settings.judge_model, settings.judge_embeddings
     return (ChatOpenAI(model=model, temperature=0, seed=0), OpenAIEmbeddings(model=emb),
             {"judge": model, "judge_embeddings": emb})
 

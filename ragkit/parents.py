@@ -26,15 +26,10 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 from .cache import atomic_write_text
-from .chunkers.sentences import pieces, sentence_cuts
+from .chunkers.sentences import pack_sentences, sentence_spans
 from .retrieve import DenseRetriever, Hit
 from .tokens import get_tokenizer
-from .types import Chunk, Document
-
-
-def sentence_spans(doc: Document, start: int, end: int) -> list[tuple[int, int]]:
-    """Whitespace-trimmed sentence spans of doc.text[start:end]."""
-    return pieces(doc.text, start, end, sentence_cuts(doc.text, start, end))
+from .types import Chunk, Document, doc_metadata
 
 
 def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
@@ -42,24 +37,9 @@ def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
     """Groups of consecutive sentences inside `parent`, each up to `max_tokens` (a sentence
     longer than that is a child of its own), carrying ``parent_id``."""
     count = get_tokenizer(tokenizer).count
-    out: list[Chunk] = []
-    group: list[tuple[int, int]] = []
-    used = 0
-    for s, e in sentence_spans(doc, parent.start, parent.end):
-        n = count(doc.text[s:e])
-        if group and used + n > max_tokens:
-            out.append(_child(doc, parent, group))
-            group, used = [], 0
-        group.append((s, e))
-        used += n
-    if group:
-        out.append(_child(doc, parent, group))
-    return out
-
-
-def _child(doc: Document, parent: Chunk, group: list[tuple[int, int]]) -> Chunk:
-    return Chunk.make(doc, group[0][0], group[-1][1], strategy="child", prefix=parent.prefix,
-                      parent_id=parent.id, metadata={**parent.metadata, "role": "child"})
+    return [Chunk.make(doc, s, e, strategy="child", prefix=parent.prefix, parent_id=parent.id,
+                       metadata={**parent.metadata, "role": "child"})
+            for s, e in pack_sentences(doc.text, parent.start, parent.end, max_tokens, count)]
 
 
 class ParentStore:
@@ -163,13 +143,10 @@ class SentenceWindowRetriever:
         self._pos: dict[str, tuple[str, int]] = {}
         self._spans: dict[str, list[tuple[int, int]]] = {}
         for d in docs:
-            spans = sentence_spans(d, 0, len(d.text))
+            spans = sentence_spans(d.text)
             self._spans[d.id] = spans
             for i, (s, e) in enumerate(spans):
-                c = Chunk.make(d, s, e, strategy="sentence",
-                               metadata={k: d.metadata.get(k) for k in (
-                                   "doc_type", "region", "product", "effective_date",
-                                   "superseded_by") if k in d.metadata})
+                c = Chunk.make(d, s, e, strategy="sentence", metadata=doc_metadata(d))
                 self.sentences.append(c)
                 self._pos[c.id] = (d.id, i)
         self.dense = DenseRetriever(self.sentences, embedder)

@@ -25,17 +25,16 @@ Two kinds of rescoring are available here, behind one `Scorer` interface:
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Literal, Protocol, Sequence
 
 import numpy as np
 
+from .config import get_settings
 from .index import Where
-from .retrieve import Hit
+from .retrieve import Hit, newest_first
 from .types import Chunk
 
-RERANK_ENV = "RAGKIT_RERANK_MODEL"
 Placement = Literal["before", "after"]
 
 
@@ -162,7 +161,7 @@ class Reranker:
         out = []
         for hits, s in zip(first, scores):
             order = np.lexsort((np.arange(len(hits)), -np.asarray(s, dtype=np.float64)))[:k]
-            out.append([Hit(hits[j].chunk, float(s[j])) for j in order])
+            out.append(newest_first([Hit(hits[j].chunk, float(s[j])) for j in order]))
         return out
 
 
@@ -187,9 +186,9 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
                   kind: Literal["auto", "cross-encoder", "bi-encoder"] = "auto",
                   candidates: int = 50, placement: Placement = "before", **kw) -> Reranker:
     """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``)."""
-    model = model or os.environ.get(RERANK_ENV)
+    model = model or get_settings().rerank_model
     if not model:
-        raise ValueError(f"no reranking model: pass one or set {RERANK_ENV} (a cross-encoder "
+        raise ValueError(f"no reranking model: pass one or set RAGKIT_RERANK_MODEL (a cross-encoder "
                          "hub id, or offline an EmbeddingGemma folder: run "
                          "/work/shared/tools/assemble-embeddinggemma /tmp/embeddinggemma)")
     kind = detect_kind(model) if kind == "auto" else kind

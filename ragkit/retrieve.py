@@ -2,7 +2,10 @@
 interface every retriever in ragkit satisfies.
 
 All return, per query, a ranked list of `Hit(chunk, score)`. Filters (`where`) are applied
-before the search on both sides, so every retriever returns k hits when k chunks pass.
+before the search on both sides, so every retriever returns k hits when k chunks pass. Every
+retriever breaks exact score ties the same way, toward the document with the newer
+``effective_date`` (`newest_first`, `newer_first`; fusion too), so the 2024 fee schedule
+outranks the 2021 one it repeats word for word.
 
     >>> r = DenseRetriever(chunks, Embedder())                                # doctest: +SKIP
     >>> r.search(["How long is the Gold refund window?"], k=5)[0][0].chunk.text  # doctest: +SKIP
@@ -136,7 +139,7 @@ class BM25Retriever:
             allowed = np.array([matches(m, w) for m in self._metas], dtype=bool)
             s = np.where(allowed, s, -np.inf)
             order = np.lexsort((np.arange(len(s)), -s))[: min(k, int(allowed.sum()))]
-            out.append([Hit(self.chunks[j], float(s[j])) for j in order])
+            out.append(newest_first([Hit(self.chunks[j], float(s[j])) for j in order]))
         return out
 
 
@@ -172,11 +175,12 @@ class TfidfRetriever:
 def newest_first(hits: list[Hit], decimals: int = 6) -> list[Hit]:
     """Break exact score ties toward the document with the newer effective date (e.g. the
     same sentence in the 2021 and the 2024 fee schedule: the 2024 one ranks first)."""
-    def key(h: Hit):
-        date = str(h.chunk.metadata.get("effective_date") or "0000-00-00")
-        return (-round(h.score, decimals), tuple(-ord(ch) for ch in date))
+    return sorted(hits, key=lambda h: (-round(h.score, decimals), newer_first(h.chunk)))
 
-    return sorted(hits, key=key)
+
+def newer_first(chunk: Chunk) -> tuple[int, ...]:
+    """A sort key that puts the chunk of the newer ``effective_date`` first (undated last)."""
+    return tuple(-ord(ch) for ch in str(chunk.metadata.get("effective_date") or "0000-00-00"))
 
 
 def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,
@@ -184,7 +188,8 @@ def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,
     """Weighted reciprocal-rank fusion: score = sum(w / (rank + 1 + constant)).
 
     ``constant=0`` with weights (0.8, 0.2) is the Anthropic cookbook's fusion; ``constant=60``
-    with equal weights is classic RRF. Ties break on chunk id for determinism.
+    with equal weights is classic RRF. Ties break toward the newer document, then on chunk id
+    for determinism.
     """
     scores: dict[str, float] = {}
     chunk_of: dict[str, Chunk] = {}
@@ -192,7 +197,7 @@ def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,
         for rank, h in enumerate(hits):
             scores[h.chunk.id] = scores.get(h.chunk.id, 0.0) + w / (rank + 1 + constant)
             chunk_of[h.chunk.id] = h.chunk
-    best = sorted(scores, key=lambda cid: (-scores[cid], cid))[:k]
+    best = sorted(scores, key=lambda cid: (-scores[cid], newer_first(chunk_of[cid]), cid))[:k]
     return [Hit(chunk_of[c], scores[c]) for c in best]
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 BlockKind = Literal["heading", "paragraph", "table", "list", "code", "html", "quote", "rule"]
 
@@ -175,10 +175,40 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def check_chunks(doc: Document, chunks: list[Chunk]) -> None:
-    """Raise if any chunk's text is not exactly its span of `doc` (the core invariant)."""
+# The front-matter fields ragkit filters on: every chunk carries those its document has (the
+# chunkers, the sentence-window retriever), and `ragkit.documents` checks their types.
+METADATA_FIELDS = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
+
+
+def doc_metadata(doc: Document) -> dict[str, Any]:
+    """The `METADATA_FIELDS` that `doc` has, in that order."""
+    return {k: doc.metadata.get(k) for k in METADATA_FIELDS if k in doc.metadata}
+
+
+def check_chunks(doc: Document, chunks: Sequence[Chunk], complete: bool = False) -> None:
+    """Raise ValueError if any chunk's text is not exactly its span of `doc` (the core
+    invariant). With `complete`, also if the chunks are not in document order or leave a
+    non-whitespace character of `doc` outside every chunk (what a chunker must never do).
+
+    >>> doc = Document("d", "One. Two.")
+    >>> check_chunks(doc, [Chunk.make(doc, 0, 4, "x")], complete=True)
+    Traceback (most recent call last):
+    ValueError: d:1: 4 characters lost (outside every chunk)
+    """
+    covered = bytearray(len(doc.text)) if complete else None
+    last = (-1, -1)
     for c in chunks:
         if c.doc_id != doc.id:
             raise ValueError(f"chunk {c.id} belongs to {c.doc_id}, not {doc.id}")
         if doc.text[c.start:c.end] != c.text:
             raise ValueError(f"{doc.where(c.start)}: chunk {c.id} text differs from its span")
+        if covered is not None:
+            if (c.start, c.end) < last:
+                raise ValueError(f"{doc.where(c.start)}: chunks are not in document order")
+            last = (c.start, c.end)
+            covered[c.start:c.end] = b"\x01" * (c.end - c.start)
+    if covered is not None:
+        lost = [i for i, ch in enumerate(doc.text) if not covered[i] and not ch.isspace()]
+        if lost:
+            raise ValueError(f"{doc.where(lost[0])}: {len(lost)} characters lost (outside "
+                             "every chunk)")

@@ -27,6 +27,46 @@ def embedder():
 
 
 def needs_benchmarks():
+    from ragkit.config import get_settings
+
     return pytest.mark.skipif(
-        not os.environ.get("RAGKIT_BENCHMARKS_DIR"),
+        not get_settings().benchmarks_dir,
         reason="public benchmark copies not available (set RAGKIT_BENCHMARKS_DIR)")
+
+
+# A small policy and three hand-cut chunks, shared by the preamble and rerank tests.
+REFUND_TEXT = """# Refund Policy
+
+This policy explains when Northwind Cloud returns money to a Suite customer and how long it takes.
+
+## Annual plans
+
+Annual plans can be cancelled within 30 days of purchase for a full refund. After 30 days the
+unused months are refunded pro rata, minus a processing fee of 25 EUR.
+
+## Monthly plans
+
+Monthly plans are never refunded; cancelling stops the next renewal. Billing support answers
+refund requests within two business days.
+"""
+
+
+def refund_doc():
+    from ragkit.types import Document
+
+    return Document(id="refund", text=REFUND_TEXT,
+                    metadata={"title": "Refund Policy", "format": "markdown"})
+
+
+def refund_chunks(doc):
+    """Three chunks: one per section body (spans sliced from the document)."""
+    from ragkit.types import Chunk
+
+    out = []
+    for start_marker, end_marker in (("Annual plans can", "## Monthly"),
+                                     ("Monthly plans are", None), ("This policy", "## Annual")):
+        s = doc.text.index(start_marker)
+        e = doc.text.index(end_marker) if end_marker else len(doc.text)
+        e = len(doc.text[:e].rstrip())
+        out.append(Chunk.make(doc, s, e, strategy="test"))
+    return out

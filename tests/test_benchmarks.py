@@ -4,6 +4,7 @@ import pytest
 
 from conftest import needs_benchmarks
 from ragkit import benchmarks as B
+from ragkit.config import get_settings
 
 
 @needs_benchmarks()
@@ -36,9 +37,7 @@ def test_as_hugging_face_datasets():
 
 @needs_benchmarks()
 def test_wrong_checksum_is_refused(tmp_path):
-    import os
-
-    src = os.environ["RAGKIT_BENCHMARKS_DIR"]
+    src = get_settings().benchmarks_dir
     shutil.copytree(src, tmp_path / "b", dirs_exist_ok=True)
     target = tmp_path / "b" / "chroma" / "questions_df.csv"
     target.chmod(0o644)

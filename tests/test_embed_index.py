@@ -127,8 +127,10 @@ def test_a_bad_onnx_export_falls_back_to_torch_out_loud(monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("exporter exploded")
 
-    monkeypatch.setattr(embed, "_ONNX", {})
-    monkeypatch.setattr(embed, "OnnxTransformer", broken)
+    import ragkit.onnx_backend as onnx_backend
+
+    monkeypatch.setattr(onnx_backend, "GRAPHS", {})
+    monkeypatch.setattr(onnx_backend, "OnnxTransformer", broken)
     e = embed.Embedder(show_progress=False, cache=False)
     assert e.backend == "onnx"  # decided without exporting; the export waits for a text
     with pytest.warns(embed.OnnxFallbackWarning, match="exporter exploded"):

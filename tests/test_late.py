@@ -1,13 +1,13 @@
 """Late chunking (`ragkit.late`) with the real bundled MiniLM: token bookkeeping, equality with
 the ordinary embedding, long documents, 1 and 10,000 chunks, and the shared query space."""
 
-import os
 import random
 import re
 
 import numpy as np
 import pytest
 
+from ragkit.config import get_settings
 from ragkit.late import (LateChunkingWarning, LateDenseRetriever, LateEmbedder,
                          chunk_token_ranges, plan_windows, tokenize_document)
 from ragkit.types import Chunk, Document
@@ -203,12 +203,12 @@ def test_a_window_over_the_model_limit_is_an_error(embedder):
         LateEmbedder(embedder, window=10_000, cache=False).embed_document("a b c", [(0, 5)])
 
 
-@pytest.mark.skipif(not os.environ.get("RAGKIT_GEMMA_DIR"),
+@pytest.mark.skipif(not get_settings().gemma_dir,
                     reason="set RAGKIT_GEMMA_DIR to an assembled EmbeddingGemma folder")
 def test_embeddinggemma_prompt_and_dense_layers():
     from ragkit.embed import Embedder
 
-    emb = Embedder(os.environ["RAGKIT_GEMMA_DIR"], cache=False, show_progress=False)
+    emb = Embedder(str(get_settings().gemma_dir), cache=False, show_progress=False)
     late = LateEmbedder(emb, cache=False)
     text = " ".join([REFUNDS, RETENTION] * 3)
     assert late.tokenize(text).head[1:]  # the document prompt is in the head, not the text

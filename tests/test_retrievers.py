@@ -34,17 +34,17 @@ QUERIES = ["How many days do Gold members have to get a refund?",
            "How long are customer records kept?", "How do I roll back a firmware update?"]
 
 
-def _chunks():
-    return RecursiveChunker(80, 0, "chars").chunk_all(DOCS)
+def _chunks(docs=DOCS):
+    return RecursiveChunker(80, 0, "chars").chunk_all(docs)
 
 
-def _build(name, embedder):
+def _build(name, embedder, docs=DOCS):
     from ragkit.late import LateDenseRetriever
     from ragkit.parents import ParentChildRetriever, SentenceWindowRetriever
     from ragkit.rerank import BiEncoderScorer, Reranker
     from ragkit.retrieve import BM25Retriever, DenseRetriever, HybridRetriever, TfidfRetriever
 
-    chunks = _chunks()
+    chunks = _chunks(docs)
     parents = RecursiveChunker(160, 0, "chars")
     return {
         "DenseRetriever": lambda: DenseRetriever(chunks, embedder),
@@ -52,12 +52,12 @@ def _build(name, embedder):
         "TfidfRetriever": lambda: TfidfRetriever(chunks),
         "HybridRetriever": lambda: HybridRetriever(DenseRetriever(chunks, embedder),
                                                    BM25Retriever(chunks), candidates=10),
-        "ParentChildRetriever": lambda: ParentChildRetriever(DOCS, parents, embedder,
+        "ParentChildRetriever": lambda: ParentChildRetriever(docs, parents, embedder,
                                                              child_tokens=16, child_k=8),
         "ParentChildRetriever/auto_merge": lambda: ParentChildRetriever(
-            DOCS, parents, embedder, child_tokens=16, child_k=8, mode="auto_merge"),
-        "SentenceWindowRetriever": lambda: SentenceWindowRetriever(DOCS, embedder, window=1),
-        "LateDenseRetriever": lambda: LateDenseRetriever(chunks, DOCS, embedder, cache=False),
+            docs, parents, embedder, child_tokens=16, child_k=8, mode="auto_merge"),
+        "SentenceWindowRetriever": lambda: SentenceWindowRetriever(docs, embedder, window=1),
+        "LateDenseRetriever": lambda: LateDenseRetriever(chunks, docs, embedder, cache=False),
         "Reranker": lambda: Reranker(BM25Retriever(chunks), BiEncoderScorer(embedder=embedder),
                                      candidates=6),
     }[name]()
@@ -118,3 +118,32 @@ def test_something_without_flags_is_not_a_retriever():
             return [[] for _ in queries]
 
     assert not isinstance(SearchOnly(), Retriever)
+
+
+# The same sentence in an old and a new fee schedule (the old one listed first, so that input
+# order alone would rank it first): every retriever must rank the newer document's copy first.
+SAME = "Gold members can ask for a full refund within 30 days."
+TIE_DOCS = [
+    Document("fees-2021", SAME, metadata={"effective_date": "2021-01-01", "doc_type": "policy"}),
+    Document("fees-2024", SAME, metadata={"effective_date": "2024-01-01", "doc_type": "policy"}),
+    Document("gateway", "The gateway checks for firmware updates every night.",
+             metadata={"effective_date": "2022-03-15", "doc_type": "manual"}),
+]
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_equal_scores_rank_the_newer_document_first(name, embedder):
+    r = _build(name, embedder, TIE_DOCS)
+    hits = r.search(["How long do Gold members have to ask for a refund?"], 2)[0]
+    assert [h.chunk.doc_id for h in hits] == ["fees-2024", "fees-2021"]
+    assert hits[0].score >= hits[1].score
+
+
+def test_fusion_breaks_ties_toward_the_newer_document():
+    from ragkit.retrieve import fuse
+
+    old, new = (Hit(c, 1.0) for c in _chunks(TIE_DOCS[:2]))
+    # old first in one ranking, new first in the other: equal fused scores
+    fused = fuse([[old, new], [new, old]], (0.5, 0.5), 2)
+    assert fused[0].score == fused[1].score
+    assert [h.chunk.doc_id for h in fused] == ["fees-2024", "fees-2021"]

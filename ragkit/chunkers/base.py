@@ -11,7 +11,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Iterable, Sequence
 
-from ..types import Chunk, Document, check_chunks, stable_hash, trim_span  # noqa: F401
+from ..types import (Chunk, Document, check_chunks, doc_metadata, stable_hash,  # noqa: F401
+                     trim_span)
 
 
 class Chunker(ABC):
@@ -38,7 +39,7 @@ class Chunker(ABC):
     def make(self, doc: Document, start: int, end: int, prefix: str = "", **meta: Any) -> Chunk:
         settings = stable_hash(self.name, self.params(), n=8)
         return Chunk.make(doc, start, end, strategy=self.label, prefix=prefix,
-                          metadata={**_doc_meta(doc), **meta, "settings": settings})
+                          metadata={**doc_metadata(doc), **meta, "settings": settings})
 
     def finish(self, doc: Document, chunks: list[Chunk]) -> list[Chunk]:
         check_chunks(doc, chunks)
@@ -56,11 +57,6 @@ class Chunker(ABC):
 
             docs = tqdm(docs, desc=f"chunking ({self.label})", leave=False)
         return [c for d in docs for c in self.chunk(d)]
-
-
-def _doc_meta(doc: Document) -> dict[str, Any]:
-    keep = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
-    return {k: doc.metadata.get(k) for k in keep if k in doc.metadata}
 
 
 def windows(n: int, size: int, overlap: int) -> list[tuple[int, int]]:

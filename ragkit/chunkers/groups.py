@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..tokens import get_tokenizer
 from ..types import Document
 from .base import Chunker
-from .sentences import pieces, sentence_cuts
+from .sentences import pack_sentences
 
 
 class SentenceGroupChunker(Chunker):
@@ -34,18 +34,5 @@ class SentenceGroupChunker(Chunker):
         return f"sentences({self.size},{name})"
 
     def spans(self, doc: Document) -> list[tuple[int, int]]:
-        text = doc.text
         count = get_tokenizer(self.tokenizer).count
-        out: list[tuple[int, int]] = []
-        group: tuple[int, int] | None = None
-        used = 0
-        for s, e in pieces(text, 0, len(text), sentence_cuts(text, 0, len(text))):
-            n = count(text[s:e])
-            if group is not None and used + n > self.size:
-                out.append(group)
-                group, used = None, 0
-            group = (s, e) if group is None else (group[0], e)
-            used += n
-        if group is not None:
-            out.append(group)
-        return out
+        return pack_sentences(doc.text, 0, len(doc.text), self.size, count)

@@ -40,6 +40,7 @@ it ends the chunk and starts the next one, under ``[Fees]``.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Sequence
@@ -47,7 +48,8 @@ from typing import Any, Callable, Literal, Sequence
 from ..documents import blocks_for
 from ..tokens import Tokenizer, get_tokenizer
 from ..types import Block, Chunk, Document, stable_hash
-from .base import Chunker, _doc_meta as doc_meta
+from ..types import doc_metadata
+from .base import Chunker
 from .sentences import (Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces,
                         sentence_cuts)
 
@@ -90,6 +92,75 @@ class Unit:
 
 def heading_title(block: Block) -> str:
     return str(block.meta.get("title") or block.text.lstrip("#").strip())
+
+
+# The one heading-path walker: a path is a stack of headings, and a heading replaces every
+# heading of its level or deeper. The chunkers, the document-class chunkers and the structural
+# preamble generator all walk it this way.
+
+def enter_heading(path: list[Heading], block: Block) -> None:
+    """Update `path` in place for the heading `block`."""
+    while path and path[-1].level >= block.level:
+        path.pop()
+    path.append(Heading(block.level, heading_title(block), block.start))
+
+
+def heading_paths(blocks: Sequence[Block]) -> list[list[Heading]]:
+    """The headings above each block (a heading's own entry not included)."""
+    out: list[list[Heading]] = []
+    path: list[Heading] = []
+    for b in blocks:
+        if b.kind == "heading":
+            while path and path[-1].level >= b.level:
+                path.pop()
+        out.append(list(path))
+        if b.kind == "heading":
+            enter_heading(path, b)
+    return out
+
+
+# The one abstract finder: the paragraph under a heading that names a summary, else the first
+# paragraph the caller accepts. The section chunker and the structural preamble generator use it.
+ABSTRACT = re.compile(r"\b(?:abstract|summary|purpose|recommendation|proposal|overview|tl;?dr)\b",
+                      re.I)
+
+
+def abstract_index(blocks: Sequence[Block], fallback: Callable[[Block], bool] = lambda b: True
+                   ) -> int | None:
+    """Index of the document's abstract: the first paragraph under a heading whose title names
+    one (Abstract, Summary, Executive summary, Purpose, Recommendation, Proposal, Overview,
+    TL;DR) before the next heading; else the first paragraph for which `fallback` holds.
+
+    >>> bs = [Block("paragraph", 0, 4, "Intro"), Block("heading", 5, 15, "## Purpose", 2),
+    ...       Block("table", 16, 20, "|a|"), Block("paragraph", 21, 25, "Why")]
+    >>> abstract_index(bs), abstract_index(bs[2:])
+    (3, 1)
+    """
+    for i, b in enumerate(blocks):
+        if b.kind == "heading" and ABSTRACT.search(heading_title(b)):
+            for j in range(i + 1, len(blocks)):
+                if blocks[j].kind == "heading":
+                    break
+                if blocks[j].kind == "paragraph":
+                    return j
+    return next((i for i, b in enumerate(blocks) if b.kind == "paragraph" and fallback(b)), None)
+
+
+def heading_path_at(blocks: Sequence[Block], offset: int) -> list[Heading]:
+    """The headings that start before `offset` and are still open there, outermost first.
+
+    >>> bs = [Block("heading", 0, 5, "# Fees", 1), Block("heading", 6, 14, "## Gold", 2),
+    ...       Block("heading", 15, 25, "## Silver", 2), Block("paragraph", 26, 30, "text")]
+    >>> [h.title for h in heading_path_at(bs, 26)]
+    ['Fees', 'Silver']
+    """
+    path: list[Heading] = []
+    for b in blocks:
+        if b.start >= offset:
+            break
+        if b.kind == "heading":
+            enter_heading(path, b)
+    return path
 
 
 def breadcrumb_text(style: str, above: Sequence[Heading], title: str | None = None) -> str:
@@ -345,9 +416,7 @@ class StructureChunker(Chunker):
             if block.kind == "heading" and n <= hard // 2:
                 if cur and block.level <= state["level"]:
                     emit()
-                while path and path[-1].level >= block.level:
-                    path.pop()
-                path.append(Heading(block.level, heading_title(block), block.start))
+                enter_heading(path, block)
                 pending.append(Unit(block.start, block.end, n, "heading"))
                 continue
             budget = self._budget(doc, costs, prefix_of, above, pending, block)
@@ -392,7 +461,7 @@ class StructureChunker(Chunker):
             meta = {**meta, "breadcrumb_shortened": True}
             self._shortened = self.__dict__.get("_shortened", 0) + 1
         return Chunk.make(doc, start, end, strategy=self.label, prefix=prefix,
-                          metadata={**doc_meta(doc), **meta, "settings": memo[key]})
+                          metadata={**doc_metadata(doc), **meta, "settings": memo[key]})
 
     # -- blocks into units -----------------------------------------------------------------
     def units(self, doc: Document, block: Block, n: int, budget: int,

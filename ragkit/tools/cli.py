@@ -42,6 +42,7 @@ TOOLS = {
     "robustness": ("robustness", "bad inputs, folders, golden files, CLI, caches: per area"),
     "golden": ("golden", "build span-anchored gold from quoted evidence"),
     "index": ("index_build", "chunk + embed a folder or HF dataset into shards, build an index"),
+    "smoke-diff": ("smoke_diff", "compare the results rows of two runs (timestamps, git sha aside)"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 

@@ -48,15 +48,16 @@ def _step(name: str, fn: Callable[[], Any], status: dict[str, str]) -> Any:
         status[name] = f"skip: {e}"
     except Exception as e:  # noqa: BLE001 - one failed step must not hide the others
         print(f"FAIL {name}: {type(e).__name__}: {e}")
-        if os.environ.get("RAGKIT_DEBUG"):
-            traceback.print_exc()
+        traceback.print_exc(limit=-3)  # the failing frames, for the report
         status[name] = f"fail: {type(e).__name__}: {e}"
     return None
 
 
 def resolve_model(model: str | None) -> str:
     """The local model folder: ``--model``, ``RAGKIT_EMBEDDER``, or the bundled package."""
-    model = model or os.environ.get("RAGKIT_EMBEDDER")
+    from ..config import get_settings
+
+    model = model or get_settings().embedder
     if model:
         if not os.path.isdir(model):
             raise Skip(f"model folder {model} does not exist (copy one made with --export-model)")

@@ -133,7 +133,9 @@ def write_times(profile: str, times: dict[str, float], total: float,
     path = get_settings().results_dir / "reproduce_times.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     old = json.loads(path.read_text()) if path.exists() else {}
-    env = {k: bool(os.environ.get(k)) for k in ("RAGKIT_GEMMA_DIR", "RAGKIT_RERANK_MODEL")}
+    settings = get_settings()
+    env = {"RAGKIT_GEMMA_DIR": bool(settings.gemma_dir),
+           "RAGKIT_RERANK_MODEL": bool(settings.rerank_model)}
     if len(times) == len(notebook_sources()):  # a whole run replaces the record
         record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
                   "total_s": round(total, 1), "notebooks": times, "env": env,

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..documents import DocumentError, load_document
-from ..types import Document
+from ..types import Document, check_chunks
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def late_input(chunker, doc: Document, late, tokens=None, forward: bool = False)
     from ..late import chunk_token_ranges, plan_windows
 
     chunks = chunker.chunk(doc)
-    check_chunks(doc, chunks)
+    check_chunks(doc, chunks, complete=True)
     tokens = tokens if tokens is not None else late.tokenize(doc.text)
     spans = sorted({c.span for c in chunks})
     # chunk_token_ranges and plan_windows check their own invariants (every token in a chunk,
@@ -222,20 +222,6 @@ def late_input(chunker, doc: Document, late, tokens=None, forward: bool = False)
     return out
 
 
-def check_chunks(doc: Document, chunks) -> None:
-    """Raise AssertionError if the invariants do not hold."""
-    covered = bytearray(len(doc.text))
-    last = (-1, -1)
-    for c in chunks:
-        assert c.doc_id == doc.id, f"chunk of {c.doc_id} in {doc.id}"
-        assert doc.text[c.start:c.end] == c.text, f"chunk [{c.start}, {c.end}) is not its span"
-        assert (c.start, c.end) >= last, "chunks are not sorted"
-        last = (c.start, c.end)
-        covered[c.start:c.end] = b"\x01" * (c.end - c.start)
-    lost = [i for i, ch in enumerate(doc.text) if not covered[i] and not ch.isspace()]
-    assert not lost, f"{len(lost)} characters lost, first at offset {lost[0]}"
-
-
 def run_input(chunker, bad: BadInput, folder: Path) -> str:
     """'ok', 'clear error', or 'FAILED: ...' for one chunker on one bad input."""
     path = folder / bad.filename
@@ -248,7 +234,7 @@ def run_input(chunker, bad: BadInput, folder: Path) -> str:
         head = msg[len(f"{path}:"):].split(":", 1)[0] if msg.startswith(f"{path}:") else ""
         return "clear error" if head.isdigit() else f"FAILED: unclear error {e}"
     try:
-        check_chunks(doc, chunker.chunk(doc))
+        check_chunks(doc, chunker.chunk(doc), complete=True)
     except DocumentError as e:
         return "clear error" if ":" in str(e).split(" ")[0] else f"FAILED: unclear error {e}"
     except Exception as e:  # noqa: BLE001 - anything else is a failure to report
@@ -281,7 +267,7 @@ def fuzz(chunker, seconds: float | None = None, examples: int | None = None, see
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 200)))
         doc = Document(f"fuzz{tried}", text)
         try:
-            check_chunks(doc, chunker.chunk(doc))
+            check_chunks(doc, chunker.chunk(doc), complete=True)
         except Exception as e:  # noqa: BLE001
             failures.append(f"{type(e).__name__}: {e} on {text[:80]!r}")
         tried += 1
@@ -414,7 +400,7 @@ def check_caps(doc: Document, chunks, chunker) -> None:
     explosion into bodies of a character or two."""
     from ..lint import atomic_unit, cap_findings
 
-    check_chunks(doc, chunks)
+    check_chunks(doc, chunks, complete=True)
     over = [f for f in cap_findings(doc, chunks, chunker)
             if atomic_unit(doc, next(c for c in chunks if c.id == f.chunk_id)) is None]
     _expect(not over, f"{len(over)} chunk(s) over the cap, first: {over[0].message}"

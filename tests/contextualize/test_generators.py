@@ -1,55 +1,24 @@
-"""Contextual preambles: caching, cache keys, flags, no self-quoting, the real local LLM, the API
-generator with a fake key (which must never leak), placement; and the rerank stage's interface."""
+"""Contextual preambles: caching, cache keys, flags, no self-quoting, the real local LLM,
+placement; and the rerank stage's interface. (The API generator: test_anthropic.py; the rerank stage: tests/test_rerank.py.)"""
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-import urllib.error
-import urllib.request
 from collections import Counter
 
 import pytest
 
 from ragkit import contextualize as ctx
 from ragkit.cache import JsonlCache
-from ragkit.contextualize import (AnthropicContextualizer, Contextualizer, ExtractiveContextualizer,
-                                  Preamble, StructuralContextualizer, contextualize,
-                                  loop_fraction, quality_flags, verbatim_fraction)
+from ragkit.contextualize import (Contextualizer, ExtractiveContextualizer, Preamble,
+                                  StructuralContextualizer, contextualize, loop_fraction,
+                                  quality_flags, verbatim_fraction)
 from ragkit.types import Chunk, Document
 
-DOC_TEXT = """# Refund Policy
-
-This policy explains when Northwind Cloud returns money to a Suite customer and how long it takes.
-
-## Annual plans
-
-Annual plans can be cancelled within 30 days of purchase for a full refund. After 30 days the
-unused months are refunded pro rata, minus a processing fee of 25 EUR.
-
-## Monthly plans
-
-Monthly plans are never refunded; cancelling stops the next renewal. Billing support answers
-refund requests within two business days.
-"""
-
-
-def _doc() -> Document:
-    return Document(id="refund", text=DOC_TEXT, metadata={"title": "Refund Policy",
-                                                         "format": "markdown"})
-
-
-def _chunks(doc: Document) -> list[Chunk]:
-    """Three chunks: one per section body (spans sliced from the document)."""
-    out = []
-    for start_marker, end_marker in (("Annual plans can", "## Monthly"),
-                                     ("Monthly plans are", None), ("This policy", "## Annual")):
-        s = doc.text.index(start_marker)
-        e = doc.text.index(end_marker) if end_marker else len(doc.text)
-        e = len(doc.text[:e].rstrip())
-        out.append(Chunk.make(doc, s, e, strategy="test"))
-    return out
+# the shared policy document and its three hand-cut chunks (tests/conftest.py)
+from conftest import REFUND_TEXT as DOC_TEXT
+from conftest import refund_chunks as _chunks
+from conftest import refund_doc as _doc
 
 
 class Fake(Contextualizer):
@@ -282,111 +251,3 @@ def test_gemma_real_deterministic_cached_and_reuse_invariant(gemma_gen, tmp_path
     rec = next(iter(JsonlCache(cache).load().values()))
     assert rec["model"] == "gemma-3-270m-Q4_K_M" and rec["settings"]["decoding"] == "greedy"
     assert rec["runtime"].startswith("llama-cpp-python")
-
-
-# ------------------------------------------------------------------- the API, key never leaks
-
-FAKE_KEY = "sk-ant-test-FAKE-123"
-
-
-class _FakeResponse(io.BytesIO):
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        self.close()
-
-
-def test_anthropic_path_with_fake_key_never_leaks(tmp_path, monkeypatch, capsys, caplog):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-    monkeypatch.setenv("RAGKIT_DATA_DIR", str(tmp_path / "data"))
-    sent = []
-
-    def fake_urlopen(req, timeout=None):
-        body = json.loads(req.data.decode())
-        sent.append((dict(req.header_items()), body))
-        n = len(sent)
-        return _FakeResponse(json.dumps({
-            "content": [{"type": "text", "text": f"Section {n} of the refund policy."}],
-            "stop_reason": "end_turn",
-            "usage": {"input_tokens": 40, "cache_creation_input_tokens": 0 if n > 1 else 3000,
-                      "cache_read_input_tokens": 3000 if n > 1 else 0, "output_tokens": 12},
-        }).encode())
-
-    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
-    caplog.set_level(logging.DEBUG)
-    doc = _doc()
-    gen = AnthropicContextualizer(budget=80)
-    assert AnthropicContextualizer.available()
-    cache = ctx.preamble_cache("course", gen)
-    out = contextualize([doc], _chunks(doc), gen, cache=cache)
-    cache.rewrite()
-    print(gen.usage_line(), gen.settings(), vars(gen), [c.metadata for c in out])
-    logging.getLogger("ragkit").info("%s", gen.usage_line())
-    from ragkit.results import Recorder
-
-    rec = Recorder("bench_context")
-    rec.add(experiment="t", benchmark="course", strategy="anthropic", metric="cost_usd",
-            value=gen.cost_usd(), params=gen.settings())
-    results = rec.save()
-    # the request: key in the header only, document first and marked for caching
-    headers, body = sent[0]
-    assert headers.get("X-api-key") == FAKE_KEY
-    assert FAKE_KEY not in json.dumps(body)
-    first, second = body["messages"][0]["content"]
-    assert first["cache_control"] == {"type": "ephemeral"} and DOC_TEXT in first["text"]
-    assert "<chunk>" in second["text"]
-    assert gen.stats["cache_read_input_tokens"] == 6000
-    assert gen.stats["cache_creation_input_tokens"] == 3000
-    assert gen.cost_usd() == pytest.approx((120 * 0.8 + 3000 * 1.0 + 6000 * 0.08 + 36 * 4) / 1e6)
-    # generated in document order (the intro first), returned in the order given
-    assert [c.prefix[:9] for c in out] == ["Section 2", "Section 3", "Section 1"]
-    # the key is nowhere
-    captured = capsys.readouterr()
-    assert FAKE_KEY not in captured.out + captured.err
-    assert FAKE_KEY not in caplog.text
-    assert FAKE_KEY not in cache.path.read_text()
-    assert FAKE_KEY not in results.read_text()
-    for f in tmp_path.rglob("*"):
-        if f.is_file():
-            assert FAKE_KEY.encode() not in f.read_bytes(), f
-
-
-def test_anthropic_errors_are_redacted(monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-
-    def failing(req, timeout=None):
-        raise urllib.error.HTTPError(req.full_url, 401, "unauthorized", {},
-                                     io.BytesIO(f'{{"error": "bad key {FAKE_KEY}"}}'.encode()))
-
-    monkeypatch.setattr(urllib.request, "urlopen", failing)
-    gen = AnthropicContextualizer(retries=0)
-    doc = _doc()
-    with pytest.raises(RuntimeError) as e:
-        gen.generate(doc, _chunks(doc)[0])
-    assert FAKE_KEY not in str(e.value) and "401" in str(e.value)
-
-
-def test_anthropic_needs_a_key(monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    assert not AnthropicContextualizer.available()
-    doc = _doc()
-    with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY"):
-        AnthropicContextualizer().generate(doc, _chunks(doc)[0])
-
-
-# --------------------------------------------------------------------------- rerank interface
-
-
-def test_reranker_wraps_a_retriever(embedder):
-    from ragkit.rerank import BiEncoderScorer, Reranker, detect_kind
-    from ragkit.retrieve import BM25Retriever
-
-    doc = _doc()
-    chunks = _chunks(doc)
-    rr = Reranker(BM25Retriever(chunks), BiEncoderScorer(embedder=embedder), candidates=3)
-    hits = rr.search(["how long does billing take to answer a refund request?"], k=2)
-    assert len(hits[0]) == 2 and hits[0][0].chunk.start == chunks[1].start
-    assert rr.describe() == {"first_stage": "bm25", "reranker": "bi-encoder",
-                             "reranker_model": "all-MiniLM-L6-v2", "candidates": 3}
-    assert detect_kind("cross-encoder/ms-marco-MiniLM-L6-v2") == "cross-encoder"

