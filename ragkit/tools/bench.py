@@ -6,11 +6,13 @@
     ragkit bench encoder-speed       # MiniLM on torch vs ONNX Runtime, same texts
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
+    ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a split
 
 The first four write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
-the library (`ragkit.reproductions`, `ragkit.speed`); `late` and `context-speed` are
-`ragkit.tools.bench_late` and `ragkit.tools.bench_context` (``ragkit bench late --help``).
+the library (`ragkit.reproductions`, `ragkit.speed`); `late`, `context-speed` and `code` are
+`ragkit.tools.bench_late`, `ragkit.tools.bench_context` and `ragkit.tools.bench_code`
+(``ragkit bench late --help``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ MEASUREMENTS = {
 
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
-    from . import bench_context, bench_late
+    from . import bench_code, bench_context, bench_late
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -49,7 +51,8 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
                        help="a small slice, to check the machinery")
     for name, module, help_line in (
             ("late", bench_late, "late chunking vs a plain forward pass, peak memory"),
-            ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up")):
+            ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up"),
+            ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)
