@@ -298,3 +298,17 @@ def test_token_cap_holds_with_the_prefix(text, path):
     assert_exact(doc, chunks, 5000)
     assert max(minilm.count(c.embedding_text()) for c in chunks) <= 64
     assert len(chunks) > len(chunks_of(text, path, size=5000)[1])
+
+
+def test_overlap_adds_whole_lines_of_the_code_before():
+    doc, plain = chunks_of(RUST, "row.rs", size=300)
+    doc, over = chunks_of(RUST, "row.rs", size=300, overlap=100)
+    assert len(over) == len(plain) and over[0].span == plain[0].span
+    widened = 0
+    for a, b in zip(plain, over):
+        assert b.end == a.end and a.start - 100 <= b.start <= a.start
+        assert len(b.text) <= 400 and b.prefix == a.prefix
+        if b.start < a.start:
+            widened += 1
+            assert doc.text[b.start - 1] == "\n" or not doc.text[b.start - 1].strip()
+    assert widened >= 2

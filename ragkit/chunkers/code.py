@@ -317,18 +317,23 @@ class CodeChunker(Chunker):
     `size` (else each unit alone); `import_chars`: the most characters of the file's import
     lines added to the prefix (0: none); `max_tokens`: if set, also the most `tokenizer`
     tokens of a chunk's prefix and body together (e.g. the encoder's window: the router sets
-    it to its hard cap); `language` overrides the document's own."""
+    it to its hard cap); `overlap`: each chunk also starts with the whole lines of the code
+    before it that fit in `overlap` characters (as fixed windows overlap, so that a span cut
+    by a chunk boundary is still whole in one chunk); `language` overrides the document's."""
 
     name = "code"
 
     def __init__(self, size: int = 1200, pack: bool = True, import_chars: int = 200,
-                 max_tokens: int | None = None, tokenizer: str = "minilm",
+                 max_tokens: int | None = None, tokenizer: str = "minilm", overlap: int = 0,
                  language: str | None = None):
         if size < 1 or import_chars < 0 or (max_tokens is not None and max_tokens < 1):
             raise ValueError(f"need size >= 1, import_chars >= 0 and max_tokens >= 1, got "
                              f"{size}, {import_chars}, {max_tokens}")
         self.size, self.pack, self.import_chars = size, pack, import_chars
         self.max_tokens, self.tokenizer = max_tokens, tokenizer
+        if not 0 <= overlap < size:
+            raise ValueError(f"need 0 <= overlap < size, got {overlap}")
+        self.overlap = overlap
         self.language = language
         self._fallbacks: list[str] = []
         self._tolerated: list[str] = []
@@ -336,7 +341,8 @@ class CodeChunker(Chunker):
     @property
     def label(self) -> str:
         cap = f",{self.max_tokens} {self.tokenizer}" if self.max_tokens else ""
-        return (f"code({self.size}{cap}{'' if self.pack else ',unpacked'},"
+        over = f"/{self.overlap}" if self.overlap else ""
+        return (f"code({self.size}{over}{cap}{'' if self.pack else ',unpacked'},"
                 f"imports {self.import_chars})")
 
     def flags(self) -> list[str]:
@@ -469,7 +475,8 @@ class CodeChunker(Chunker):
             imports = [(u.start, u.end) for u in root.children
                        if u.kind in _IMPORT_TYPES or u.kind in ("Import", "ImportFrom")]
         head, omitted = self.import_prefix(doc, imports)
-        fits = self.fits_for(text, [*name, *head])
+        fits = self.fits_for(text, [*name, *head], self.size)
+        wider = self.fits_for(text, [*name, *head], self.size + self.overlap)
         if root is None:
             msg = f"{doc.where(0)}: {notes['fallback']}; cut at lines instead"
             warnings.warn(msg, CodeParseWarning, stacklevel=2)
@@ -484,8 +491,12 @@ class CodeChunker(Chunker):
             else:
                 pieces = self.pieces(text, root, (), 0, len(text), fits)
         out = []
-        for p in pieces:
+        for i, p in enumerate(pieces):
             s, e = trim_span(text, p.start, p.end)
+            if self.overlap and i and e > s:  # whole lines of the code before, up to `overlap`
+                back = text.find("\n", max(pieces[i - 1].start, s - self.overlap) - 1, s)
+                if 0 <= back < s - 1 and wider(back + 1, e, p.scope):
+                    s = trim_span(text, back + 1, e)[0]
             if e <= s:
                 continue
             holds = any(a < e and s < b for a, b in imports)
@@ -500,18 +511,18 @@ class CodeChunker(Chunker):
             out.append(self.make(doc, s, e, prefix=prefix, **meta))
         return self.finish(doc, out)
 
-    def fits_for(self, text: str, head: list[str]) -> Fits:
+    def fits_for(self, text: str, head: list[str], size: int) -> Fits:
         """Does ``text[s:e]`` fit one chunk under the enclosing signatures `scope`? At most
-        `size` characters, and with `max_tokens` set, at most that many tokens of prefix (the
+        `size` characters (`size` + `overlap` once the overlap is added), and with `max_tokens` set, at most that many tokens of prefix (the
         file's head lines counted whether or not the chunk gets them) and body."""
         if self.max_tokens is None:
-            return lambda s, e, scope: e - s <= self.size
+            return lambda s, e, scope: e - s <= size
         from ..tokens import get_tokenizer
 
         tok, cap = get_tokenizer(self.tokenizer), self.max_tokens
 
         def fits(s: int, e: int, scope: tuple[str, ...]) -> bool:
-            if e - s > self.size:
+            if e - s > size:
                 return False
             prefix = "\n".join(self.prefix_lines([*head, *scope]))
             body = text[s:e].strip()
