@@ -112,7 +112,7 @@ def chunks_of(text, path=None, **kw):
     return doc, CodeChunker(**kw).chunk(doc)
 
 
-def assert_exact(doc, chunks, size):
+def assert_exact(doc, chunks, size, disjoint=True):
     assert chunks, "no chunks"
     for c in chunks:
         assert doc.text[c.start:c.end] == c.text
@@ -125,7 +125,8 @@ def assert_exact(doc, chunks, size):
     assert [c.start for c in chunks] == sorted(c.start for c in chunks)
     starts = [c.start for c in chunks]
     ends = [c.end for c in chunks]
-    assert all(e <= s for e, s in zip(ends, starts[1:])), "chunks overlap"
+    if disjoint:
+        assert all(e <= s for e, s in zip(ends, starts[1:])), "chunks overlap"
 
 
 @pytest.mark.parametrize("text, path, language", [
@@ -133,8 +134,10 @@ def assert_exact(doc, chunks, size):
     (JAVASCRIPT, "webhook.js", "javascript")])
 @pytest.mark.parametrize("size", [120, 250, 400, 5000])
 def test_offsets_are_exact_and_cover_the_file(text, path, language, size):
-    doc, chunks = chunks_of(text, path, size=size)
+    doc, chunks = chunks_of(text, path, size=size, overlap=0)
     assert_exact(doc, chunks, size)
+    doc, overlapping = chunks_of(text, path, size=size)  # default overlap: a fifth of size
+    assert_exact(doc, overlapping, size + size // 5, disjoint=False)
     assert {c.metadata["language"] for c in chunks} == {language}
     assert {c.metadata["parsed_by"] for c in chunks} == {"ast" if language == "python"
                                                         else "tree-sitter"}
@@ -144,7 +147,7 @@ def test_non_ascii_offsets_land_on_the_definitions():
     """tree-sitter's byte offsets converted to characters: with multi-byte text before them,
     the chunks still start exactly at the doc comment of each method."""
     assert len(RUST.encode()) > len(RUST)  # the test needs multi-byte characters
-    doc, chunks = chunks_of(RUST, "row.rs", size=300, import_chars=0)
+    doc, chunks = chunks_of(RUST, "row.rs", size=300, overlap=0)
     starts = [c.text.split("\n")[0].strip() for c in chunks]
     assert "/// Create a new terminal row — «naïve»." in starts
     assert "/// Resize the row — “grow” or shrink." in starts
@@ -152,21 +155,21 @@ def test_non_ascii_offsets_land_on_the_definitions():
     struct = next(c for c in chunks if "pub struct Row<T>" in c.text)
     assert struct.text.startswith("//! Grid rows") or struct.text.startswith("/// A row")
     assert struct.text.rstrip().endswith("pub occ: usize,\n}".rstrip())
-    doc, js = chunks_of(JAVASCRIPT, "webhook.js", size=260, import_chars=0)
+    doc, js = chunks_of(JAVASCRIPT, "webhook.js", size=260, overlap=0)
     verify = next(c for c in js if "verify(body, header)" in c.text)
     assert verify.text.startswith("verify(body, header) {")
     assert verify.text.endswith("< TOLERANCE;\n  }\n}")
 
 
 def test_prefix_holds_the_imports_and_the_enclosing_class_signature():
-    doc, chunks = chunks_of(PYTHON, "refunds.py", size=120)
+    doc, chunks = chunks_of(PYTHON, "refunds.py", size=120, import_chars=200, overlap=0)
     describe = next(c for c in chunks if "def describe" in c.text)
     assert describe.prefix == ("# refunds.py\nimport math\nfrom decimal import Decimal\n"
                                "class Quote(Base):")
     assert describe.text.startswith("def describe(self):")
     head = next(c for c in chunks if "import math" in c.text)
     assert head.prefix == "# refunds.py"  # the chunk that holds the imports does not repeat them
-    doc, chunks = chunks_of(RUST, "row.rs", size=300)
+    doc, chunks = chunks_of(RUST, "row.rs", size=300, import_chars=200, overlap=0)
     grow = next(c for c in chunks if "pub fn grow" in c.text)
     assert grow.prefix.split("\n") == ["# row.rs", "use std::cmp::{max, min};",
                                        "use std::ops::Index;",
@@ -175,7 +178,7 @@ def test_prefix_holds_the_imports_and_the_enclosing_class_signature():
 
 
 def test_import_prefix_is_capped_and_the_omission_recorded():
-    doc, chunks = chunks_of(PYTHON, "refunds.py", size=120, import_chars=12)
+    doc, chunks = chunks_of(PYTHON, "refunds.py", size=120, import_chars=12, overlap=0)
     describe = next(c for c in chunks if "def describe" in c.text)
     assert describe.prefix == "# refunds.py\nimport math\nclass Quote(Base):"
     assert describe.metadata["imports_omitted"] == 1
@@ -186,7 +189,7 @@ def test_import_prefix_is_capped_and_the_omission_recorded():
 def test_a_long_function_is_cut_between_statements_with_its_signature_repeated():
     body = "\n".join(f"    total_{i} = compute(value, {i}) + offset * {i}" for i in range(40))
     text = f"import os\n\n\ndef long_function(value, offset):\n{body}\n    return total_0\n"
-    doc, chunks = chunks_of(text, "long.py", size=300)
+    doc, chunks = chunks_of(text, "long.py", size=300, import_chars=200, overlap=0)
     assert_exact(doc, chunks, 300)
     statements = ast.parse(text).body[1].body
     lines = text.split("\n")
@@ -203,15 +206,15 @@ def test_a_long_function_is_cut_between_statements_with_its_signature_repeated()
 
 def test_small_units_are_packed_and_can_be_kept_apart():
     text = "\n\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(6)) + "\n"
-    doc, packed = chunks_of(text, "small.py", size=100)  # three 27-character functions fit
+    doc, packed = chunks_of(text, "small.py", size=100, overlap=0)  # three 27-character functions fit
     assert [c.metadata["symbols"] for c in packed] == [["f0", "f1", "f2"], ["f3", "f4", "f5"]]
-    doc, alone = chunks_of(text, "small.py", size=30, pack=False)
+    doc, alone = chunks_of(text, "small.py", size=30, pack=False, overlap=0)
     assert [c.text.split("(")[0] for c in alone] == [f"def f{i}" for i in range(6)]
 
 
 def test_an_unparseable_file_is_cut_at_lines_with_a_warning_and_a_flag():
     text = "def broken(:\n    pass\n\nx = 1\n" * 20
-    chunker = CodeChunker(size=100)
+    chunker = CodeChunker(size=100, overlap=0)
     doc = Document("b", text, path="b.py")
     with pytest.warns(CodeParseWarning, match=r"b\.py:1: python SyntaxError at line 1"):
         chunks = chunker.chunk_all([doc])
@@ -286,7 +289,7 @@ def test_offsets_hold_on_generated_code(text, language, size):
     if not text.strip():
         assert chunks == []
         return
-    assert_exact(doc, chunks, size)
+    assert_exact(doc, chunks, size + size // 5, disjoint=False)
 
 
 @pytest.mark.parametrize("text, path", [(PYTHON, "refunds.py"), (RUST, "row.rs")])
@@ -294,14 +297,14 @@ def test_token_cap_holds_with_the_prefix(text, path):
     from ragkit.tokens import get_tokenizer
 
     minilm = get_tokenizer("minilm")
-    doc, chunks = chunks_of(text, path, size=5000, max_tokens=64)
-    assert_exact(doc, chunks, 5000)
+    doc, chunks = chunks_of(text, path, size=5000, max_tokens=64, import_chars=200)
+    assert_exact(doc, chunks, 6000, disjoint=False)
     assert max(minilm.count(c.embedding_text()) for c in chunks) <= 64
     assert len(chunks) > len(chunks_of(text, path, size=5000)[1])
 
 
 def test_overlap_adds_whole_lines_of_the_code_before():
-    doc, plain = chunks_of(RUST, "row.rs", size=300)
+    doc, plain = chunks_of(RUST, "row.rs", size=300, overlap=0)
     doc, over = chunks_of(RUST, "row.rs", size=300, overlap=100)
     assert len(over) == len(plain) and over[0].span == plain[0].span
     widened = 0

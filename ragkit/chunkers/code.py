@@ -319,18 +319,24 @@ class CodeChunker(Chunker):
     tokens of a chunk's prefix and body together (e.g. the encoder's window: the router sets
     it to its hard cap); `overlap`: each chunk also starts with the whole lines of the code
     before it that fit in `overlap` characters (as fixed windows overlap, so that a span cut
-    by a chunk boundary is still whole in one chunk); `language` overrides the document's."""
+    by a chunk boundary is still whole in one chunk; default a fifth of `size`); `language`
+    overrides the document's own.
+
+    The defaults (1,000 characters, overlap 200, packing on, no import lines in the prefix)
+    were chosen on the tune half of Anthropic's questions (``ragkit bench code``): import
+    lines in the prefix cost budget tokens and lowered Pass@B and recall@B there."""
 
     name = "code"
 
-    def __init__(self, size: int = 1200, pack: bool = True, import_chars: int = 200,
-                 max_tokens: int | None = None, tokenizer: str = "minilm", overlap: int = 0,
-                 language: str | None = None):
+    def __init__(self, size: int = 1000, pack: bool = True, import_chars: int = 0,
+                 max_tokens: int | None = None, tokenizer: str = "minilm",
+                 overlap: int | None = None, language: str | None = None):
         if size < 1 or import_chars < 0 or (max_tokens is not None and max_tokens < 1):
             raise ValueError(f"need size >= 1, import_chars >= 0 and max_tokens >= 1, got "
                              f"{size}, {import_chars}, {max_tokens}")
         self.size, self.pack, self.import_chars = size, pack, import_chars
         self.max_tokens, self.tokenizer = max_tokens, tokenizer
+        overlap = size // 5 if overlap is None else overlap
         if not 0 <= overlap < size:
             raise ValueError(f"need 0 <= overlap < size, got {overlap}")
         self.overlap = overlap
