@@ -290,11 +290,12 @@ def _attach(text: str, kids: Sequence[Unit]) -> list[list[Unit]]:
 
 
 def line_pieces(text: str, lo: int, hi: int, size: int) -> list[tuple[int, int]]:
-    """Cut ``text[lo:hi]`` into spans of at most `size` characters at line ends (at a blank
-    line when one falls in the second half of a span); a line longer than `size` is cut.
+    """Cut ``text[lo:hi]`` into spans of at most `size` characters (not counting the newline
+    that ends one) at line ends, at a blank line when one falls in the second half of a span;
+    a line longer than `size` is cut.
 
     >>> line_pieces("aa\\nbb\\n\\ncc\\ndd", 0, 13, 8)
-    [(0, 7), (7, 13)]
+    [(0, 6), (6, 13)]
     """
     out, start = [], lo
     while hi - start > size:
