@@ -130,8 +130,9 @@ def chunk_cap(chunker: Any, doc: Document | None = None) -> tuple[str, int, bool
     chunker it picks for `doc`. Fixed token windows promise `size` tokens of the document's
     own tokenisation (a window re-tokenised alone can take a BPE token more), so their chunks
     are counted in context (`cap_findings`)."""
-    from .chunkers import (ClusterSemanticChunker, FixedCharChunker, FixedTokenChunker,
-                           RecursiveChunker, Router, SemanticChunker, StructureChunker)
+    from .chunkers import (ClusterSemanticChunker, CodeChunker, FixedCharChunker,
+                           FixedTokenChunker, RecursiveChunker, Router, SemanticChunker,
+                           StructureChunker)
 
     if isinstance(chunker, Router):
         return chunk_cap(chunker.chunker_for(doc)[1]) if doc is not None else None
@@ -143,6 +144,10 @@ def chunk_cap(chunker: Any, doc: Document | None = None) -> tuple[str, int, bool
         return chunker.tokenizer, chunker.size, False
     if isinstance(chunker, FixedCharChunker):
         return "chars", chunker.size, False
+    if isinstance(chunker, CodeChunker):  # a token cap when set, else size + overlap characters
+        if chunker.max_tokens:
+            return chunker.tokenizer, chunker.max_tokens, True
+        return "chars", chunker.size + chunker.overlap, False
     return None
 
 

@@ -11,8 +11,9 @@ from typing import Any
 from .base import Chunker
 from .fixed import FixedCharChunker, FixedTokenChunker
 from .recursive import RecursiveChunker
-from .classes import (ApiChunker, ChatChunker, ClauseChunker, CodeChunker, SectionChunker,
-                      TableRowChunker, TranscriptChunker)
+from .classes import (ApiChunker, ChatChunker, ClauseChunker, SectionChunker, TableRowChunker,
+                      TranscriptChunker)
+from .code import CodeChunker
 from .router import Router
 from .semantic import ClusterSemanticChunker, SemanticChunker
 from .groups import SentenceGroupChunker

@@ -7,12 +7,13 @@
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
     ragkit bench scale               # 1 vs 2 processes vs Ray; IVF recall/latency to 1M
+    ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a split
 
 The first four write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
-the library (`ragkit.reproductions`, `ragkit.speed`); `late` and `context-speed` are
-`ragkit.tools.bench_late` and `ragkit.tools.bench_context` (``ragkit bench late --help``);
-`scale` is `ragkit.tools.bench_scale`.
+the library (`ragkit.reproductions`, `ragkit.speed`); `late`, `context-speed`, `scale` and `code`
+are `ragkit.tools.bench_late`, `ragkit.tools.bench_context`, `ragkit.tools.bench_scale` and
+`ragkit.tools.bench_code` (``ragkit bench late --help``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ MEASUREMENTS = {
 
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
-    from . import bench_context, bench_late, bench_scale
+    from . import bench_code, bench_context, bench_late, bench_scale
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,7 +53,8 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     for name, module, help_line in (
             ("late", bench_late, "late chunking vs a plain forward pass, peak memory"),
             ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up"),
-            ("scale", bench_scale, "1 vs 2 processes vs Ray; IVF recall/latency to 1M")):
+            ("scale", bench_scale, "1 vs 2 processes vs Ray; IVF recall/latency to 1M"),
+            ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)

@@ -29,7 +29,7 @@ CHUNKERS = {
     "transcript": lambda: TranscriptChunker(40, 64),
     "chat": lambda: ChatChunker(40, 64),
     "table_rows": lambda: TableRowChunker(40, 64),
-    "code": lambda: CodeChunker(40, 64),
+    "code": lambda: CodeChunker(size=120),
     "semantic": lambda: SemanticChunker(10, 64, embedder=LexicalEmbedder()),
     "cluster_semantic": lambda: ClusterSemanticChunker(100, 50, embedder=LexicalEmbedder()),
     "router": lambda: Router(soft=40, hard=64),

@@ -19,7 +19,6 @@ import ragkit.chunkers.structure
 from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSemanticChunker,
                              CodeChunker, SectionChunker, SemanticChunker, StructureChunker,
                              TableRowChunker, TranscriptChunker, get_chunker)
-from ragkit.chunkers.classes import brace_units, python_units
 from ragkit.chunkers.router import Router, classify_content
 from ragkit.chunkers.semantic import LexicalEmbedder, cluster_runs
 from ragkit.documents import blocks_for, load_corpus
@@ -340,115 +339,6 @@ def test_chat_chunker_keeps_a_thread_whole_and_cuts_big_ones_between_messages():
         assert c.text.startswith(("**[09:", "# #support"))  # cut between messages
         assert MINILM.count(c.embedding_text()) <= 128
     assert chunks[-1].text.startswith("**[09:00]") and chunks[-1].text.count("**[") == 3
-
-
-PYTHON = '''"""Refund calculation."""
-
-from decimal import Decimal
-import math
-
-RATE = Decimal("0.02")
-
-
-# the fee for one refund
-def fee(amount):
-    return amount * RATE
-
-
-@dataclass
-class Quote:
-    amount: Decimal
-
-    def total(self):
-        return self.amount + fee(self.amount)
-
-    def rounded(self):
-        return math.ceil(self.total())
-
-
-print(fee(Decimal(10)))
-'''
-
-
-def test_code_chunker_python_definitions_with_imports_in_the_prefix():
-    doc = Document("refund-calculator", PYTHON, metadata={"format": "code"},
-                   path="data/refund_calculator.py")
-    chunks = CodeChunker(200, 254).chunk(doc)
-    texts = [c.text for c in chunks]
-    assert texts[0].startswith('"""Refund calculation."""') and "RATE =" in texts[0]
-    assert "# the fee for one refund\ndef fee(amount):\n    return amount * RATE" in texts
-    quote = next(c for c in chunks if c.metadata["symbol"] == "Quote")
-    assert quote.text.startswith("@dataclass\nclass Quote:")
-    assert quote.prefix == ("# refund_calculator.py\nfrom decimal import Decimal\nimport math")
-    assert texts[-1] == "print(fee(Decimal(10)))"  # code between definitions is kept
-    assert {c.metadata["parsed_by"] for c in chunks} == {"ast"}
-
-
-def test_code_chunker_cuts_a_big_class_between_methods():
-    methods = "\n\n".join(f"    def m{i}(self):\n        return {i} + {i} * {i} - {i}"
-                          for i in range(30))
-    doc = Document("big", f"import os\n\n\nclass Big:\n    x = 1\n\n{methods}\n", path="big.py")
-    chunks = CodeChunker(60, 80).chunk(doc)
-    big = [c for c in chunks if c.metadata["symbol"] == "Big"]
-    assert len(big) > 2
-    for c in big[1:]:
-        assert c.text.startswith("def m") and c.prefix == "# big.py\nimport os\nclass Big:"
-        assert MINILM.count(c.embedding_text()) <= 80
-
-
-TYPESCRIPT = '''/**
- * Webhook signatures.
- */
-
-import { createHmac } from "node:crypto";
-
-/** Tolerance. */
-export const TOLERANCE = 300;
-
-export interface Parsed {
-  timestamp: number;
-}
-
-/** Split the header. */
-export function parse(header: string): Parsed {
-  const s = `template {
-  with braces`;
-  if (header) {
-    return { timestamp: 1 };
-  }
-  return { timestamp: 0 };
-}
-
-export class Verifier {
-  constructor(private secret: string) {}
-
-  verify(body: string): boolean {
-    return body.length > 0;
-  }
-}
-'''
-
-
-def test_code_chunker_braces_fallback_for_typescript():
-    doc = Document("ts", TYPESCRIPT, metadata={"format": "code"}, path="webhook.ts")
-    units = [(u.kind, u.name) for u in brace_units(TYPESCRIPT)]
-    assert units == [("code", ""), ("import", ""), ("code", ""), ("def", "Parsed"),
-                     ("def", "parse"), ("def", "Verifier")]
-    chunks = CodeChunker(200, 254).chunk(doc)
-    parse = next(c for c in chunks if c.metadata["symbol"] == "parse")
-    assert parse.text.startswith("/** Split the header. */\nexport function parse(")
-    assert parse.text.endswith("return { timestamp: 0 };\n}")
-    assert parse.prefix == '# webhook.ts\nimport { createHmac } from "node:crypto";'
-    assert {c.metadata["parsed_by"] for c in chunks} == {"braces"}
-
-
-def test_code_chunker_python_syntax_error_falls_back_to_blank_lines():
-    text = "def broken(:\n    pass\n\nx = 1\n"
-    with pytest.raises(SyntaxError):
-        python_units(text)
-    chunks = CodeChunker(200, 254).chunk(Document("b", text, path="b.py"))
-    assert {c.metadata["parsed_by"] for c in chunks} == {"blank-lines"}
-    assert "".join(c.text for c in chunks).replace("\n", "") == text.replace("\n", "")
 
 
 # --------------------------------------------------------------------------- router
