@@ -16,7 +16,7 @@ from ragkit.chunkers import RecursiveChunker
 from ragkit.retrieve import Hit, Retriever
 from ragkit.types import Document
 
-NOT_RETRIEVERS = {"VectorIndex"}  # the faiss index: searches vectors, not queries
+NOT_RETRIEVERS = {"VectorIndex", "ScaledIndex"}  # faiss indexes: search vectors, not queries
 
 DOCS = [
     Document("refunds", "Refund policy. Gold members can ask for a full refund within 14 days "
