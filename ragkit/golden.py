@@ -279,20 +279,17 @@ def check_questions(questions: str | Path, docs: Mapping[str, Document]
                                     "\"1\" are one id); give every question its own id"))
             continue
         first_line[qid] = n
-        text = rec.get("question")
-        if not isinstance(text, str) or not text.strip():
-            problems.append(Problem(n, qid, "no question text (a 'question' field with the "
-                                    f"question), got {text!r}"))
-            continue
-        qtype = rec.get("type")
-        if qtype is not None and qtype not in QUESTION_TYPES:
-            problems.append(Problem(n, qid, f"type {qtype!r} is not one of "
-                                    f"{', '.join(QUESTION_TYPES)}"))
-            continue
-        context = rec.get("context")
-        if context is not None and not isinstance(context, dict):
-            problems.append(Problem(n, qid, f"context must be an object, got "
-                                    f"{type(context).__name__}"))
+        text, qtype, context = rec.get("question"), rec.get("type"), rec.get("context")
+        wrong = next((message for failed, message in (
+            (not isinstance(text, str) or not text.strip(),
+             f"no question text (a 'question' field with the question), got {text!r}"),
+            (qtype is not None and qtype not in QUESTION_TYPES,
+             f"type {qtype!r} is not one of {', '.join(QUESTION_TYPES)}"),
+            (context is not None and not isinstance(context, dict),
+             f"context must be an object, got {type(context).__name__}"),
+        ) if failed), None)  # the first field that is wrong, as the reader fixes them in order
+        if wrong:
+            problems.append(Problem(n, qid, wrong))
             continue
         spans, probs = resolve_evidence(rec, docs, n)
         if probs:
