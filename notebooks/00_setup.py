@@ -129,8 +129,8 @@ print(f"this run embeds with: {embedder.backend}")
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context that is gold), **IoU** (gold ∩ context over gold ∪ context) and
 # **pass** (share of the gold units wholly inside — Anthropic's Pass@k). Here is the first
-# course question whose top 5 chunks hold part of its gold (not none, not all), chunked with
-# 1,000-character windows, through the bundled embedder:
+# course question whose top chunks (`k = 5`) hold part of its gold (not none, not all), chunked
+# with `FixedCharChunker(1000, 200)`, through the bundled embedder:
 
 # %%
 from ragkit.benchmarks import load_course

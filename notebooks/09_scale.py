@@ -11,8 +11,8 @@
 # %% [markdown]
 # # 09 · Appendix: the same pipeline on millions of documents
 #
-# The course ran every stage in one Python process over 52 documents. A reader with millions
-# needs three things, none of them a scheduler of our own:
+# The course ran every stage in one Python process over the course corpus (its size is printed
+# below). A reader with millions of documents needs three things, none of them a scheduler of our own:
 #
 # 1. **stages as batch functions** (`ragkit.stages`): chunk, contextualize, embed and late-embed
 #    take a batch of columns and return one, so `datasets.Dataset.map(batched=True,
@@ -24,13 +24,14 @@
 # 3. **an index that scales** (`ragkit.index_scale`): IVF built from the shards, the metadata
 #    pre-filter still applied before the search.
 #
-# This notebook measures them on this machine (2 CPU cores, shared) and turns the rates into
-# arithmetic for 100 M documents. Every figure below comes from the cells that print it; the
+# This notebook measures them on this machine (its CPU count is printed below) and turns the
+# rates into arithmetic for `N_DOCS = 100_000_000` documents. Every figure below comes from the cells that print it; the
 # extrapolation is a calculation, not a measurement. `ragkit bench scale` prints the same
 # tables from the command line.
 
 # %%
 import importlib.util
+import os
 import warnings
 
 import numpy as np
@@ -38,8 +39,10 @@ from IPython.display import Markdown, display
 
 from ragkit.config import PROJECT_ROOT, get_settings, pick, seed_everything
 from ragkit.documents import load_corpus
+from ragkit.report import quiet_cells
 from ragkit.results import Recorder
 
+quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
 settings = get_settings()
 rec = Recorder("09_scale")
@@ -58,7 +61,8 @@ if "ray 2 actors" in RUNNERS and importlib.util.find_spec("ray") is None:
 SIZES = pick(full=[10_000, 100_000, 300_000], smoke=[1_000, 2_000, 4_000])
 # the cost fit: the first quarter and half of the documents, plus section 1's run of all of them
 FRACTIONS = pick(full=[0.25, 0.5], smoke=[0.5])
-print(f"{DOCS} documents; runners {RUNNERS}; index sizes {SIZES}")
+print(f"{DOCS} of {len(corpus)} documents; {os.cpu_count()} CPUs; runners {RUNNERS}; "
+      f"index sizes {SIZES}")
 
 # %% [markdown]
 # ## 1 · Throughput: one process, two processes, Ray Data
@@ -111,7 +115,7 @@ rec.add_metrics({"fixed_seconds": a, "seconds_per_document": b, "tokens_per_docu
                 embedder="all-MiniLM-L6-v2", params={"sizes": sizes})
 
 # %% [markdown]
-# ### 100 M documents, as arithmetic
+# ### A hundred million documents, as arithmetic
 #
 # The per-document cost above is one CPU core's. The GPU rate is read from
 # `results/gpu_check.jsonl` when `make gpu-check` has been run on a CUDA machine (bfloat16
@@ -150,7 +154,7 @@ display(Markdown("\n".join(lines)))
 # ones from them (each a real chunk vector, plus up to half of another, plus noise,
 # renormalised: `ragkit.scale.synthetic_vectors`). Shards are written at each size, an
 # IVF-Flat index is built from them in a fresh process (its peak memory is that process's
-# own), and recall@10 is measured against exact search on the same 200 queries. Caveat: with
+# own), and recall@10 is measured against exact search on the same synthetic queries. Caveat: with
 # few real vectors the synthetic ones form tight clusters around them, which is easy for IVF;
 # real corpora are less clustered, so probe more cells there.
 
@@ -173,6 +177,7 @@ def synthetic_rows(vectors, start):
 queries = next(synthetic_vectors(base_vectors, 200, seed=99))
 lines = ["| vectors | nlist | nprobe | recall@10 | exact ms/q | IVF ms/q | speed-up | build peak RSS |",
          "|---|---|---|---|---|---|---|---|"]
+sweep = []
 with tempfile.TemporaryDirectory() as tmp:
     for size in SIZES:
         folder = Path(tmp) / f"s{size}"
@@ -181,6 +186,7 @@ with tempfile.TemporaryDirectory() as tmp:
         built = build_peak_memory(folder, Path(tmp) / f"ix{size}")
         index = ScaledIndex.load(Path(tmp) / f"ix{size}.faiss", folder)
         for row in index_sweep(ShardSet(folder).vectors(), queries, index, nprobes=(4, 16)):
+            sweep.append({"size": size, **row})
             lines.append(f"| {size:,} | {built['params']['nlist']} | {int(row['nprobe'])} | "
                          f"{row['recall']:.3f} | {row['exact_ms']:.2f} | {row['approx_ms']:.3f} | "
                          f"{row['speedup']:.1f}x | {built['peak_rss_mb']:,.0f} MiB |")
@@ -200,3 +206,24 @@ display(Markdown("\n".join(lines)))
 # %%
 path = rec.save()
 print(f"rows: {path}")
+
+# %% [markdown]
+# ## What we measured
+
+# %%
+from ragkit.report import pct, what_we_measured
+
+largest = [r for r in sweep if r["size"] == max(SIZES)]
+fastest = max(rates, key=lambda name: one / rates[name]["seconds"])
+findings = [
+    f"Chunking and embedding {len(docs)} documents took {one:.1f} s in one process; the fastest "
+    f"runner here was {fastest} ({one / rates[fastest]['seconds']:.2f}x the one-process speed)"
+    + ("." if len(rates) > 1 else " (no other runner ran in this profile)."),
+    f"The cost fit gives {a:.2f} s of start-up plus {b:.3f} s a document on one core, so "
+    f"{N_DOCS:,} documents would take about {cpu_days:,.0f} core-days (arithmetic, not a run).",
+] + [f"At {r['size']:,} synthetic vectors, IVF with nprobe {int(r['nprobe'])} found "
+     f"{pct(r['recall'])} of the exact top 10 at {r['speedup']:.1f}x the speed of exact search."
+     for r in largest]
+if FLAGS:
+    findings.append("Left out of this run: " + ", ".join(FLAGS) + ".")
+display(Markdown(what_we_measured(findings)))

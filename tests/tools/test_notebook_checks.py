@@ -1,0 +1,73 @@
+"""The course's notebook rules: no typed numbers in Markdown prose (each allowance tested), and
+the executed copies' closing section, inline figures and quiet cells."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragkit.config import PROJECT_ROOT
+from ragkit.tools.notebook_checks import markdown_lines, output_problems, typed_numbers
+
+NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+def md(*lines: str) -> str:
+    return "# %%\nx = 12345\n# %% [markdown]\n" + "\n".join(f"# {line}" for line in lines)
+
+
+@pytest.mark.parametrize("text, found", [
+    ("Recall is 78.3 % here.", ["78.3"]),
+    ("It cut 1,000 characters.", ["1,000"]),
+    ("Two of 24 questions.", ["24"]),
+    ("A setting as code: `k = 5` and `FixedCharChunker(1000, 200)`.", []),
+    ("## 2 · A numbered section", []),
+    ("1. a list item", []),
+    ("As seed 002 argues, and notebooks 02–06 show.", []),
+    ("The 2021 schedule and the 2024 one.", []),
+    ("A paired 95 % bootstrap interval.", []),
+    ("A 95 % of questions answered.", ["95"]),
+    ("Seed 002: precision@5 moves from ≈ 0.81 to ≈ 0.88.", []),
+    ("Chroma's published recall is 82.4.", []),
+    ("Names with digits: all-MiniLM-L6-v2, cl100k_base, recall@5, Pass@20, 512-token.", []),
+    ("We measured 0.91. The article reports 0.79.", ["0.91"]),
+])
+def test_typed_numbers_rules(text, found):
+    assert [n for _, n in typed_numbers(md(text))] == found
+
+
+def test_code_cells_and_line_numbers():
+    source = md("First line with no number,", "then 42 on the second line.")
+    assert typed_numbers(source) == [(5, "42")]  # the code cell's 12345 is not prose
+    assert [n for n, _ in markdown_lines(source)] == [4, 5]
+
+
+def nb(*cells):
+    return {"cells": [{"cell_type": "code", "source": src, "outputs": outs} for src, outs in cells]}
+
+
+def test_output_problems_flags_each_rule():
+    warn = {"output_type": "stream", "name": "stderr",
+            "text": "x.py:1: UserWarning: cut\n  warnings.warn(\n" * 2}
+    bad = nb(("show_figure(fig, 'f')", []), ("noisy()", [warn]))
+    problems = output_problems(bad)
+    assert any("4 warning lines" in p for p in problems)
+    assert any("What we measured" in p for p in problems)
+    assert any("image" in p for p in problems)
+    good = nb(("show_figure(fig, 'f')", [{"output_type": "display_data", "data": {"image/png": "AA"}}]),
+              ("display(Markdown(what_we_measured(f)))",
+               [{"output_type": "display_data", "data": {"text/markdown": "## What we measured\n- a"}}]))
+    assert output_problems(good) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_typed_numbers_in_notebook_prose(path):
+    found = typed_numbers(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.name}: numbers typed in Markdown prose (line, number): {found}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_executed_notebook_shape(path):
+    executed = path.with_suffix(".ipynb")
+    problems = output_problems(json.loads(executed.read_text(encoding="utf-8")))
+    assert not problems, f"{executed.name}: {problems}"
