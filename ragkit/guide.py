@@ -111,7 +111,7 @@ def _decide(rows, scores, board: pd.DataFrame, budget: int, baselines: Sequence[
             "diff": c.diff if c else float("nan"), "low": c.low if c else float("nan"),
             "high": c.high if c else float("nan"), "n": c.n if c else int(base.n),
             "wins": c.wins if c else 0, "losses": c.losses if c else 0,
-            "n_configurations": len(tried), "n_beat_baseline": len(winners),
+            "comparison": c, "n_configurations": len(tried), "n_beat_baseline": len(winners),
             "n_below_baseline": ahead, **costs(rows, chosen_run)}
 
 

@@ -109,3 +109,33 @@ def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width) or [""]
+
+
+def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
+                     high: str = "recall_high", label: str = "strategy", top: int = 12,
+                     highlight=None, title: str | None = None, width: int = 48):
+    """A ranked horizontal bar chart with 95 % interval whiskers: the `top` rows of `table`
+    by `value` (best on top), plus any `highlight`-ed row below the cut (e.g. the best simple
+    baseline), drawn in orange; labels shortened to `width` characters."""
+    import matplotlib.pyplot as plt
+
+    table = table.sort_values(value, ascending=False).reset_index(drop=True)
+    marked = table[label].map(highlight) if highlight else table[label].map(lambda _: False)
+    keep = table.index[:top].union(table.index[marked.to_numpy().astype(bool)][:2])
+    sub, is_marked = table.loc[keep], marked.loc[keep].to_numpy().astype(bool)
+    names = [s if len(s) <= width else s[: width - 1] + "…" for s in sub[label].astype(str)]
+    y = list(range(len(sub)))[::-1]
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(sub) + 1.2))
+    v = 100 * sub[value].to_numpy()
+    err = [v - 100 * sub[low].to_numpy(), 100 * sub[high].to_numpy() - v]
+    ax.barh(y, v, color=["#dd8452" if m else "#4c72b0" for m in is_marked])
+    ax.errorbar(v, y, xerr=err, fmt="none", ecolor="#333", capsize=2, lw=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=7)
+    ax.set_xlabel(f"{value} (%), with 95 % interval")
+    ax.set_xlim(0, 100)
+    ax.grid(axis="x", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
