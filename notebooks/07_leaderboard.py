@@ -94,10 +94,10 @@ steps.assign(difference=[f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
     ["benchmark", "step", "against", "difference", "n"]]
 
 # %% [markdown]
-# ## Where a step hurts: one question, with and without the structural preamble
-# The course question that loses the most recall when the structural preamble is added to the
-# breadcrumbed chunks. The top hits of both, in full, with the prefix each chunk was embedded
-# with (`[prefix]`) and the gold between `⟦ ⟧`:
+# ## One question, with and without the structural preamble
+# The course question whose recall changes the most for the worse when the structural
+# preamble is added to the breadcrumbed chunks (if any does). The top hits of both, in full,
+# with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
 
 # %%
 from ragkit.explain import hits_text
@@ -109,14 +109,17 @@ qid = loss.index[0]
 q = {x.id: x for x in load("course").for_profile().queries}[qid]
 display(Markdown(f"**{q.id}: {q.text}** — recall at `1024` tokens: breadcrumbs "
                  f"{without.values('recall', 1024)[qid]:.0%}, + structural preamble "
-                 f"{with_pre.values('recall', 1024)[qid]:.0%}"))
+                 f"{with_pre.values('recall', 1024)[qid]:.0%}. " + (
+                     f"{int((loss < 0).sum())} of {len(loss)} questions lose recall with the "
+                     f"preamble, {int((loss > 0).sum())} gain." if loss.iloc[0] < 0 else
+                     "No question loses recall with the preamble here.")))
 for label, out in (("structure + breadcrumbs", without), ("+ structural preamble", with_pre)):
     print(f"=== {label}\n{hits_text(q, out.hits[qid], k=2)}\n")
 
 # %% [markdown]
 # ## The leaderboard, at an equal context budget
 # Every configuration the course measured, one row each (a configuration measured by two
-# notebooks is one row naming both), ranked by span recall when **1,024 cl100k tokens** of
+# notebooks is one row naming both), ranked by span recall when **`1024` cl100k tokens** of
 # retrieved text reach the model. Each value is a mean over the benchmark's questions with its
 # 95 % bootstrap interval; `n` is the number of questions scored; recall@5 (a fixed number of
 # hits, whatever their size) is kept as a secondary column. (Run `make reproduce` first; in
@@ -125,9 +128,8 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 # %%
 rec.save()  # so the combinations are part of what we read
 from ragkit import leaderboard as lb
-from ragkit.results import load_results, load_scores
-
 from ragkit.report import percent_table
+from ragkit.results import load_results, load_scores
 
 rows, scores = load_results(), load_scores()
 BUDGET = 1024
@@ -164,7 +166,7 @@ for name, b in boards.items():
 
 # %% [markdown]
 # ## By question type (course corpus)
-# Span recall at 1,024 tokens for the leading configurations, per question type (`n` in each
+# Span recall at `1024` tokens for the leading configurations, per question type (`n` in each
 # column header).
 
 # %%
@@ -175,9 +177,9 @@ percent_table(types)
 # ## Claim check
 # Each quantitative claim the course quotes, decided by the rule declared for it in
 # `ragkit.claims` before any number was read: the claim's own metric, one configuration and
-# one baseline, a paired 95 % interval, and a tolerance of 10 % of the claimed value. Other
-# generators and the controls appear as sensitivity rows, without a verdict. "Not measurable
-# here" always says why.
+# one baseline, a paired 95 % interval, and a tolerance of a tenth of the claimed value
+# (`tolerance = 0.1`). Other generators and the controls appear as sensitivity rows, without a
+# verdict. "Not measurable here" always says why.
 
 # %%
 from ragkit.claims import check_claims, show
@@ -227,7 +229,7 @@ ragas_table
 # ### Judged by an LLM: faithfulness and answer relevancy
 # Seed 002's second claim: answers from small-to-big contexts are more faithful (≈ 0.91) than
 # from big chunks (≈ 0.79). The local SmolLM2 answers the same course questions from each
-# retriever's top 3; ragas' judge (OpenAI, `OPENAI_API_KEY`) scores the answers. Without a key
+# retriever's top passages (`k = 3`); ragas' judge (OpenAI, `OPENAI_API_KEY`) scores the answers. Without a key
 # the rows are recorded as skipped, with the reason.
 
 # %%
@@ -318,7 +320,7 @@ answers.head(6)
 # %% [markdown]
 # ## The decision guide
 # For each benchmark and budget: every configuration against the best simple baseline, paired
-# over the same questions; the pick is the best one whose 95 % interval lies above 0, or
+# over the same questions; the pick is the best one whose 95 % interval lies above zero, or
 # "nothing beats the simple baseline". Beside it, what the pick costs as far as the rows record
 # it, and what they do not record. `ragkit.guide` writes the same text to
 # `results/decision_guide.md`.

@@ -44,6 +44,12 @@ CHARS_PER_TOKEN = 4.0          # English text in cl100k, roughly; tokens embedde
 LLM_GENERATORS = ("gemma", "smollm2", "anthropic")  # as ragkit.pipeline.LLM_GENERATORS
 NOT_MEASURED = "not measured"
 NOTHING = "nothing beats the simple baseline"
+COLUMNS = ["benchmark", "budget", "baseline", "baseline_run", "baseline_recall", "baseline_low",
+           "baseline_high", "pick", "pick_run", "pick_embedder", "leader", "leader_run",
+           "recall", "diff", "low", "high", "n", "wins", "losses", "comparison",
+           "n_configurations", "n_beat_baseline", "n_below_baseline", "chunks",
+           "tokens_embedded", "llm_calls", "llm_cost_usd", "chunking_time", "index_size",
+           "query_latency"]
 
 
 def _run_rows(rows: pd.DataFrame, run: str) -> pd.DataFrame:
@@ -135,7 +141,7 @@ def decision_guide(rows: pd.DataFrame, scores: pd.DataFrame,
                 continue
             out.append({"benchmark": name, "budget": budget,
                         **_decide(rows, scores, board, budget, baselines)})
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=COLUMNS)
 
 
 def by_type(rows: pd.DataFrame, scores: pd.DataFrame, guide: pd.DataFrame,
@@ -143,6 +149,8 @@ def by_type(rows: pd.DataFrame, scores: pd.DataFrame, guide: pd.DataFrame,
     """The `guide`'s pick (or, when nothing beats the baseline, its leader) against the
     baseline on `benchmark` at `budget`, per question type: n, both means and the paired
     interval of the difference. Empty when the questions carry one type only."""
+    if guide.empty:
+        return pd.DataFrame()
     row = guide[(guide.benchmark == benchmark) & (guide.budget == budget)]
     if row.empty:
         return pd.DataFrame()

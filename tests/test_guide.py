@@ -90,3 +90,10 @@ def test_llm_generators_match_the_pipeline():
     from ragkit.pipeline import LLM_GENERATORS
 
     assert tuple(guide.LLM_GENERATORS) == tuple(LLM_GENERATORS)
+
+
+def test_an_empty_guide_keeps_its_columns(tmp_path, monkeypatch):
+    rows, scores = _saved(tmp_path, monkeypatch, [(("structure", [1.0, 0.0] * 10), {})])
+    g = guide.decision_guide(rows, scores)     # no baseline: nothing to decide
+    assert g.empty and "pick" in g.columns
+    assert guide.by_type(rows, scores, g).empty
