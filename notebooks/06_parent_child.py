@@ -46,7 +46,8 @@ import pandas as pd
 from ragkit.benchmarks import load
 from ragkit.chunkers import StructureChunker
 from ragkit.embed import Embedder
-from ragkit.parents import ParentChildRetriever, SentenceWindowRetriever
+from ragkit.parents import (ParentChildRetriever, SentenceWindowRetriever,
+                            comparison_strategies)
 from ragkit.pipeline import run_experiment
 from ragkit.report import percent_table
 from ragkit.results import Recorder
@@ -60,25 +61,10 @@ metrics = [f"recall@B{B}", f"pass@B{B}", f"iou@B{B}", "recall", "precision@k", "
            "mean_returned_chars"]
 
 
-def strategies(bench):
-    pc = ParentChildRetriever(bench.documents, parents, embedder, child_tokens=160, child_k=20)
-    merge = ParentChildRetriever(bench.documents, parents, embedder, child_tokens=160,
-                                 child_k=20, mode="auto_merge", store=pc.store)
-    window = SentenceWindowRetriever(bench.documents, embedder, window=2)
-    big = list(pc.store.parents.values())
-    return {
-        "small (children)": dict(chunks=pc.children, retriever="dense"),
-        "big (parents)": dict(chunks=big, retriever="dense"),
-        "small-to-big": dict(chunks=big, retriever=pc),
-        "auto-merging": dict(chunks=big + pc.children, retriever=merge),
-        "sentence window": dict(chunks=window.sentences, retriever=window, omega=False),
-    }, pc
-
-
 rows, collapse, outcomes, stores = [], {}, {}, {}
 for name in ("course", "chroma", "anthropic"):
     bench = load(name).for_profile()
-    runs, pc = strategies(bench)
+    runs, pc = comparison_strategies(bench, embedder, parents, child_tokens=160, child_k=20)
     stores[name] = pc
     for label, kw in runs.items():
         out = run_experiment(bench, embedder=embedder, k=K, label=label, **kw)
@@ -97,14 +83,12 @@ percent_table(table, shares=[m for m in metrics if m != "mean_returned_chars"],
 # paired over the same questions (95 % bootstrap intervals):
 
 # %%
-from ragkit.closing import step_table
-from ragkit.report import ci, finding
+from ragkit.closing import step_display, step_table
+from ragkit.report import finding
 
 S2B = (("small-to-big", "small (children)"), ("small-to-big", "big (parents)"))
 pairs = step_table(outcomes, S2B, budget=B)
-pairs.assign(difference=[f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
-                         zip(pairs["diff"], pairs.low, pairs.high)])[
-    ["benchmark", "step", "against", "difference", "n"]]
+step_display(pairs)
 
 # %% [markdown]
 # How many of the retrieved children (`child_k = 20`) fall into each returned parent, on
@@ -221,7 +205,7 @@ print(f"{y.strategy}: recall@{B} {y.means[f'recall@B{B}']:.1%}, IoU@{B} "
 #    compare small-to-big with its children at `512` tokens instead (nothing is re-embedded).
 
 # %%
-step_table(outcomes, S2B, budget=512)[["benchmark", "step", "against", "diff", "low", "high"]]
+step_display(step_table(outcomes, S2B, budget=512))
 
 # %%
 print(rec.save())

@@ -85,13 +85,10 @@ combos.style.format({m: "{:.1%}" for m in metrics})
 # over the same questions at `1024` tokens:
 
 # %%
-from ragkit.closing import step_table
-from ragkit.report import ci
+from ragkit.closing import step_display, step_table
 
 steps = step_table(combo_outcomes, budget=1024)
-steps.assign(difference=[f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
-                         zip(steps["diff"], steps.low, steps.high)])[
-    ["benchmark", "step", "against", "difference", "n"]]
+step_display(steps)
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
@@ -141,7 +138,8 @@ for name, b in boards.items():
 # %% [markdown]
 # The same boards as ranked bars: the leading configurations, best on top, each with its 95 %
 # interval; the best simple baselines in orange (drawn even when they rank below the cut).
-# Bars whose whiskers overlap are not told apart by this many questions.
+# Overlapping whiskers do not settle a comparison: the paired comparisons of the decision guide
+# at the end of this notebook do.
 
 # %%
 from ragkit.plots import ranked_intervals
@@ -271,7 +269,8 @@ else:
 from ragkit.answer import LocalAnswerer, key_fact, lost_in_the_middle
 from ragkit.benchmarks import Benchmark
 from ragkit.chunkers.groups import SentenceGroupChunker
-from ragkit.closing import FLOOR, at_floor, position_inputs, position_pair, position_summary
+from ragkit.closing import (FLOOR, after_colon, at_floor, position_inputs, position_pair,
+                            position_summary)
 from ragkit.report import finding, pct
 
 course = load("course")
@@ -313,8 +312,8 @@ if at_floor(alone_acc):
 else:
     display(Markdown(
         f"With the gold alone the model answers {pct(alone_acc)} of {len(alone)} questions, "
-        "so position can matter here: " + finding(middle_vs_first, "gold in the middle",
-                                                   "gold first", "answer accuracy")))
+        "so position can matter here: " + after_colon(finding(
+            middle_vs_first, "gold in the middle", "gold first", "answer accuracy"))))
 answers.head(6)
 
 # %% [markdown]
@@ -359,8 +358,7 @@ guide.decision_guide(rows, scores, budgets=[BUDGET], baselines=("fixed", "recurs
 #    a step that raises recall by returning more text lowers IoU.
 
 # %%
-step_table(combo_outcomes, budget=1024, metric="iou")[["benchmark", "step", "against", "diff",
-                                                        "low", "high", "n"]]
+step_display(step_table(combo_outcomes, budget=1024, metric="iou"))
 
 # %%
 print(rec.save())
@@ -369,8 +367,8 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.closing import (after_colon, claims_finding, guide_findings, rerank_findings,
-                            rerank_pairs, router_findings, step_findings)
+from ragkit.closing import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
+                            router_findings, step_findings)
 from ragkit.report import what_we_measured
 
 display(Markdown(what_we_measured(

@@ -102,17 +102,14 @@ display(Markdown(f"Best span recall at `k = {K}` here: **{top.strategy}** ({top.
 # and at a budget of `1024` tokens (equal text reaching the model):
 
 # %%
-from ragkit.report import ci
-from ragkit.closing import step_table
+from ragkit.closing import step_display, step_table
 
 B = 1024
 versus = [(top.strategy, s) for s in table.strategy[1:]]
 at_k = step_table(outcomes, versus, budget=None)
 at_budget = step_table(outcomes, versus, budget=B)
-pd.concat([at_k.assign(view=f"k = {K}"), at_budget.assign(view=f"{B} tokens")]).assign(
-    difference=lambda d: [f"{100 * x:+.1f} {ci(lo, hi)}" for x, lo, hi in
-                          zip(d["diff"], d.low, d.high)])[
-    ["view", "step", "against", "difference", "n"]]
+step_display(pd.concat([at_k.assign(view=f"k = {K}"), at_budget.assign(view=f"{B} tokens")]),
+             columns=["view", "step", "against"])
 
 # %% [markdown]
 # ## Where the strategies disagree
@@ -156,7 +153,7 @@ percent_table(extra[["strategy", f"recall@B{B}", "recall", "iou", "n_chunks"]],
 #    the strategies at `256` tokens (scarce context) instead of `1024` (nothing re-embedded).
 
 # %%
-step_table(outcomes, versus, budget=256)[["step", "against", "diff", "low", "high", "n"]]
+step_display(step_table(outcomes, versus, budget=256), columns=["step", "against"])
 
 # %% [markdown]
 # 3. **Another disagreement.** Look at the question with the second-largest gap between the

@@ -227,3 +227,14 @@ def rerank_findings(pairs: list[dict]) -> list[str]:
             "`RAGKIT_RERANK_MODEL` names a cross-encoder): "
             + after_colon(finding(p["comparison"], p["with"], p["without"], "Pass@20"))
             for p in pairs]
+
+
+def step_display(steps: pd.DataFrame, columns: Sequence[str] = ("benchmark", "step", "against")
+                 ) -> pd.DataFrame:
+    """`step_table` for reading: the difference in points with its interval in one column
+    (``+3.8 [+0.8, +8.4]``) and n, beside the named `columns`."""
+    from .report import ci
+
+    shown = [f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
+             zip(steps["diff"], steps.low, steps.high)] if len(steps) else []
+    return steps.assign(difference=shown)[[*columns, "difference", "n"]]

@@ -90,3 +90,11 @@ def test_ranked_intervals_keeps_the_top_and_the_highlighted_rows():
     fig = ranked_intervals(board, top=5, highlight=lambda s: s.startswith("fixed"))
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels[0] == "s0" and labels[-1] == "fixed_chars(1000/200)" and len(labels) == 6
+
+
+def test_step_display_formats_the_difference_in_points():
+    outs = {("c", "a"): _outcome("c", "a", [1.0, 1.0] * 10),
+            ("c", "b"): _outcome("c", "b", [1.0, 0.0] * 10)}
+    shown = closing.step_display(closing.step_table(outs, [("a", "b")]))
+    assert list(shown.columns) == ["benchmark", "step", "against", "difference", "n"]
+    assert shown.difference[0] == "+50.0 [+30.0, +70.0]"
