@@ -104,7 +104,7 @@ from ragkit.results import show_figure
 
 show_figure(bars(table, f"recall@B{B}", title=f"Span recall at {B:,} tokens: small, big and "
                                                  "small-to-big"), "06_parent_child_recall")
-show_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens"), "06_parent_child_iou")
+_ = show_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens"), "06_parent_child_iou")
 
 # %% [markdown]
 # ## A claim to check
@@ -214,12 +214,12 @@ print(rec.save())
 # ## What we measured
 
 # %%
+from ragkit.closing import after_colon
 from ragkit.report import pct, what_we_measured
 
 display(Markdown(what_we_measured(
-    [f"On **{r.benchmark}**, at {B:,} tokens: " + finding(r.comparison, r.step, r.against,
-                                                          f"recall@{B}")
-     for r in pairs.itertuples()]
+    [f"On **{r.benchmark}**, at {B:,} tokens: " + after_colon(
+        finding(r.comparison, r.step, r.against, f"recall@{B}")) for r in pairs.itertuples()]
     + [f"Children per returned parent (last query batch): "
        + ", ".join(f"{b} {s.mean():.2f} on average" for b, s in collapse.items()) + ".",
        f"Seed 002's precision@5 claim: " + "; ".join(

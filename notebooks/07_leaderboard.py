@@ -136,8 +136,9 @@ for name, b in boards.items():
     display(Markdown(f"### {name}\n\n" + lb.markdown(b, max_rows=15)))
 
 # %% [markdown]
-# The same boards as ranked bars: the leading configurations, best on top, each with its 95 %
-# interval; the best simple baselines in orange (drawn even when they rank below the cut).
+# The same boards as a ranked chart: the leading configurations, best on top, each a dot at
+# its mean with its 95 % interval; the best simple baselines in orange, drawn even when they
+# rank below the cut, with a dotted line at the best of them.
 # Overlapping whiskers do not settle a comparison: the paired comparisons of the decision guide
 # at the end of this notebook do.
 
@@ -221,7 +222,7 @@ ragas_table = pd.DataFrame({
 for r in ragas_table.itertuples():
     rec.add(experiment="ragas", benchmark="anthropic", strategy="upstream", metric=r.metric,
             value=r.ragas, embedder=embedder.name, k=K, n_queries=len(anthropic.queries))
-ragas_table
+percent_table(ragas_table, shares=["ragas", "ragkit"])
 
 # %% [markdown]
 # ### Judged by an LLM: faithfulness and answer relevancy

@@ -122,13 +122,16 @@ from ragkit.explain import chunk_view, hits_text
 best, worst = outcomes[(bench.name, top.strategy)], outcomes[(bench.name, table.iloc[-1].strategy)]
 gap = (best.per_query.set_index("query_id")["recall"]
        - worst.per_query.set_index("query_id")["recall"]).sort_values()
-qid = gap.index[-1] if len(gap) else None
+qid = gap.index[-1] if len(gap) and gap.iloc[-1] > 0 else None
+display(Markdown(f"The best strategy has more span recall than the worst on {int((gap > 0).sum())}"
+                 f" questions and less on {int((gap < 0).sum())}."))
 if qid is not None:
     q = {x.id: x for x in bench.queries}[qid]
     doc = bench.docs_by_id()[q.gold[0].doc_id]
     display(Markdown(f"**{q.id}: {q.text}**"))
     for out in (best, worst):
-        display(Markdown(f"*{out.strategy}* — span recall {out.per_query.set_index('query_id').recall[qid]:.0%}"))
+        recall = out.per_query.set_index("query_id").recall[qid]
+        display(Markdown(f"*{out.strategy}* — span recall {recall:.0%}"))
         display(HTML(chunk_view(doc, out.chunks, q.gold[0], context=200)))
         print(hits_text(q, out.hits[q.id], k=2))
 
@@ -172,6 +175,7 @@ print(rec.save())
 # ## What we measured
 
 # %%
+from ragkit.closing import after_colon
 from ragkit.report import finding, pct, what_we_measured
 
 display(Markdown(what_we_measured(
@@ -179,7 +183,8 @@ display(Markdown(what_we_measured(
      f"({len(question_problems)} skipped); {len(table)} strategies compared.",
      f"Best span recall at `k = {K}`: **{top.strategy}** ({pct(top.recall)}); worst: "
      f"**{table.iloc[-1].strategy}** ({pct(table.iloc[-1].recall)})."]
-    + [f"At `k = {K}`: " + finding(r.comparison, r.step, r.against, f"recall@{K}")
-       for r in at_k.itertuples()]
-    + [f"At {B} tokens: " + finding(r.comparison, r.step, r.against, f"recall@{B}")
-       for r in at_budget.itertuples()])))
+    + [f"At `k = {K}`: " + after_colon(finding(r.comparison, r.step, r.against,
+                                               f"recall@{K}")) for r in at_k.itertuples()]
+    + [f"At {B:,} tokens: " + after_colon(finding(r.comparison, r.step, r.against,
+                                                  f"recall@{B}")) for r in at_budget.itertuples()]
+)))
