@@ -179,7 +179,8 @@ from ragkit.closing import after_colon
 from ragkit.report import finding, pct, what_we_measured
 
 display(Markdown(what_we_measured(
-    [f"{len(bench.documents)} documents, {len(bench.queries)} questions anchored by quote "
+    [f"{len(bench.documents)} documents, {len(bench.queries)} questions anchored by quote, "
+     f"{sum(1 for q in bench.queries if q.gold)} of them with evidence and scored "
      f"({len(question_problems)} skipped); {len(table)} strategies compared.",
      f"Best span recall at `k = {K}`: **{top.strategy}** ({pct(top.recall)}); worst: "
      f"**{table.iloc[-1].strategy}** ({pct(table.iloc[-1].recall)})."]
