@@ -341,9 +341,7 @@ display(Markdown(guide_text))
 #    change, and does "nothing beats the simple baseline" appear where it did not before?
 
 # %%
-percent_table(guide.decision_guide(rows, scores, budgets=[256, 4096])[
-    ["benchmark", "budget", "pick", "leader", "baseline", "recall", "diff", "low", "high"]],
-    shares=["recall"])
+guide.summary(guide.decision_guide(rows, scores, budgets=[256, 4096]))
 
 # %% [markdown]
 # 2. **A stricter baseline set.** Count only fixed-size and recursive splitters as baselines
@@ -351,8 +349,8 @@ percent_table(guide.decision_guide(rows, scores, budgets=[256, 4096])[
 #    challengers. Which baseline is now the one to beat?
 
 # %%
-guide.decision_guide(rows, scores, budgets=[BUDGET], baselines=("fixed", "recursive"))[
-    ["benchmark", "pick", "leader", "baseline", "diff", "low", "high"]]
+guide.summary(guide.decision_guide(rows, scores, budgets=[BUDGET],
+                                  baselines=("fixed", "recursive")))
 
 # %% [markdown]
 # 3. **Another metric for the combinations.** Re-run the step table on IoU (`metric="iou"`):

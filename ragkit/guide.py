@@ -255,3 +255,14 @@ def write(text: str, path: str | Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, text + "\n")
     return path
+
+
+def summary(guide: pd.DataFrame) -> pd.DataFrame:
+    """The guide for reading in a notebook: benchmark, budget, verdict, baseline and the
+    paired difference in points with its interval (the pick's, or the best challenger's)."""
+    return pd.DataFrame({
+        "benchmark": guide.benchmark, "budget": guide.budget,
+        "verdict": [_verdict(r) for r in guide.itertuples()],
+        "baseline": [f"{r.baseline} ({_pct(r.baseline_recall)})" for r in guide.itertuples()],
+        "difference, points [95 % CI]": [_points(r.diff, r.low, r.high)
+                                         for r in guide.itertuples()]})

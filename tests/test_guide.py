@@ -97,3 +97,13 @@ def test_an_empty_guide_keeps_its_columns(tmp_path, monkeypatch):
     g = guide.decision_guide(rows, scores)     # no baseline: nothing to decide
     assert g.empty and "pick" in g.columns
     assert guide.by_type(rows, scores, g).empty
+
+
+def test_summary_reads_the_verdict_and_the_difference(tmp_path, monkeypatch):
+    rows, scores = _saved(tmp_path, monkeypatch, [
+        (("fixed_chars(1000/200)", [1.0, 0.0] * 40), {}),
+        (("router", [1.0, 1.0, 1.0, 0.0] * 20), {})])
+    s = guide.summary(guide.decision_guide(rows, scores, budgets=[1024]))
+    assert s.verdict[0] == "**router** beats the baseline"
+    assert s.baseline[0] == "fixed_chars(1000/200) (50.0 %)"
+    assert s["difference, points [95 % CI]"][0].startswith("+25.0 [")
