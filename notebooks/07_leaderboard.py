@@ -272,7 +272,7 @@ from ragkit.benchmarks import Benchmark
 from ragkit.chunkers.groups import SentenceGroupChunker
 from ragkit.closing import (FLOOR, after_colon, at_floor, position_inputs, position_pair,
                             position_summary)
-from ragkit.report import finding, pct
+from ragkit.report import ci, finding, pct
 
 course = load("course")
 candidates = [q for q in course.queries if q.type == "lookup" and len(q.gold) == 1
@@ -307,9 +307,11 @@ if at_floor(alone_acc):
         f"With the gold passage alone the model gives the key number for {pct(alone_acc)} of "
         f"{len(alone)} questions: below the floor of {pct(FLOOR, 0)} this experiment needs. "
         "A model that cannot answer from the gold alone has little to lose when the gold moves, "
-        "so these positions cannot show a lost-in-the-middle effect; the differences between "
-        "them are noise. Showing one takes a stronger model (or a larger one through "
-        "llama.cpp), not more distractors."))
+        "so these positions cannot show a lost-in-the-middle effect (gold in the middle against "
+        "gold first: " + after_colon(finding(middle_vs_first, "gold in the middle", "gold first",
+                                             "answer accuracy")).rstrip(".")
+        + "). Showing one takes a model that can answer from the gold alone (a larger one "
+        "through llama.cpp), not more distractors."))
 else:
     display(Markdown(
         f"With the gold alone the model answers {pct(alone_acc)} of {len(alone)} questions, "

@@ -107,3 +107,24 @@ def test_summary_reads_the_verdict_and_the_difference(tmp_path, monkeypatch):
     assert s.verdict[0] == "**router** beats the baseline"
     assert s.baseline[0] == "fixed_chars(1000/200) (50.0 %)"
     assert s["difference, points [95 % CI]"][0].startswith("+25.0 [")
+
+
+def test_closing_sentences_from_the_guide_and_the_boards(tmp_path, monkeypatch):
+    from ragkit import closing
+    from ragkit import leaderboard as lb
+
+    rows, scores = _saved(tmp_path, monkeypatch, [
+        (("fixed_chars(1000/200)", [1.0, 1.0, 1.0, 0.0] * 20), {}),
+        (("router", [1.0, 0.0] * 40), {}),
+        (("structure", [1.0, 1.0, 0.0, 1.0] * 20), {})])
+    g = guide.decision_guide(rows, scores, budgets=[1024])
+    said = closing.guide_findings(g, 1024)
+    assert said[0].startswith("Across 1 benchmark × budget cells of the decision guide, a "
+                              "configuration beats the best simple baseline in 0 (none)")
+    assert said[1].startswith("On **course** at 1,024 tokens nothing beats the simple baseline "
+                              "**fixed_chars(1000/200)** (75.0 %); its best challenger: no "
+                              "measurable difference between **structure**")
+    boards = {"course": lb.board(rows, scores, "course", 1024)}
+    router = closing.router_findings(boards, scores, 1024)[0]
+    assert router.startswith("On **course** the router ranks 3 of 3 at 1,024 tokens; "
+                             "**fixed_chars(1000/200)** beats **router** on recall@1024 by 25.0")
