@@ -11,26 +11,32 @@
 # %% [markdown]
 # # 06 · Embed small, return big
 #
-# A chunk does two jobs: it must *match* the question (small is better: one idea per vector)
-# and it must *answer* it (big is better: the caveat in the next sentence comes along). Parent-
-# child retrieval splits the jobs. Small children — groups of whole sentences — are embedded
-# and searched; what comes back is their parent section. Two variants:
+# Seed 000's third fix is "Embed small. Return big.": match the question against a small
+# chunk, then hand the model the section it came from. A chunk does two jobs: it must *match*
+# the question (small is better: one idea per vector) and it must *answer* it (big is better:
+# the caveat in the next sentence comes along). Parent-child retrieval splits the jobs. Small
+# children — groups of whole sentences — are embedded and searched; what comes back is their
+# parent section. Two variants:
 #
 # - **auto-merging** returns the children, except that when at least half of a parent's
 #   children are retrieved they are replaced by the parent;
-# - **sentence window** embeds single sentences and returns each hit with two sentences on
-#   either side.
+# - **sentence window** embeds single sentences and returns each hit with `window = 2`
+#   sentences on either side.
 #
-# Five strategies on all three benchmarks. A parent is long, so at the same k it brings far more
-# text to the model than a child: comparing them at k = 5 rewards size, not retrieval. The
-# primary comparison is therefore at an **equal context budget** (1,024 cl100k tokens reach the
-# model, whatever the unit), with k = 5 kept as a secondary column.
+# **The question:** when the same number of tokens reaches the model, does returning the
+# parent of a matched child beat returning the child, or the parent matched directly? A parent
+# is long, so at the same k it brings far more text than a child: comparing them at `k = 5`
+# rewards size, not retrieval. The primary comparison is therefore at an **equal context
+# budget** (`B = 1024` cl100k tokens reach the model, whatever the unit), with `k = 5` kept as
+# a secondary column. Five strategies, all three benchmarks.
 
 # %%
 from IPython.display import HTML, Markdown, display
 
 from ragkit.config import get_settings, seed_everything
+from ragkit.report import quiet_cells
 
+quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
 settings = get_settings()
 
@@ -40,8 +46,10 @@ import pandas as pd
 from ragkit.benchmarks import load
 from ragkit.chunkers import StructureChunker
 from ragkit.embed import Embedder
-from ragkit.parents import ParentChildRetriever, SentenceWindowRetriever
+from ragkit.parents import (ParentChildRetriever, SentenceWindowRetriever,
+                            comparison_strategies)
 from ragkit.pipeline import run_experiment
+from ragkit.report import percent_table
 from ragkit.results import Recorder
 
 rec = Recorder("06_parent_child")
@@ -53,25 +61,11 @@ metrics = [f"recall@B{B}", f"pass@B{B}", f"iou@B{B}", "recall", "precision@k", "
            "mean_returned_chars"]
 
 
-def strategies(bench):
-    pc = ParentChildRetriever(bench.documents, parents, embedder, child_tokens=160, child_k=20)
-    merge = ParentChildRetriever(bench.documents, parents, embedder, child_tokens=160,
-                                 child_k=20, mode="auto_merge", store=pc.store)
-    window = SentenceWindowRetriever(bench.documents, embedder, window=2)
-    big = list(pc.store.parents.values())
-    return {
-        "small (children)": dict(chunks=pc.children, retriever="dense"),
-        "big (parents)": dict(chunks=big, retriever="dense"),
-        "small-to-big": dict(chunks=big, retriever=pc),
-        "auto-merging": dict(chunks=big + pc.children, retriever=merge),
-        "sentence window": dict(chunks=window.sentences, retriever=window, omega=False),
-    }, pc
-
-
-rows, collapse, outcomes = [], {}, {}
+rows, collapse, outcomes, stores = [], {}, {}, {}
 for name in ("course", "chroma", "anthropic"):
     bench = load(name).for_profile()
-    runs, pc = strategies(bench)
+    runs, pc = comparison_strategies(bench, embedder, parents, child_tokens=160, child_k=20)
+    stores[name] = pc
     for label, kw in runs.items():
         out = run_experiment(bench, embedder=embedder, k=K, label=label, **kw)
         out.record(rec, experiment="parent_child", embedder=embedder.name, k=K)
@@ -81,29 +75,24 @@ for name in ("course", "chroma", "anthropic"):
         outcomes[(name, label)] = out
     collapse[name] = pd.Series([sum(c.values()) / len(c) for c in pc.last_collapse])
 table = pd.DataFrame(rows)
-pct = [m for m in metrics if m != "mean_returned_chars"]
-table.style.format({m: "{:.1%}" for m in pct} | {"mean_returned_chars": "{:,.0f}"})
+percent_table(table, shares=[m for m in metrics if m != "mean_returned_chars"],
+              counts=["mean_returned_chars"])
 
 # %% [markdown]
 # Small-to-big against its own children and against the big chunks, at the same budget,
 # paired over the same questions (95 % bootstrap intervals):
 
 # %%
-from ragkit.stats import paired
+from ragkit.closing import step_display, step_table
+from ragkit.report import finding
 
-pairs = []
-for name in ("course", "chroma", "anthropic"):
-    s2b = outcomes[(name, "small-to-big")]
-    for other in ("small (children)", "big (parents)"):
-        o = outcomes[(name, other)]
-        c = paired(s2b.values("recall", B), o.values("recall", B))  # same questions, same order
-        pairs.append({"benchmark": name, "comparison": f"small-to-big vs {other}",
-                      "finding": c.finding("small-to-big", other)})
-pd.DataFrame(pairs)
+S2B = (("small-to-big", "small (children)"), ("small-to-big", "big (parents)"))
+pairs = step_table(outcomes, S2B, budget=B)
+step_display(pairs)
 
 # %% [markdown]
-# How many of the 20 retrieved children fall into each returned parent, on average (the last
-# query batch of each benchmark):
+# How many of the retrieved children (`child_k = 20`) fall into each returned parent, on
+# average (the last query batch of each benchmark):
 
 # %%
 pd.DataFrame({b: {"children per parent (mean)": s.mean(), "max": s.max()}
@@ -111,20 +100,21 @@ pd.DataFrame({b: {"children per parent (mean)": s.mean(), "max": s.max()}
 
 # %%
 from ragkit.plots import bars
-from ragkit.results import save_figure
+from ragkit.results import show_figure
 
-save_figure(bars(table, f"recall@B{B}", title=f"Span recall at {B:,} tokens: small, big and "
+show_figure(bars(table, f"recall@B{B}", title=f"Span recall at {B:,} tokens: small, big and "
                                                  "small-to-big"), "06_parent_child_recall")
-save_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens"), "06_parent_child_iou")
+_ = show_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens"), "06_parent_child_iou")
 
 # %% [markdown]
 # ## A claim to check
 # Seed 002: retrieving small chunks gives precision@5 ≈ 0.93 (the share of the top five small
 # chunks that contain the gold answer), against ≈ 0.74 retrieving ~1,500-token chunks directly.
-# The big chunks here are sections of 1,000–1,500 tokens; MiniLM reads only 256 tokens, so a
-# MiniLM "big" baseline is a truncated one (its rows carry a `truncated:N` flag) and is kept out
-# of the verdict. With an encoder that reads 2,048 tokens (`RAGKIT_GEMMA_DIR`) the same pair is
-# embedded with it and decided by the rule declared in `ragkit.claims`.
+# The big chunks here are sections of `StructureChunker(soft=1000, hard=1500)` tokens; MiniLM
+# reads only its first `256` tokens, so a MiniLM "big" baseline is a truncated one (its rows
+# carry a `truncated:N` flag) and is kept out of the verdict. With an encoder that reads
+# `2048` tokens (`RAGKIT_GEMMA_DIR`) the same pair is embedded with it and decided by the rule
+# declared in `ragkit.claims`.
 
 # %%
 import os
@@ -141,25 +131,102 @@ if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
                       "big (parents)": dict(chunks=list(long_pc.store.parents.values()))}.items():
         out = run_experiment(course, embedder=gemma, k=K, label=label, **kw)
         out.record(rec, experiment="parent_child", embedder=gemma.name, k=K)
-show(check_claims(*rec.frames(), claims=claims_for("seed002-small-to-big")))
+claim = check_claims(*rec.frames(), claims=claims_for("seed002-small-to-big"))
+show(claim)
 
 # %% [markdown]
-# ## "Refunds within 14 days" — chunk by chunk
-# Seed 000's case: the rule and its caveat are consecutive sentences. A small chunk can end
-# between them; the parent cannot.
+# ## The rule and its caveat — chunk by chunk
+# Seed 000's case: "Refunds within 14 days" is true and useless without the next line, which
+# limits it. The seed expects a small chunk to end between the two sentences and the parent to
+# carry both. Here is the course's version of that question, with the children that touch its
+# gold drawn whole (boundaries marked, gold in red), and what three strategies return.
 
 # %%
-from ragkit.explain import chunk_view, hits_table
+from ragkit.explain import chunk_view, hits_text
 
 course = load("course").for_profile()
 q = next(q for q in course.queries if q.id == "q014")
 doc = course.docs_by_id()[q.gold[0].doc_id]
 display(Markdown(f"**{q.id}: {q.text}**  \nExpected: {q.answer}"))
-for label in ("small (children)", "small-to-big", "sentence window"):
-    out = outcomes[("course", label)]
-    display(Markdown(f"*{label}* — span recall at {B:,} tokens "
-                     f"{out.values('recall', B)[q.id]:.0%}"))
-    display(hits_table(q, out.hits[q.id], k=2, width=160))
+display(HTML(chunk_view(doc, stores["course"].children, q.gold[0])))
+case = {label: outcomes[("course", label)].values("recall", B)[q.id]
+        for label in ("small (children)", "small-to-big", "sentence window")}
+for label in case:
+    print(f"=== {label}: span recall at {B:,} tokens {case[label]:.0%}\n"
+          f"{hits_text(q, outcomes[('course', label)].hits[q.id], k=1)}\n")
+
+# %%
+one_child = any(c.start <= q.gold[0].start and q.gold[0].end <= c.end
+                for c in stores["course"].children if c.doc_id == doc.id)
+display(Markdown(
+    ("One child holds the whole gold span, rule and caveat together, so the small chunk does "
+     "not end between them here" if one_child else
+     "No single child holds the whole gold span: the small chunks end between the rule and its "
+     "caveat, as the seed says")
+    + f"; the children alone reach span recall {case['small (children)']:.0%} at {B:,} tokens, "
+    f"small-to-big {case['small-to-big']:.0%}. " + (
+        "On this question returning the parent adds nothing the child did not already bring."
+        if case["small (children)"] >= case["small-to-big"] else
+        "Returning the parent brings back gold the child missed.")))
+
+# %% [markdown]
+# ## Exercises
+# Each runs as written on a slice of the course corpus (its first documents), so it takes
+# seconds; change the value and run it again.
+#
+# 1. **Smaller children.** Set `child_tokens` to `80` (the default above is `160`). Smaller
+#    children match more sharply but each brings less; does small-to-big's recall at the
+#    budget move?
+
+# %%
+small = course.restrict([d.id for d in course.documents[:12]])
+child_tokens = 160  # try 80
+pc_x = ParentChildRetriever(small.documents, parents, embedder, child_tokens=child_tokens,
+                            child_k=20)
+x = run_experiment(small, embedder=embedder, k=K, chunks=list(pc_x.store.parents.values()),
+                   retriever=pc_x, label=f"small-to-big, children of {child_tokens}")
+print(f"{x.strategy}: recall@{B} {x.means[f'recall@B{B}']:.1%} over {len(small.queries)} "
+      "questions")
+
+# %% [markdown]
+# 2. **A narrower window.** Set the sentence window to `1` sentence on either side: less text
+#    per hit, so more hits fit in the budget.
+
+# %%
+window = 2  # try 1
+w = SentenceWindowRetriever(small.documents, embedder, window=window)
+y = run_experiment(small, embedder=embedder, k=K, chunks=w.sentences, retriever=w,
+                   label=f"sentence window {window}", omega=False)
+print(f"{y.strategy}: recall@{B} {y.means[f'recall@B{B}']:.1%}, IoU@{B} "
+      f"{y.means[f'iou@B{B}']:.1%}")
+
+# %% [markdown]
+# 3. **Another budget.** The outcomes above hold every budget of `ragkit.evaluate.BUDGETS`;
+#    compare small-to-big with its children at `512` tokens instead (nothing is re-embedded).
+
+# %%
+step_display(step_table(outcomes, S2B, budget=512))
 
 # %%
 print(rec.save())
+
+# %% [markdown]
+# ## What we measured
+
+# %%
+from ragkit.closing import after_colon
+from ragkit.report import pct, what_we_measured
+
+display(Markdown(what_we_measured(
+    [f"On **{r.benchmark}**, at {B:,} tokens: " + after_colon(
+        finding(r.comparison, r.step, r.against, f"recall@{B}")) for r in pairs.itertuples()]
+    + [f"Children per returned parent (last query batch): "
+       + ", ".join(f"{b} {s.mean():.2f} on average" for b, s in collapse.items()) + ".",
+       f"Seed 002's precision@5 claim: " + "; ".join(
+           f"{r.verdict}" + (f" ({r.reason})" if r.reason else "")
+           for r in claim[claim.role == "claim"].itertuples()) + ".",
+       f"The rule-and-caveat question {q.id}: children {pct(case['small (children)'])}, "
+       f"small-to-big {pct(case['small-to-big'])}, sentence window "
+       f"{pct(case['sentence window'])} span recall at {B:,} tokens; "
+       + ("one child holds the whole gold span." if one_child else
+          "no single child holds the whole gold span.")])))

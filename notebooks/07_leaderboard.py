@@ -11,11 +11,13 @@
 # %% [markdown]
 # # 07 · The leaderboard: everything, on the same harness
 #
-# Every notebook wrote its numbers as rows of one schema. This one reads them all, adds the
-# combinations (structure + breadcrumbs + contextual preambles + hybrid search, late chunking
-# over structure spans, parent-child), checks each quantitative claim the course quoted against
-# what we measured, and ends with one generation experiment: does the position of the evidence
-# in the prompt matter?
+# Seed 002 puts the rule plainly: "You cannot say "this chunker is better" without
+# measurements." Every notebook so far wrote its numbers as rows of one schema. This one reads
+# them all and asks the question a practitioner ends with: **at an equal context budget, does
+# any of the fixes beat a simple fixed-size or recursive splitter, by how much, and at what
+# cost?** It adds a few combinations, checks each quantitative claim the course quoted, runs
+# one generation experiment (does the position of the evidence in the prompt matter?) and ends
+# with the decision guide, regenerated from the rows on every `make reproduce`.
 
 # %%
 import pandas as pd
@@ -23,14 +25,20 @@ from IPython.display import Markdown, display
 
 from ragkit.config import get_settings, seed_everything
 
+from ragkit.report import quiet_cells
+
+quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
 settings = get_settings()
 
 # %% [markdown]
 # ## Combinations
-# The fixes of notebooks 02–06 one at a time, and structure chunking with breadcrumbs,
-# preambles and hybrid search added in turn, on all three benchmarks (MiniLM; recall at 1,024
-# tokens and at k = 5).
+# Structure chunking (notebook 02) as the base, then three rows that each add one step to the
+# row before: heading breadcrumbs, a structural preamble (notebook 04, no LLM), BM25 fused with
+# the embeddings. Two more rows are *not* stacked on those: late chunking (notebook 05) and
+# parent-child retrieval (notebook 06), each applied to plain structure chunks. Metadata
+# filters (notebook 03) are not in the stack. MiniLM throughout; recall at a budget of `1024`
+# cl100k tokens and at `k = 5`.
 
 # %%
 from ragkit.benchmarks import load
@@ -46,7 +54,7 @@ rec = Recorder("07_leaderboard")
 embedder = Embedder()
 K = 5
 metrics = ["recall@B1024", "pass@B1024", "iou@B1024", "recall", "recall@k", "ndcg@10"]
-combo_rows = []
+combo_rows, combo_outcomes = [], {}
 for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic"):
     bench = load(name).for_profile()
     plain = StructureChunker(breadcrumb="none").chunk_all(bench.documents)
@@ -66,15 +74,49 @@ for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic")
     for label, kw in runs.items():
         out = run_experiment(bench, embedder=embedder, k=K, label=label, **kw)
         out.record(rec, experiment="combinations", embedder=embedder.name, k=K)
+        combo_outcomes[(name, label)] = out
         combo_rows.append({"benchmark": name, "strategy": label,
                            **{m: out.means[m] for m in metrics}, "flags": ";".join(out.flags)})
 combos = pd.DataFrame(combo_rows)
 combos.style.format({m: "{:.1%}" for m in metrics})
 
 # %% [markdown]
+# Each step against the row it builds on (the side branches against plain structure), paired
+# over the same questions at `1024` tokens:
+
+# %%
+from ragkit.closing import step_display, step_table
+
+steps = step_table(combo_outcomes, budget=1024)
+step_display(steps)
+
+# %% [markdown]
+# ## One question, with and without the structural preamble
+# The course question whose recall changes the most for the worse when the structural
+# preamble is added to the breadcrumbed chunks (if any does). The top hits of both, in full,
+# with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
+
+# %%
+from ragkit.explain import hits_text
+
+with_pre = combo_outcomes[("course", "+ structural preamble")]
+without = combo_outcomes[("course", "structure + breadcrumbs")]
+loss = (with_pre.values("recall", 1024) - without.values("recall", 1024)).sort_values()
+qid = loss.index[0]
+q = {x.id: x for x in load("course").for_profile().queries}[qid]
+display(Markdown(f"**{q.id}: {q.text}** — recall at `1024` tokens: breadcrumbs "
+                 f"{without.values('recall', 1024)[qid]:.0%}, + structural preamble "
+                 f"{with_pre.values('recall', 1024)[qid]:.0%}. " + (
+                     f"{int((loss < 0).sum())} of {len(loss)} questions lose recall with the "
+                     f"preamble, {int((loss > 0).sum())} gain." if loss.iloc[0] < 0 else
+                     "No question loses recall with the preamble here.")))
+for label, out in (("structure + breadcrumbs", without), ("+ structural preamble", with_pre)):
+    print(f"=== {label}\n{hits_text(q, out.hits[qid], k=2)}\n")
+
+# %% [markdown]
 # ## The leaderboard, at an equal context budget
 # Every configuration the course measured, one row each (a configuration measured by two
-# notebooks is one row naming both), ranked by span recall when **1,024 cl100k tokens** of
+# notebooks is one row naming both), ranked by span recall when **`1024` cl100k tokens** of
 # retrieved text reach the model. Each value is a mean over the benchmark's questions with its
 # 95 % bootstrap interval; `n` is the number of questions scored; recall@5 (a fixed number of
 # hits, whatever their size) is kept as a secondary column. (Run `make reproduce` first; in
@@ -83,6 +125,7 @@ combos.style.format({m: "{:.1%}" for m in metrics})
 # %%
 rec.save()  # so the combinations are part of what we read
 from ragkit import leaderboard as lb
+from ragkit.report import percent_table
 from ragkit.results import load_results, load_scores
 
 rows, scores = load_results(), load_scores()
@@ -93,52 +136,49 @@ for name, b in boards.items():
     display(Markdown(f"### {name}\n\n" + lb.markdown(b, max_rows=15)))
 
 # %% [markdown]
-# ## Does a fix beat the simple baselines?
-# The best ragkit configuration against the best simple splitter (fixed, recursive, langchain,
-# chonkie) of each benchmark, paired over the same questions, at three budgets.
+# The same boards as a ranked chart: the leading configurations, best on top, each a dot at
+# its mean with its 95 % interval; the best simple baselines in orange, drawn even when they
+# rank below the cut, with a dotted line at the best of them.
+# Overlapping whiskers do not settle a comparison: the paired comparisons of the decision guide
+# at the end of this notebook do.
 
 # %%
-verdicts = []
-for name in boards:
-    for budget in (512, 1024, 2048):
-        r = lb.best_against_baseline(rows, scores, name, budget)
-        if r is not None:
-            verdicts.append({"benchmark": name, "budget": budget, "best": r["best"],
-                             "baseline": r["baseline"],
-                             "finding": r["comparison"].finding(r["best"], r["baseline"])})
-pd.DataFrame(verdicts)
+from ragkit.plots import ranked_intervals
+from ragkit.results import show_figure
+
+for name, b in boards.items():
+    show_figure(ranked_intervals(b, top=12, highlight=lambda s: s.startswith(lb.BASELINES),
+                                 title=f"{name}: span recall at {BUDGET:,} tokens"),
+                f"07_board_{name}")
 
 # %% [markdown]
 # ## Recall against budget
-# The leading configurations and the best two simple baselines at every budget from 256 to
-# 4,096 tokens (the shaded band is the 95 % interval). Where two lines cross, which strategy
-# "wins" depends on how much context you can afford.
+# The three leading configurations and the best simple baseline at every budget in
+# `ragkit.evaluate.BUDGETS` (the shaded band is the 95 % interval). Where two lines cross,
+# which strategy "wins" depends on how much context you can afford.
 
 # %%
-from ragkit.results import save_figure
-
 for name, b in boards.items():
-    top = list(b.run.head(6)) + list(b[b.strategy.str.startswith(lb.BASELINES)].run.head(2))
+    top = list(b.run.head(3)) + list(b[b.strategy.str.startswith(lb.BASELINES)].run.head(1))
     fig = lb.plot_curves(lb.curves(rows, scores, name, runs=top), f"{name}: recall vs budget")
-    save_figure(fig, f"07_budget_{name}")
-    display(fig)
+    show_figure(fig, f"07_budget_{name}")
 
 # %% [markdown]
 # ## By question type (course corpus)
-# Span recall at 1,024 tokens for the leading configurations, per question type (`n` in each
+# Span recall at `1024` tokens for the leading configurations, per question type (`n` in each
 # column header).
 
 # %%
 types = lb.by_type(rows, scores, "course", BUDGET)
-types.style.format({c: "{:.1%}" for c in types.columns if c not in ("strategy", "embedder")})
+percent_table(types)
 
 # %% [markdown]
 # ## Claim check
 # Each quantitative claim the course quotes, decided by the rule declared for it in
 # `ragkit.claims` before any number was read: the claim's own metric, one configuration and
-# one baseline, a paired 95 % interval, and a tolerance of 10 % of the claimed value. Other
-# generators and the controls appear as sensitivity rows, without a verdict. "Not measurable
-# here" always says why.
+# one baseline, a paired 95 % interval, and a tolerance of a tenth of the claimed value
+# (`tolerance = 0.1`). Other generators and the controls appear as sensitivity rows, without a
+# verdict. "Not measurable here" always says why.
 
 # %%
 from ragkit.claims import check_claims, show
@@ -182,13 +222,13 @@ ragas_table = pd.DataFrame({
 for r in ragas_table.itertuples():
     rec.add(experiment="ragas", benchmark="anthropic", strategy="upstream", metric=r.metric,
             value=r.ragas, embedder=embedder.name, k=K, n_queries=len(anthropic.queries))
-ragas_table
+percent_table(ragas_table, shares=["ragas", "ragkit"])
 
 # %% [markdown]
 # ### Judged by an LLM: faithfulness and answer relevancy
 # Seed 002's second claim: answers from small-to-big contexts are more faithful (≈ 0.91) than
 # from big chunks (≈ 0.79). The local SmolLM2 answers the same course questions from each
-# retriever's top 3; ragas' judge (OpenAI, `OPENAI_API_KEY`) scores the answers. Without a key
+# retriever's top passages (`k = 3`); ragas' judge (OpenAI, `OPENAI_API_KEY`) scores the answers. Without a key
 # the rows are recorded as skipped, with the reason.
 
 # %%
@@ -222,13 +262,17 @@ else:
 # ## Lost in the middle
 # The gold chunk of a question first, in the middle, or last among four distractor chunks
 # (the best-ranked wrong chunks), answered by the local SmolLM2-135M-Instruct. An answer counts
-# when it contains the expected answer's key number.
+# when it contains the expected answer's key number. A position effect can only show if the
+# model answers well when it can: so the same questions are also asked with the gold passage
+# alone, which is the most the model can do here.
 
 # %%
 from ragkit.answer import LocalAnswerer, key_fact, lost_in_the_middle
 from ragkit.benchmarks import Benchmark
 from ragkit.chunkers.groups import SentenceGroupChunker
-from ragkit.evaluate import overlaps
+from ragkit.closing import (FLOOR, after_colon, at_floor, position_inputs, position_pair,
+                            position_summary)
+from ragkit.report import ci, finding, pct
 
 course = load("course")
 candidates = [q for q in course.queries if q.type == "lookup" and len(q.gold) == 1
@@ -237,27 +281,104 @@ candidates = candidates[:: max(1, len(candidates) // (3 if settings.smoke else 2
 chunks = SentenceGroupChunker(128).chunk_all(course.documents)
 res = run_experiment(Benchmark("course", course.documents, candidates), embedder=embedder,
                      k=10, chunks=chunks, label="sentences")
-gold, distract = {}, {}
-for q in candidates:
-    hits = res.retrieved(q.id)
-    g = [c for c in chunks if c.doc_id == q.gold[0].doc_id and c.start <= q.gold[0].start
-         and q.gold[0].end <= c.end]
-    if g:
-        gold[q.id] = g[0]
-        distract[q.id] = [c for c in hits if not overlaps(c, q.gold)][:4]
+gold, distract = position_inputs(candidates, chunks, res, n_distractors=4)
 answerer = LocalAnswerer()  # answers come from data/cache/answers/ when already generated
-answers = pd.DataFrame([r.__dict__ for r in lost_in_the_middle(
-    [q for q in candidates if q.id in gold], gold, distract, answerer)])
+asked = [q for q in candidates if q.id in gold]
+answers = pd.DataFrame([r.__dict__ for r in lost_in_the_middle(asked, gold, distract, answerer)])
+alone = pd.DataFrame([r.__dict__ for r in lost_in_the_middle(
+    asked, gold, {q.id: [] for q in asked}, answerer, positions=("first",))]).assign(
+    position="alone")
 print(f"answers: {answerer.stats['cache_hits']} from the cache, "
       f"{answerer.stats['generated']} generated")
-by_position = answers.groupby("position", sort=False).correct.mean()
-for pos, acc in by_position.items():
-    rec.add(experiment="lost_in_the_middle", benchmark="course", strategy=f"gold {pos}",
-            metric="answer_accuracy", value=acc, embedder="SmolLM2-135M-Instruct",
-            n_queries=answers.query_id.nunique())
-display(Markdown(" · ".join(f"gold **{p}**: {a:.0%}" for p, a in by_position.items())
-                 + f" of {answers.query_id.nunique()} questions answered with the key number."))
-answers.head(9)
+positions = position_summary(pd.concat([alone, answers]))
+for r in positions.itertuples():
+    rec.add(experiment="lost_in_the_middle", benchmark="course", strategy=f"gold {r.position}",
+            metric="answer_accuracy", value=r.accuracy, embedder="SmolLM2-135M-Instruct",
+            n_queries=r.n)
+percent_table(positions.assign(interval=[ci(lo, hi, signed=False) for lo, hi in zip(
+    positions.low, positions.high)])[["position", "n", "accuracy", "interval"]],
+    shares=["accuracy"])
+
+# %%
+alone_acc = float(alone.correct.mean())
+middle_vs_first = position_pair(answers, "middle", "first")
+if at_floor(alone_acc):
+    display(Markdown(
+        f"With the gold passage alone the model gives the key number for {pct(alone_acc)} of "
+        f"{len(alone)} questions: below the floor of {pct(FLOOR, 0)} this experiment needs. "
+        "A model that cannot answer from the gold alone has little to lose when the gold moves, "
+        "so these positions cannot show a lost-in-the-middle effect (gold in the middle against "
+        "gold first: " + after_colon(finding(middle_vs_first, "gold in the middle", "gold first",
+                                             "answer accuracy")).rstrip(".")
+        + "). Showing one takes a model that can answer from the gold alone (a larger one "
+        "through llama.cpp), not more distractors."))
+else:
+    display(Markdown(
+        f"With the gold alone the model answers {pct(alone_acc)} of {len(alone)} questions, "
+        "so position can matter here: " + after_colon(finding(
+            middle_vs_first, "gold in the middle", "gold first", "answer accuracy"))))
+answers.head(6)
+
+# %% [markdown]
+# ## The decision guide
+# For each benchmark and budget: every configuration against the best simple baseline, paired
+# over the same questions; the pick is the best one whose 95 % interval lies above zero, or
+# "nothing beats the simple baseline". Beside it, what the pick costs as far as the rows record
+# it, and what they do not record. `ragkit.guide` writes the same text to
+# `results/decision_guide.md`.
+
+# %%
+from ragkit import guide
+
+decision = guide.decision_guide(rows, scores)
+guide_text = guide.markdown(decision, guide.by_type(rows, scores, decision, "course", BUDGET))
+print(guide.write(guide_text))
+display(Markdown(guide_text))
+
+# %% [markdown]
+# ## Exercises
+# Each runs as written on the rows already loaded; change the value and run it again.
+#
+# 1. **Scarce or plentiful context.** Decide at `256` and `4096` tokens instead. Does the pick
+#    change, and does "nothing beats the simple baseline" appear where it did not before?
+
+# %%
+guide.summary(guide.decision_guide(rows, scores, budgets=[256, 4096]))
+
+# %% [markdown]
+# 2. **A stricter baseline set.** Count only fixed-size and recursive splitters as baselines
+#    (`baselines=("fixed", "recursive")`), so LangChain's and chonkie's splitters become
+#    challengers. Which baseline is now the one to beat?
+
+# %%
+guide.summary(guide.decision_guide(rows, scores, budgets=[BUDGET],
+                                  baselines=("fixed", "recursive")))
+
+# %% [markdown]
+# 3. **Another metric for the combinations.** Re-run the step table on IoU (`metric="iou"`):
+#    a step that raises recall by returning more text lowers IoU.
+
+# %%
+step_display(step_table(combo_outcomes, budget=1024, metric="iou"))
 
 # %%
 print(rec.save())
+
+# %% [markdown]
+# ## What we measured
+
+# %%
+from ragkit.closing import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
+                            router_findings, step_findings)
+from ragkit.report import what_we_measured
+
+display(Markdown(what_we_measured(
+    guide_findings(decision, BUDGET)
+    + step_findings(steps)
+    + router_findings(boards, scores, BUDGET) + [claims_finding(claims)]
+    + rerank_findings(rerank_pairs(rows, scores))
+    + [f"Lost in the middle, {len(alone)} questions: with the gold alone the model answers "
+       f"{pct(alone_acc)}; " + ("it is at the floor, so the positions show nothing."
+                                if at_floor(alone_acc) else
+                                after_colon(finding(middle_vs_first, "gold in the middle",
+                                                     "gold first", "answer accuracy")))])))

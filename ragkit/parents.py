@@ -175,3 +175,24 @@ class SentenceWindowRetriever:
                     break
             out.append(windows)
         return out
+
+
+def comparison_strategies(bench, embedder, parents, child_tokens: int = 160, child_k: int = 20,
+                          window: int = 2) -> tuple[dict[str, dict], "ParentChildRetriever"]:
+    """Notebook 06's five strategies on one benchmark, as `run_experiment` keyword sets:
+    the children alone, the parents alone, small-to-big, auto-merging (sharing one parent
+    store) and a sentence window; also returns the small-to-big retriever (its children and
+    its collapse counts)."""
+    pc = ParentChildRetriever(bench.documents, parents, embedder, child_tokens=child_tokens,
+                              child_k=child_k)
+    merge = ParentChildRetriever(bench.documents, parents, embedder, child_tokens=child_tokens,
+                                 child_k=child_k, mode="auto_merge", store=pc.store)
+    sentences = SentenceWindowRetriever(bench.documents, embedder, window=window)
+    big = list(pc.store.parents.values())
+    return {
+        "small (children)": dict(chunks=pc.children, retriever="dense"),
+        "big (parents)": dict(chunks=big, retriever="dense"),
+        "small-to-big": dict(chunks=big, retriever=pc),
+        "auto-merging": dict(chunks=big + pc.children, retriever=merge),
+        "sentence window": dict(chunks=sentences.sentences, retriever=sentences, omega=False),
+    }, pc

@@ -109,3 +109,39 @@ def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width) or [""]
+
+
+def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
+                     high: str = "recall_high", label: str = "strategy", top: int = 12,
+                     highlight=None, title: str | None = None, width: int = 60):
+    """A ranked interval chart (a forest plot): the `top` rows of `table` by `value`, best on
+    top, each a dot at its mean with its 95 % interval as a whisker, plus any
+    `highlight`-ed row below the cut (e.g. the best simple baselines, at most two), in orange
+    with a dotted line at the best of them; long labels lose their middle (`width`
+    characters kept), since names differ at both ends. The x
+    axis spans the intervals shown, not 0–100, so close configurations stay apart."""
+    import matplotlib.pyplot as plt
+
+    table = table.sort_values(value, ascending=False).reset_index(drop=True)
+    marked = table[label].map(highlight) if highlight else table[label].map(lambda _: False)
+    keep = table.index[:top].union(table.index[marked.to_numpy().astype(bool)][:2])
+    sub, is_marked = table.loc[keep], marked.loc[keep].to_numpy().astype(bool)
+    names = [s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2):]
+             for s in sub[label].astype(str)]
+    y = list(range(len(sub)))[::-1]
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(sub) + 1.2))
+    v, lo, hi = (100 * sub[c].to_numpy() for c in (value, low, high))
+    for yi, vi, l, h, m in zip(y, v, lo, hi, is_marked):
+        color = "#dd8452" if m else "#4c72b0"
+        ax.errorbar(vi, yi, xerr=[[vi - l], [h - vi]], fmt="o", color=color, ecolor=color,
+                    capsize=2, lw=1, ms=4)
+    if is_marked.any():
+        ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=7)
+    ax.set_xlabel(f"{value} (%), mean and 95 % interval")
+    ax.grid(axis="x", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

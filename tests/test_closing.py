@@ -1,0 +1,100 @@
+"""Closing findings of notebooks 06–08: steps, ranks, rerank pairs, positions, sentences;
+and the ranked leaderboard figure (`ragkit.plots.ranked_intervals`)."""
+
+import pandas as pd
+
+from ragkit import closing
+from ragkit.pipeline import Outcome
+from ragkit.results import Recorder, load_results, load_scores
+
+
+def _outcome(bench, strategy, recall):
+    n = len(recall)
+    pq = pd.DataFrame({"query_id": [f"q{i}" for i in range(n)], "type": "lookup",
+                       "recall": recall, "recall@B1024": recall, "iou@B1024": recall,
+                       "pass@20": recall})
+    means = {c: float(pq[c].mean()) for c in pq.columns if c not in ("query_id", "type")}
+    return Outcome(bench, strategy, [], {}, pq, means, [], {"retriever": "dense"}, {}, 20,
+                   (1024,))
+
+
+def test_step_table_pairs_each_step_with_the_row_it_builds_on():
+    outs = {("course", "structure"): _outcome("course", "structure", [0.0, 1.0] * 20),
+            ("course", "structure + breadcrumbs"): _outcome(
+                "course", "structure + breadcrumbs", [1.0, 1.0] * 20),
+            ("course", "+ structural preamble"): _outcome(
+                "course", "+ structural preamble", [0.0, 0.0] * 20)}
+    t = closing.step_table(outs, budget=1024).set_index("step")
+    assert list(t.index) == ["structure + breadcrumbs", "+ structural preamble"]  # no BM25 row
+    assert t.loc["structure + breadcrumbs", "diff"] == 0.5
+    assert t.loc["+ structural preamble", "against"] == "structure + breadcrumbs"
+    assert t.loc["+ structural preamble", "high"] < 0
+    fixed_k = closing.step_table(outs, [("structure", "+ structural preamble")], budget=None)
+    assert fixed_k.iloc[0]["diff"] == 0.5
+    said = closing.step_findings(closing.step_table(outs, budget=1024))
+    assert said[0].startswith("**structure + breadcrumbs** against structure, recall@1024: it "
+                              "raises it on course (+50.0 points")
+    assert "it lowers it on course (-100.0 points" in said[1]
+
+
+def test_rank_of_finds_merged_names():
+    board = pd.DataFrame({"strategy": ["a", "b = router …", "router"]})
+    assert closing.rank_of(board, "router") == (2, 3)
+    assert closing.rank_of(board, "nope") is None
+
+
+def test_rerank_pairs_compare_each_rerank_stage_with_the_stage_without_it(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("04_x")
+    _outcome("course", "contextual embeddings + BM25 · gemma · c", [1.0, 1.0] * 20).record(
+        rec, experiment="x", embedder="e", k=5)
+    _outcome("course", "contextual embeddings + BM25 + rerank · gemma · c",
+             [1.0, 0.0] * 20).record(rec, experiment="x", embedder="e", k=5)
+    rec.save()
+    rows, scores = load_results(tmp_path), load_scores(tmp_path)
+    pairs = closing.rerank_pairs(rows, scores)
+    assert len(pairs) == 1 and pairs[0]["comparison"].diff == -0.5
+    assert pairs[0]["without"] == "contextual embeddings + BM25 · gemma · c"
+    said = closing.rerank_findings(pairs)[0]
+    assert "beats **contextual embeddings + BM25 + rerank" in said and "Pass@20" in said
+    assert closing.rerank_findings([])[0].startswith("No rerank stage ran")
+
+
+def test_positions_summary_pair_and_floor():
+    answers = pd.DataFrame({"query_id": ["a", "b", "c", "d"] * 2,
+                            "position": ["first"] * 4 + ["middle"] * 4,
+                            "correct": [True, True, False, True, False, True, False, False]})
+    s = closing.position_summary(answers).set_index("position")
+    assert s.loc["first", "accuracy"] == 0.75 and s.loc["middle", "n"] == 4
+    c = closing.position_pair(answers, "middle", "first")
+    assert c.diff == -0.5 and c.n == 4 and c.losses == 2
+    assert closing.at_floor(0.25) and not closing.at_floor(0.8)
+
+
+def test_claims_finding_counts_verdicts_and_after_colon():
+    claims = pd.DataFrame({"role": ["claim", "claim", "sensitivity"],
+                           "verdict": ["held", "not held", "held"]})
+    assert closing.claims_finding(claims) == ("Of the 2 quantitative claims the course checks: "
+                                              "1 held, 1 not held.")
+    assert closing.after_colon("No measurable difference") == "no measurable difference"
+    assert closing.after_colon("**a** beats **b**") == "**a** beats **b**"
+
+
+def test_ranked_intervals_keeps_the_top_and_the_highlighted_rows():
+    from ragkit.plots import ranked_intervals
+
+    board = pd.DataFrame({"strategy": [f"s{i}" for i in range(20)] + ["fixed_chars(1000/200)"],
+                          "recall": [0.9 - 0.01 * i for i in range(20)] + [0.5]})
+    board["recall_low"], board["recall_high"] = board.recall - 0.05, board.recall + 0.05
+    fig = ranked_intervals(board, top=5, highlight=lambda s: s.startswith("fixed"))
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels[0] == "s0" and labels[-1] == "fixed_chars(1000/200)" and len(labels) == 6
+
+
+def test_step_display_formats_the_difference_in_points():
+    outs = {("c", "a"): _outcome("c", "a", [1.0, 1.0] * 10),
+            ("c", "b"): _outcome("c", "b", [1.0, 0.0] * 10)}
+    shown = closing.step_display(closing.step_table(outs, [("a", "b")]))
+    assert list(shown.columns) == ["benchmark", "step", "against", "difference", "n"]
+    assert shown.difference[0] == "+50.0 [+30.0, +70.0]"

@@ -1,0 +1,25 @@
+"""Notebook 06's five strategies (`ragkit.parents.comparison_strategies`)."""
+
+from ragkit.benchmarks import Benchmark
+from ragkit.chunkers import StructureChunker
+from ragkit.parents import comparison_strategies
+from ragkit.types import Document
+
+TEXT = ("# Refund Policy\n\n## Refunds\n\n" + " ".join(
+    f"Sentence {i} talks about refunds and windows." for i in range(30)) +
+    "\n\n## Data retention\n\n" + " ".join(
+    f"Retention fact {i} says logs are kept for a while." for i in range(30)) + "\n")
+
+
+def test_five_strategies_share_one_parent_store(embedder):
+    bench = Benchmark("t", [Document("d", TEXT, {"title": "Refund Policy"})], [])
+    runs, pc = comparison_strategies(bench, embedder, StructureChunker(soft=300, hard=400),
+                                     child_tokens=40, child_k=10, window=1)
+    assert list(runs) == ["small (children)", "big (parents)", "small-to-big", "auto-merging",
+                          "sentence window"]
+    parents = list(pc.store.parents.values())
+    assert runs["small-to-big"]["retriever"] is pc and runs["big (parents)"]["chunks"] == parents
+    assert runs["auto-merging"]["retriever"].store is pc.store
+    assert runs["auto-merging"]["chunks"] == parents + pc.children
+    assert runs["sentence window"]["omega"] is False
+    assert all(len(c.text.split()) <= 60 for c in pc.children)
