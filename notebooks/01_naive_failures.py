@@ -136,8 +136,9 @@ display(Markdown(
     f"With the naive splitters, **{len(failed)} of {len(verdicts)}** staged questions do not get "
     f"their whole evidence into the dense top {K}"
     + (f"; in {cut} of those the gold itself was cut into more than one chunk, so no retriever "
-       "could have returned it whole" if cut else "; in none of those was the gold itself cut: "
-       "a whole chunk held it, and retrieval did not rank it high enough")
+       "could have returned it whole" if cut else "; in none of those was the gold itself cut")
+    + (f"; in the other {len(failed) - cut} every gold span sat whole in some chunk, and "
+       f"retrieval did not bring all of them into the top {K}" if len(failed) > cut else "")
     + ". " + (f"{len(verdicts) - len(failed)} staged case(s) do not fail here at all: "
               + ", ".join(verdicts[verdicts.verdict == "ok"].case) + "."
               if len(failed) < len(verdicts) else "")))
@@ -337,8 +338,8 @@ upstream = anthropic_rows.iloc[0]
 display(Markdown(what_we_measured([
     f"On the staged cases, the naive splitters leave **{len(failed)} of {len(verdicts)}** "
     f"questions without their whole evidence in the dense top {K}; the gold was cut across "
-    f"chunks in {cut} of those failures, so in the others a chunk held it whole and retrieval "
-    "ranked it too low. "
+    f"chunks in {cut} of those failures; in the other {len(failed) - cut}, every gold span sat "
+    f"whole in some chunk and retrieval did not bring them all into the top {K}. "
     + (f"Cases that do not fail naively: {', '.join(verdicts[verdicts.verdict == 'ok'].case)}."
        if len(failed) < len(verdicts) else ""),
     (f"Calibrated for balanced accuracy (threshold {refusal['refusal_threshold']:.3f}), the "
