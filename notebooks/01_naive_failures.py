@@ -135,8 +135,8 @@ cut = int((~failed.gold_in_one_chunk).sum())
 display(Markdown(
     f"With the naive splitters, **{len(failed)} of {len(verdicts)}** staged questions do not get "
     f"their whole evidence into the dense top {K}"
-    + (f"; in {cut} of those the gold itself was cut into more than one chunk, so no retriever "
-       "could have returned it whole" if cut else "; in none of those was the gold itself cut")
+    + (f"; in {cut} of those the gold itself was cut into more than one chunk, so no single "
+       "chunk carries it and only retrieving every piece brings it back" if cut else "; in none of those was the gold itself cut")
     + (f"; in the other {len(failed) - cut} every gold span sat whole in some chunk, and "
        f"retrieval did not bring all of them into the top {K}" if len(failed) > cut else "")
     + ". " + (f"{len(verdicts) - len(failed)} staged case(s) do not fail here at all: "
