@@ -29,7 +29,7 @@
 from IPython.display import HTML, Markdown, display
 
 from ragkit.config import get_settings, seed_everything
-from ragkit.report import pct, quiet_cells
+from ragkit.report import pct, percent_table, quiet_cells
 
 quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
@@ -126,8 +126,9 @@ status = pd.DataFrame(staged_status({r.case: {"dense": r.verdict, "TF-IDF": r.tf
                                      for r in verdicts.itertuples()}, naive="dense"))
 verdicts["status"] = status.status.str.replace("not fixed", "fails naively, TF-IDF too")
 verdicts["status"] = verdicts.status.str.replace("fixed by TF-IDF", "fails naively; TF-IDF ok")
-verdicts[["case", "question", "splitter", "gold_pieces", "gold_in_one_chunk",
-          "first_relevant_rank", "top_k_coverage", "verdict", "tfidf", "status"]]
+percent_table(verdicts[["case", "question", "splitter", "gold_pieces", "gold_in_one_chunk",
+                        "first_relevant_rank", "top_k_coverage", "verdict", "tfidf", "status"]],
+              shares=["top_k_coverage"], counts=["first_relevant_rank"])
 
 # %%
 failed = verdicts[verdicts.verdict != "ok"]
@@ -205,7 +206,6 @@ else:
 from ragkit.benchmarks import load
 from ragkit.chunkers import FixedTokenChunker, RecursiveChunker
 from ragkit.pipeline import compare
-from ragkit.report import percent_table
 from ragkit.results import Recorder
 
 rec = Recorder("01_naive_failures")

@@ -79,7 +79,7 @@ fixed, structure, router = strategies[0], strategies[2], strategies[3]
 from ragkit.lint import lint_corpus
 
 lint = lint_corpus(benches[0].documents, strategies, tokenizer=embedder)
-lint
+lint.style.format({"lost_pct": "{:.1f} %", "duplicated_pct": "{:.1f} %"})
 
 # %% [markdown]
 # ## The harness: all strategies, all benchmarks
