@@ -110,7 +110,8 @@ _ = show_figure(bars(table, "recall@B1024", title="Span recall at 1,024 tokens")
 # line is a paired comparison over the same questions of one benchmark, span recall at the
 # `1024`-token budget, with a 95 % bootstrap interval (`ragkit.stats.paired`); the router is
 # compared the same way. The last lines compare the top `k = 5` chunks instead, where the
-# fixed windows' bigger chunks carry more text.
+# amount of text is not held equal: five chunks of one strategy can be much longer than five of
+# another.
 
 # %%
 from ragkit.stats import paired
