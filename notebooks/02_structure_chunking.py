@@ -195,7 +195,7 @@ def staged_verdicts(k, chunkers=strategies):
 verdicts = staged_verdicts(K)
 status = pd.DataFrame(staged_status(verdicts, naive=fixed.label,
                                     order=[s.label for s in strategies]))
-status[["case", "naive", structure.label, router.label, "status"]]
+status[["case", "naive", structure.label, router.label, "status"]].style  # whole strings
 
 # %%
 status[["case"] + [s.label for s in strategies[1:]]].set_index("case")  # every verdict
