@@ -297,18 +297,27 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
     return df, means
 
 
-def calibrate_threshold(scores: Sequence[float], answerable: Sequence[bool]) -> float:
-    """The abstention threshold that maximises accuracy (answer if score >= threshold)."""
+def calibrate_threshold(scores: Sequence[float], answerable: Sequence[bool],
+                        balanced: bool = False) -> float:
+    """The abstention threshold that maximises accuracy (answer if score >= threshold). With
+    ``balanced=True`` it maximises balanced accuracy instead (the mean of the answer rate on
+    answerable questions and the refusal rate on the others): when most questions are
+    answerable, plain accuracy is best served by never refusing."""
     s = np.asarray(scores, float)
     a = np.asarray(answerable, bool)
     candidates = np.unique(np.concatenate([s, [s.min() - 1 if len(s) else 0.0]]))
-    acc = [np.mean((s >= t) == a) for t in candidates]
+    if balanced and a.any() and (~a).any():
+        acc = [(np.mean(s[a] >= t) + np.mean(s[~a] < t)) / 2 for t in candidates]
+    else:
+        acc = [np.mean((s >= t) == a) for t in candidates]
     return float(candidates[int(np.argmax(acc))])
 
 
 def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
-                   seed: int = 13) -> dict[str, float]:
-    """Calibrate an abstention threshold on a random half, report rates on the other half."""
+                   seed: int = 13, balanced: bool = False) -> dict[str, float]:
+    """Calibrate an abstention threshold on a random half (`calibrate_threshold`), report rates
+    on the other half: answerable questions refused, unanswerable ones answered, and how many
+    of each the half holds."""
     rng = np.random.default_rng(seed)
     ids = [q.id for q in queries]
     order = rng.permutation(len(ids))
@@ -317,7 +326,7 @@ def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
     a = np.array([bool(q.gold) for q in queries])
     if a[cal].all() or (~a[cal]).all():
         return {}
-    t = calibrate_threshold(s[cal], a[cal])
+    t = calibrate_threshold(s[cal], a[cal], balanced=balanced)
     answered = s[test] >= t
     ans, unans = a[test], ~a[test]
     return {
@@ -325,6 +334,8 @@ def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
         "over_refusal": float(np.mean(~answered[ans])) if ans.any() else float("nan"),
         "unsupported_answer": float(np.mean(answered[unans])) if unans.any() else float("nan"),
         "refusal_accuracy": float(np.mean(answered == ans)),
+        "n_answerable": int(ans.sum()),
+        "n_unanswerable": int(unans.sum()),
     }
 
 

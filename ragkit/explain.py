@@ -210,3 +210,30 @@ def score_views(query: Query, hits: Sequence[Hit], k: int = 5,
                      "recall": sc["recall"], "precision": sc["precision"], "iou": sc["iou"],
                      "pass": sc["pass"]})
     return pd.DataFrame(rows)
+
+
+def staged_case_html(case: Mapping, query: Query, docs: Mapping[str, Document],
+                     chunks: Sequence[Chunk], runs: Mapping[str, Sequence[Hit]], k: int = 3,
+                     splitter: str = "") -> str:
+    """One staged failure in full, as HTML: the question and its expected answer, the case's
+    staged explanation (``description`` in ``staged_failures.json``), every chunk of `chunks`
+    that touches each gold span (whole, boundaries marked, gold highlighted: `chunk_view`
+    without context), and, for each retriever in `runs` (name -> ranked hits), its top `k`
+    in full (`hits_text`)."""
+    esc = html.escape
+    parts = [f"<h3>{esc(case['name'].replace('_', ' '))}</h3>",
+             f"<p><b>Q ({esc(query.id)}):</b> {esc(query.text)}<br><b>Expected:</b> "
+             f"{esc(query.answer or '')}" + (f"<br><i>splitter: {esc(splitter)}</i>"
+                                             if splitter else "") + "</p>",
+             f"<blockquote style='color:#444'><b>Why it was staged:</b> "
+             f"{esc(case.get('description', ''))}</blockquote>"]
+    for i, g in enumerate(query.gold):
+        parts.append(f"<div style='font:12px sans-serif;margin-top:6px'><b>gold span {i + 1} of "
+                     f"{len(query.gold)}</b>: {esc(g.doc_id)} chars {g.start}–{g.end}</div>")
+        parts.append(chunk_view(docs[g.doc_id], chunks, g) if g.doc_id in docs
+                     else "<div>document not in this corpus slice</div>")
+    for name, hits in runs.items():
+        parts.append(f"<div style='font:12px sans-serif;margin-top:8px'><b>{esc(name)}</b> "
+                     f"returned (top {k}, in full; gold between ⟦ ⟧):</div><pre style='white-space:"
+                     f"pre-wrap;font-size:12px;margin:0'>{esc(hits_text(query, hits, k=k))}</pre>")
+    return "".join(parts)
