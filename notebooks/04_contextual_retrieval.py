@@ -140,7 +140,8 @@ show_table(table)
 
 # %%
 llm_tables = []
-for g in [g for g in LLMS if g not in full_cover and covered[g]]:
+partial_cover = [g for g in LLMS if g not in full_cover and covered[g]]
+for g in partial_cover:
     subset = anthropic.restrict(covered[g])
     if settings.smoke:
         subset = subset.restrict([d.id for d in subset.documents[:3]])
@@ -210,6 +211,8 @@ from ragkit.report import finding
 
 frames = rec.frames()
 configs = ([("upstream chunks", g) for g in GENERATORS + full_cover]
+           + [(f"upstream chunks · {g} subset", x) for g in partial_cover
+              for x in (g, "structural")]
            + [("code chunks", "structural")]
            + [("recursive chunks", g) for g in GENERATORS + course_llms]
            + [("router chunks", g) for g in GENERATORS])

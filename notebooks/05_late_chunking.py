@@ -188,7 +188,8 @@ by_mode = {r["mode"]: r["per_query"].set_index("query_id")["ndcg@10"] for r in r
 change = (by_mode["late"] - by_mode["naive"]).sort_values()
 questions = {q.id: q.text for q in benches[bench_name].queries}
 moved = pd.DataFrame({"late − naive": change, "question": change.index.map(questions)})
-pd.concat([moved.head(3), moved.tail(3)]).drop_duplicates()
+pd.concat([moved.head(3), moved.tail(3)]).drop_duplicates().style.format(
+    {"late − naive": "{:+.3f}"})
 
 # %%
 print(rec.save())
