@@ -111,7 +111,7 @@ display(Markdown("\n".join(
 
 # %% [markdown]
 # ## Which questions change
-# A mean hides how few questions move. Below, every question whose recall@5 changes when the
+# A mean does not say how many questions move. Below, every question whose recall@5 changes when the
 # self-query filter is applied to the dense search: the filter read off the question, the
 # filter the golden set needs, and whether the filter read keeps the gold document at all.
 

@@ -346,8 +346,8 @@ def contextual_retrieval(bench: Benchmark, chunks: Sequence[Chunk], embedder, ge
     return rows
 
 
-def contextual_table(bench: Benchmark, chunks: Sequence[Chunk], embedder,
-                     generators: Sequence[str], *, label: str, recorder=None,
+def contextual_table(bench: Benchmark, chunks: Sequence[Chunk], generators: Sequence[str], *,
+                     embedder, label: str, recorder=None,
                      placement: Literal["before", "after"] = "after",
                      ks: Sequence[int] = (5, 10, 20), rerank_model: str | None = None,
                      rerank_for: Sequence[str] = (), rerank_candidates: int = 50,

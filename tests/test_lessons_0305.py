@@ -211,3 +211,20 @@ def test_claim_sentences_render_verdicts_and_reasons():
     assert "reduced by 4.1 % (95 % CI [-7.8, +14.8] %)" in first and "n = 248" in first
     assert "81.3 % against 80.5 %" in first
     assert second == 'Seed 002, "late helps": **not measurable here** (needs RAGKIT_GEMMA_DIR).'
+
+
+def test_contextual_table_records_runs_that_contextual_comparison_reads(embedder):
+    from ragkit.pipeline import CONTEXT_STAGES, CONTROLS, contextual_comparison, contextual_table
+    from ragkit.results import Recorder
+
+    doc = refund_doc()
+    chunks = refund_chunks(doc)
+    start = doc.text.index("Monthly plans are")
+    q = Query("q1", "Are monthly plans refunded?", (Span("refund", start, start + 30),))
+    rec = Recorder("test_contextual")
+    table = contextual_table(Benchmark("refund", [doc], [q]), chunks, ["structural"],
+                             embedder=embedder, label="t", recorder=rec, tag="mine")
+    assert list(table.stage) == ["basic", CONTROLS[0], *CONTEXT_STAGES[:2]]  # no rescoring
+    assert list(table.generator) == ["none (mine)"] * 2 + ["structural (mine)"] * 2
+    c = contextual_comparison(*rec.frames(), "t", CONTEXT_STAGES[0], "structural")
+    assert c.n == 1
