@@ -219,7 +219,7 @@ configs = ([("upstream chunks", g) for g in GENERATORS + full_cover]
 helped = {(label, g): contextual_comparison(*frames, label, CONTEXT_STAGES[0], g)
           for label, g in configs}
 display(Markdown("\n".join(
-    f"- {label}, {g}: " + finding(c, f"{g} preamble", "basic", "Pass@20")
+    "- " + finding(c, f"{g} preamble", "basic", f"Pass@20 ({label})")
     for (label, g), c in helped.items())))
 
 # %% [markdown]
@@ -315,13 +315,13 @@ display(Markdown(what_we_measured([
     + (f" ({', '.join(better)})" if better else "")
     + f", measurably hurt in {len(worse)}" + (f" ({', '.join(worse)})" if worse else "")
     + f", and made no measurable difference in {len(helped) - len(better) - len(worse)}.",
-    "Structural preambles on the course's router chunks: "
-    + finding(helped["router chunks", "structural"], "structural preamble", "basic", "Pass@20"),
+    finding(helped["router chunks", "structural"], "structural preamble", "basic",
+            "Pass@20 (course, router chunks, contextual embeddings)"),
     *[f"The {g} preambles: {pct(r['echoes the prompt'])} open with the "
       f"prompt's words, {pct(r.repeated)} repeat another preamble word for word, "
       f"{pct(r.flagged)} are flagged." for g, r in weak.iterrows()],
-    "ragkit's code chunker against upstream chunks on Anthropic's set, basic retrieval: "
-    + finding(code_vs_upstream, "code chunks", "upstream chunks", "Pass@5"),
+    finding(code_vs_upstream, "ragkit's code chunks", "upstream chunks",
+            "Pass@5 (Anthropic's set, basic retrieval)"),
     "Placement of the structural preamble (contextual embeddings, Pass@20 against basic): "
     f"before the chunk {before.diff * 100:+.1f} points, after it {after.diff * 100:+.1f} "
     f"points (n = {before.n}).",

@@ -201,20 +201,21 @@ print(rec.save())
 from ragkit.claims import claim_sentences
 from ragkit.report import finding, pct, what_we_measured
 
+claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
 best = sweep.loc[sweep["recall@k"].idxmax()]
 gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
 display(Markdown(what_we_measured([
     f"With MiniLM, late chunking is measurably ahead of naive chunking on nDCG@10 in {ahead} "
     f"of {len(sens)} (benchmark, chunker) pairs, measurably behind in {behind}, and within "
     f"the interval of no change in {len(sens) - ahead - behind}.",
-    *[f"{r.benchmark}, {r.chunker}: " + finding(r.comparison, "late", "naive", "nDCG@10")
+    *[finding(r.comparison, "late", "naive", f"nDCG@10 ({r.benchmark}, {r.chunker})")
       for r in sens.itertuples()],
     *claim_sentences(claims),
     f"Window sweep (course, {sweep_chunker.label}): the best recall@5 of late chunking, "
     f"{pct(best['recall@k'])}, comes with a window of {best['window']:.0f} tokens and an "
     f"overlap of {best['overlap']:.0f}.",
-    ("EmbeddingGemma, course, 256-token spans: "
-     + finding(gemma_sens.comparison.iloc[0], "late", "naive", "nDCG@10"))
+    finding(gemma_sens.comparison.iloc[0], "late", "naive",
+            "nDCG@10 (EmbeddingGemma, course, 256-token spans)")
     if gemma_sens is not None and len(gemma_sens) else
     "EmbeddingGemma was not run in this run (`RAGKIT_GEMMA_DIR` unset), so whether late "
     "chunking helps or reverses with a long-context encoder is not measured here; every "

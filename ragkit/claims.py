@@ -432,7 +432,7 @@ def claim_sentences(table, digits: int = 1) -> list[str]:
     for r in table[table.role == "claim"].itertuples():
         head = f"{r.source}, \"{r.claim}\": **{r.verdict}**"
         if r.verdict == UNMEASURABLE or r.estimate != r.estimate:
-            out.append(f"{head} ({r.reason or 'no run'}).")
+            out.append(f"{head} ({r.reason or 'no estimate in this run'}).")
             continue
         effect = by_id[r.id].effect if r.id in by_id else "diff"
         est, lo, hi = (100 * v for v in (r.estimate, r.low, r.high))

@@ -43,7 +43,7 @@ def _sample_indices(n_items: int, n: int) -> list[int]:
 def preamble_samples(bench, chunks: Sequence[Chunk], generators: Sequence[str], n: int = 3,
                      offset: int = 0, width: int | None = 400):
     """`n` chunks of `bench` (spread evenly over the chunks every LLM generator in
-    `generators` has cached, starting `offset` chunks in), one row each: doc_id, the chunk's
+    `generators` has cached, starting `offset` chunks in, modulo their number), one row each: doc_id, the chunk's
     character span, its text (the first `width` characters; ``None`` keeps all) and one column
     per generator with its preamble (LLM ones from ``data/cache/preambles/``, flags in
     brackets when the cache recorded any)."""
@@ -55,7 +55,7 @@ def preamble_samples(bench, chunks: Sequence[Chunk], generators: Sequence[str], 
     cached = [c for c in chunks
               if all(cache.get(gen.key(docs[c.doc_id], c)) is not None
                      for gen, cache in llms.values())]
-    cached = cached[offset:] or cached
+    cached = cached[offset % len(cached):] if cached else cached
     picked = [cached[i] for i in _sample_indices(len(cached), n)]
     rows = []
     for c in picked:
