@@ -35,9 +35,10 @@
 # Anthropic's last stage is a reranker: a cross-encoder that reads question and chunk
 # together. Offline, ragkit's last stage rescores the top candidates with EmbeddingGemma used
 # as a **bi-encoder** (question and chunk embedded separately, as in the first stage, only with
-# a larger model). That is not the article's reranker, and the rows call it bi-encoder
-# rescoring. It runs when `RAGKIT_GEMMA_DIR` is set (or a cross-encoder when
-# `RAGKIT_RERANK_MODEL` is); otherwise that stage is not run.
+# a larger model). That is not the article's reranker. The tables keep the article's stage
+# name, `contextual embeddings + BM25 + rerank`, and the results rows record which kind of
+# model did it (`reranker: bi-encoder`). It runs when `RAGKIT_GEMMA_DIR` is set (or a
+# cross-encoder when `RAGKIT_RERANK_MODEL` is); otherwise that stage is not run.
 
 # %%
 import pandas as pd
@@ -300,6 +301,7 @@ print(rec.save())
 # %%
 from ragkit.claims import claim_sentences
 from ragkit.report import pct, what_we_measured
+from ragkit.rerank import detect_kind
 
 before, after = (contextual_comparison(*frames, f"upstream chunks · {p}", CONTEXT_STAGES[0],
                                        "structural", against_label="upstream chunks")
@@ -325,7 +327,8 @@ display(Markdown(what_we_measured([
     "Placement of the structural preamble (contextual embeddings, Pass@20 against basic): "
     f"before the chunk {before.diff * 100:+.1f} points, after it {after.diff * 100:+.1f} "
     f"points (n = {before.n}).",
-    ("The bi-encoder rescoring stage ran with " + rescore_model + "." if rescore_model else
+    (f"The last stage ran as {detect_kind(rescore_model)} rescoring with `{rescore_model}`."
+     if rescore_model else
      "The last stage (bi-encoder rescoring with EmbeddingGemma, or a cross-encoder) was not "
      "run in this run: neither `RAGKIT_GEMMA_DIR` nor `RAGKIT_RERANK_MODEL` is set."),
 ])))
