@@ -177,11 +177,11 @@ agree[~(agree["region ok"] & agree["year ok"])]
 
 # %% [markdown]
 # ## Ambiguous questions: readings, not a guess
-# A question such as `What is the 90-day rule?` has several right answers in several documents. Instead of
-# returning the single best match, `Catalog.readings` returns one candidate reading per
-# document that scores close to the best, plus the regional variants of the best document. We
-# measure how many gold documents the readings name, and how often an unambiguous question is
-# wrongly flagged.
+# A question such as `What is the 90-day rule?` has several right answers in several
+# documents. Instead of returning the single best match, `Catalog.readings` returns one
+# candidate reading per document that scores close to the best, plus the regional variants of
+# the best document. We measure how many gold documents the readings name, and how often an
+# unambiguous question is wrongly flagged.
 
 # %%
 from ragkit.filters import readings_report, readings_summary

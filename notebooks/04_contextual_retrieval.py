@@ -303,9 +303,10 @@ from ragkit.claims import claim_sentences
 from ragkit.report import pct, what_we_measured
 from ragkit.rerank import detect_kind
 
-before, after = (contextual_comparison(*frames, f"upstream chunks · {p}", CONTEXT_STAGES[0],
-                                       "structural", against_label="upstream chunks")
-                 for p in ("before", "after"))
+placement_c = contextual_comparison(
+    *frames, "upstream chunks · before", CONTEXT_STAGES[0], "structural",
+    against=f"{CONTEXT_STAGES[0]} · structural · upstream chunks · after",
+    against_label="upstream chunks · after")
 code_vs_upstream = contextual_comparison(*frames, "code chunks", "basic",
                                          against_label="upstream chunks", metric="pass@5")
 worse = [f"{label} ({g})" for (label, g), c in helped.items() if c.high < 0]
@@ -324,9 +325,8 @@ display(Markdown(what_we_measured([
       f"{pct(r.flagged)} are flagged." for g, r in weak.iterrows()],
     finding(code_vs_upstream, "ragkit's code chunks", "upstream chunks",
             "Pass@5 (Anthropic's set, basic retrieval)"),
-    "Placement of the structural preamble (contextual embeddings, Pass@20 against basic): "
-    f"before the chunk {before.diff * 100:+.1f} points, after it {after.diff * 100:+.1f} "
-    f"points (n = {before.n}).",
+    finding(placement_c, "preamble before the chunk", "preamble after it",
+            "Pass@20 (Anthropic's set, structural, contextual embeddings)"),
     (f"The last stage ran as {detect_kind(rescore_model)} rescoring with `{rescore_model}`."
      if rescore_model else
      "The last stage (bi-encoder rescoring with EmbeddingGemma, or a cross-encoder) was not "

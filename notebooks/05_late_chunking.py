@@ -65,7 +65,7 @@ minilm = Embedder()
 benches = {name: load(name).for_profile() for name in ("course", "chroma", "anthropic")}
 rows = [r for b in benches.values() for c in chunkers
         for r in naive_vs_late(b, minilm, c, k=K, recorder=rec)]
-table = pd.DataFrame(rows).drop(columns="per_query")
+table = pd.DataFrame(rows).drop(columns=["per_query", "hits"])
 percent_table(table, shares=list(LATE_METRICS), counts=["documents"])
 
 # %%
@@ -94,6 +94,29 @@ behind = int((sens.high < 0).sum())
 display(Markdown(f"Late chunking is measurably ahead in {ahead} of {len(sens)} "
                  f"(benchmark, chunker) pairs, measurably behind in {behind}, and within the "
                  f"interval of no change in {len(sens) - ahead - behind}."))
+
+# %% [markdown]
+# ## One question, both ways
+# On the course corpus with the first chunker above: the question late chunking helps most
+# and the one it hurts most (by nDCG@10), each with its top two hits from naive and from late
+# vectors. The gold is between ⟦ and ⟧.
+
+# %%
+from ragkit.explain import hits_text
+
+course_runs = {r["mode"]: r for r in rows
+               if r["benchmark"] == "course" and r["chunker"] == chunkers[0].label}
+moved = (course_runs["late"]["per_query"].set_index("query_id")["ndcg@10"]
+         - course_runs["naive"]["per_query"].set_index("query_id")["ndcg@10"]).sort_values()
+course_questions = {q.id: q for q in benches["course"].queries}
+for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "hurt most", -1)):
+    if sign * moved[qid] <= 0:
+        display(Markdown(f"_Late chunking {label.split()[0]} no question in this run._"))
+        continue
+    q = course_questions[qid]
+    display(Markdown(f"**{label}: {qid}** ({moved[qid]:+.3f} nDCG@10) · {q.text}"))
+    for mode in ("naive", "late"):
+        print(f"══ {mode}\n" + hits_text(q, course_runs[mode]["hits"][qid], k=2) + "\n")
 
 # %% [markdown]
 # ## The claims, decided by their declared rules
@@ -129,7 +152,7 @@ sweep = pd.DataFrame([
     for w, o in settings_grid
     for r in naive_vs_late(benches["course"], minilm, sweep_chunker, k=K, window=w, overlap=o,
                            tag=f" · w{w}/o{o}", recorder=rec) if r["mode"] == "late"])
-show_figure(lines(sweep.drop(columns="per_query"), "window", "recall@k", "overlap",
+show_figure(lines(sweep.drop(columns=["per_query", "hits"]), "window", "recall@k", "overlap",
                   title="Late chunking on the course corpus: window and overlap"),
             "05_late_window_sweep")
 percent_table(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"]],
@@ -151,8 +174,8 @@ if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
     # the same 256-token spans as MiniLM's declared configuration, so the claims compare encoders
     gemma_rows = naive_vs_late(benches["course"], gemma, FixedTokenChunker(256, 0, "minilm"),
                                k=K, recorder=rec)
-    display(percent_table(pd.DataFrame(gemma_rows).drop(columns="per_query").set_index("mode"),
-                          shares=list(LATE_METRICS), counts=["documents"]))
+    gemma_table = pd.DataFrame(gemma_rows).drop(columns=["per_query", "hits"]).set_index("mode")
+    display(percent_table(gemma_table, shares=list(LATE_METRICS), counts=["documents"]))
     display(show(check_claims(*rec.frames(), claims=claims_for("jina-late-course-gemma",
                                                                 "seed002-late-gemma"))))
 else:
@@ -169,8 +192,9 @@ else:
 # 2. **Another chunker.** Replace `SentenceGroupChunker(128)` with `SentenceGroupChunker(32)`:
 #    smaller chunks have less context of their own, which is where late chunking should help
 #    most.
-# 3. **Which questions move.** Pick a benchmark and a chunker from the table above and list
-#    the questions whose nDCG@10 late chunking changes most, then read one of them.
+# 3. **Which questions move.** Pick a benchmark and a chunker from the table above (the cell
+#    starts with Anthropic's code set) and list the questions whose nDCG@10 late chunking
+#    changes most, then read one of them as in "One question, both ways".
 
 # %%
 # Exercises 1 and 2: a few course documents, one chunker, one window
@@ -182,13 +206,13 @@ print(late_vs_naive(naive_vs_late(small, minilm, chunker, k=K, window=window, ov
 
 # %%
 # Exercise 3: the questions late chunking changes most
-bench_name, chunker_label = "course", chunkers[0].label
+bench_name, chunker_label = "anthropic", chunkers[-1].label
 by_mode = {r["mode"]: r["per_query"].set_index("query_id")["ndcg@10"] for r in rows
            if r["benchmark"] == bench_name and r["chunker"] == chunker_label}
 change = (by_mode["late"] - by_mode["naive"]).sort_values()
 questions = {q.id: q.text for q in benches[bench_name].queries}
-moved = pd.DataFrame({"late − naive": change, "question": change.index.map(questions)})
-pd.concat([moved.head(3), moved.tail(3)]).drop_duplicates().style.format(
+movers = pd.DataFrame({"late − naive": change, "question": change.index.map(questions)})
+pd.concat([movers.head(3), movers.tail(3)]).drop_duplicates().style.format(
     {"late − naive": "{:+.3f}"})
 
 # %%

@@ -660,9 +660,9 @@ def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int
                   metrics: Sequence[str] = LATE_METRICS) -> list[dict[str, Any]]:
     """The same chunk spans of `bench`, embedded alone (``naive``) and late (``late``), one row
     each: benchmark, chunker, mode, embedder, the mean of each of `metrics`, the flags, the
-    number of documents and ``per_query`` (the run's per-query DataFrame, for paired
-    intervals). With a `recorder`, both runs are recorded (experiment ``late``, or
-    ``late sweep`` when `tag` is set)."""
+    number of documents, ``per_query`` (the run's per-query DataFrame, for paired intervals)
+    and ``hits`` (query id -> ranked hits). With a `recorder`, both runs are recorded
+    (experiment ``late``, or ``late sweep`` when `tag` is set)."""
     from .pipeline import run_experiment
 
     chunks = chunker.chunk_all(bench.documents)
@@ -678,7 +678,7 @@ def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int
         rows.append({"benchmark": bench.name, "chunker": chunker.label, "mode": mode,
                      "embedder": embedder.name, **{m: out.means[m] for m in metrics},
                      "flags": ";".join(out.flags), "documents": len(bench.documents),
-                     "per_query": out.per_query})
+                     "per_query": out.per_query, "hits": out.hits})
     return rows
 
 

@@ -396,8 +396,8 @@ def contextual_comparison(rows, scores, label: str, stage: str, generator: str =
         return s.set_index("query_id")["value"].dropna()
 
     other = against_label or label
-    a = values(f"{stage} · {label}" if generator == "none" else f"{stage} · {generator} · {label}",
-               label)
+    mine = f"{stage} · {label}" if generator == "none" else f"{stage} · {generator} · {label}"
+    a = values(mine, label)
     b = values(against or f"basic · {other}", other)
     common = a.index.intersection(b.index)
     return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())

@@ -42,11 +42,11 @@ def _sample_indices(n_items: int, n: int) -> list[int]:
 
 def preamble_samples(bench, chunks: Sequence[Chunk], generators: Sequence[str], n: int = 3,
                      offset: int = 0, width: int | None = 400):
-    """`n` chunks of `bench` (spread evenly over the chunks every LLM generator in
-    `generators` has cached, starting `offset` chunks in, modulo their number), one row each: doc_id, the chunk's
-    character span, its text (the first `width` characters; ``None`` keeps all) and one column
-    per generator with its preamble (LLM ones from ``data/cache/preambles/``, flags in
-    brackets when the cache recorded any)."""
+    """`n` chunks of `bench`, one row each: doc_id, the chunk's character span, its text (the
+    first `width` characters; ``None`` keeps all) and one column per generator with its
+    preamble (LLM ones from ``data/cache/preambles/``, flags in brackets when the cache
+    recorded any). The chunks are spread evenly over those every LLM generator in
+    `generators` has cached, starting `offset` chunks in (modulo their number)."""
     import pandas as pd
 
     docs = {d.id: d for d in bench.documents}
