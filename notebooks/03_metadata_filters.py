@@ -137,6 +137,7 @@ flips["dense"]
 
 # %%
 from ragkit.explain import hits_text
+from ragkit.filters import flip_reason
 from ragkit.retrieve import DenseRetriever
 
 dense = DenseRetriever(chunks, embedder)
@@ -152,14 +153,7 @@ for change in ("fixed", "broken"):
                      f"read `{where.describe()}`; gold in `{rows.gold_docs.iloc[0]}`."))
     for label, flt in (("no filter", None), ("self-query", where)):
         print(f"══ {label}\n" + hits_text(q, dense.search([q.text], 2, flt)[0], k=2) + "\n")
-    if change == "broken" and not rows["gold kept"].iloc[0]:
-        missed = "the date" if "as_of" in q.context and not where.as_of else "the constraint"
-        display(Markdown(
-            f"Why it broke: the rules did not read {missed} the question needs, so the filter "
-            "fell back to its default (current documents only, superseded ones excluded) and "
-            "removed the gold document from the search. The rules read a year only after "
-            '"in", "during", "of" or "from". A filter is only as good as its reading of the '
-            "question."))
+    display(Markdown(flip_reason(q, where, rows["gold kept"].iloc[0], change)))
 
 # %% [markdown]
 # ## Does the self-query read the questions right?

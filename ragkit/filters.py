@@ -236,3 +236,22 @@ def readings_summary(report) -> dict[str, float]:
             "ambiguous_gold_docs_named": float(amb.gold_docs_named.mean()) if len(amb) else nan,
             "unambiguous_flagged": float(other.flagged_ambiguous.mean()) if len(other) else nan,
             "n_ambiguous": float(len(amb)), "n_unambiguous": float(len(other))}
+
+
+def flip_reason(query, read: Filter, gold_kept: bool, change: str) -> str:
+    """Why a filter fixed or broke one question (a row of `filter_flips`), in a sentence,
+    from what the filter read and whether it kept the gold document."""
+    if not gold_kept:
+        missed = ("the date" if "as_of" in query.context and not read.as_of else
+                  "the region" if "region" in query.context and not read.region else
+                  "the constraint")
+        return (f"Why it {'broke' if change == 'broken' else 'changed'}: the rules did not read "
+                f"{missed} the question needs, so the filter fell back to its default (current "
+                "documents only, superseded ones excluded) and removed the gold document from "
+                "the search. The rules read a year only after \"in\", \"during\", \"of\" or "
+                "\"from\". A filter is only as good as its reading of the question.")
+    if change == "fixed":
+        return ("Why it was fixed: the filter removed chunks of other documents that outranked "
+                "the gold, and kept the gold document.")
+    return ("Why it broke: the gold document was still searched, but among the filtered chunks "
+            "it ranked lower than before.")

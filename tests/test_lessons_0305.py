@@ -228,3 +228,15 @@ def test_contextual_table_records_runs_that_contextual_comparison_reads(embedder
     assert list(table.generator) == ["none (mine)"] * 2 + ["structural (mine)"] * 2
     c = contextual_comparison(*rec.frames(), "t", CONTEXT_STAGES[0], "structural")
     assert c.n == 1
+
+
+def test_flip_reason_tells_an_unread_date_from_a_lower_rank():
+    from ragkit.filters import Catalog, flip_reason
+
+    catalog = Catalog([Document("d", "text")])
+    q = Query("q1", "Under the 2022 policy?", (Span("d", 0, 2),), context={"as_of": "2023-01-01"})
+    unread = flip_reason(q, catalog.read_question(q.text), False, "broken")
+    assert unread.startswith("Why it broke: the rules did not read the date")
+    assert "ranked lower" in flip_reason(q, catalog.filter(as_of="2023-01-01"), True, "broken")
+    assert flip_reason(q, catalog.filter(as_of="2023-01-01"), True, "fixed").startswith(
+        "Why it was fixed")
