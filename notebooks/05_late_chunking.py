@@ -27,8 +27,8 @@
 # One limit matters for the answer. The bundled encoder, MiniLM, reads at most `256` tokens at
 # a time. A document longer than that is encoded in overlapping windows, and each token takes
 # its vector from the window where it has the most context on both sides. So with MiniLM a
-# chunk vector has read the window around it, not its whole document. The next cell counts
-# how many documents that concerns; ragkit records it in the results row
+# chunk vector has read the window around it, not its whole document. Below the first table
+# we count how many documents that concerns; ragkit records it in the results row
 # (`late:windowed_docs:N`) rather than silently falling back to naive embedding.
 
 # %%
