@@ -100,11 +100,12 @@ print(samples_text(samples))
 # %%
 quality = preamble_quality("course", LLMS)
 display(percent_table(quality, shares=["flagged", "repeated", "echoes the prompt"],
-                      counts=["preambles"]))
+                      counts=["preambles", "median words"]))
 weak = quality.set_index("generator")
 display(Markdown("\n".join(
     f"- **{g}**: {r['echoes the prompt']:.0%} of its {r.preambles:.0f} course "
-    f"preambles open with the prompt's own words (\"This chunk is …\"), {r.repeated:.0%} are "
+    f"preambles open with the prompt's own words (\"This chunk …\", \"This document …\"), "
+    f"{r.repeated:.0%} are "
     f"repeated word for word elsewhere, {r.flagged:.0%} are flagged (empty, copied from the "
     f"chunk, looping or cut); the median preamble is {r['median words']:.0f} words."
     for g, r in weak.iterrows())))
