@@ -228,7 +228,11 @@ from ragkit.report import finding, pct, what_we_measured
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
 best = sweep.loc[sweep["recall@k"].idxmax()]
 gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
+windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
 display(Markdown(what_we_measured([
+    f"With MiniLM's `256`-token window, {windowed} of {late_rows.documents.sum()} documents "
+    f"({', '.join(late_rows.benchmark)}) were encoded in several windows: for them a late "
+    "chunk vector has read the window around the chunk, not the whole document.",
     f"With MiniLM, late chunking is measurably ahead of naive chunking on nDCG@10 in {ahead} "
     f"of {len(sens)} (benchmark, chunker) pairs, measurably behind in {behind}, and within "
     f"the interval of no change in {len(sens) - ahead - behind}.",
