@@ -9,19 +9,27 @@
 # ---
 
 # %% [markdown]
-# # 05 · Late chunking: every chunk vector has read its document
+# # 05 · Late chunking: chunk vectors that have read around them
 #
-# A chunk embedded alone has lost what came before it: "It must be submitted within 30 days"
-# no longer knows it is about a warranty claim. Late chunking (Jina AI, 2024) runs the encoder
-# over the whole document once, keeps each token's contextual vector, and averages those
-# vectors over each chunk's span. The chunk boundaries — and so the scoring — stay the same;
-# only the vectors change. That makes the comparison clean: **naive vs late on the very same
-# spans**.
+# A chunk embedded alone has lost what came before it: "It must be submitted within the
+# window" no longer knows it is about a warranty claim. Late chunking (Jina AI, 2024) runs the
+# encoder over the document, keeps each token's contextual vector, and averages those vectors
+# over each chunk's span. The chunk boundaries, and so the scoring, stay the same; only the
+# vectors change. That makes the comparison clean: **naive vs late on the very same spans**.
 #
-# Documents longer than the encoder's window (256 tokens for MiniLM) are encoded in overlapping
-# windows; each token takes its vector from the window where it has the most context on both
-# sides. ragkit says so in the results row (`late:windowed_docs:N`) rather than silently falling
-# back to naive embedding.
+# Seed 002 gives late chunking "a narrow but real lane" and reports precision@5 moving from
+# roughly 0.81 to 0.88 on cross-referencing research notes. Jina's README reports higher
+# nDCG@10 than naive chunking of the same spans.
+#
+# **The question this notebook answers:** with the course's small encoder, does late chunking
+# retrieve better than embedding each chunk alone, on the same spans, and where?
+#
+# One limit matters for the answer. The bundled encoder, MiniLM, reads at most `256` tokens at
+# a time. A document longer than that is encoded in overlapping windows, and each token takes
+# its vector from the window where it has the most context on both sides. So with MiniLM a
+# chunk vector has read the window around it, not its whole document. Below the first table
+# we count how many documents that concerns; ragkit records it in the results row
+# (`late:windowed_docs:N`) rather than silently falling back to naive embedding.
 
 # %%
 import os
@@ -29,7 +37,9 @@ import os
 from IPython.display import Markdown, display
 
 from ragkit.config import get_settings, resolve_device, seed_everything
+from ragkit.report import quiet_cells
 
+quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
 settings = get_settings()
 print("device:", resolve_device())
@@ -41,124 +51,201 @@ from ragkit.benchmarks import load
 from ragkit.chunkers import FixedTokenChunker, StructureChunker
 from ragkit.chunkers.groups import SentenceGroupChunker
 from ragkit.embed import Embedder
-from ragkit.late import LateDenseRetriever
-from ragkit.pipeline import run_experiment
+from ragkit.late import LATE_METRICS, naive_vs_late, windowed_documents
+from ragkit.report import percent_table
 from ragkit.results import Recorder
 
 rec = Recorder("05_late_chunking")
 K = 5
-metrics = ["recall", "iou", "recall@k", "mrr@k", "ndcg@10"]
 chunkers = [FixedTokenChunker(256, 0, tokenizer="minilm"), SentenceGroupChunker(128),
             StructureChunker(breadcrumb="none")]
 if settings.smoke:  # CI: one chunking is enough to exercise the machinery
     chunkers = chunkers[1:2]
-
-
-def naive_vs_late(bench, embedder, chunker, window=None, overlap=None, tag=""):
-    """The same chunk spans, embedded alone (naive) and late; one row each."""
-    chunks = chunker.chunk_all(bench.documents)
-    late = LateDenseRetriever(chunks, bench.documents, embedder, window=window, overlap=overlap)
-    rows = []
-    for mode, retriever in (("naive", "dense"), ("late", late)):
-        out = run_experiment(bench, embedder=embedder, k=K, chunks=chunks, retriever=retriever,
-                             label=f"{mode} · {chunker.label}{tag}")
-        out.record(rec, experiment="late" + (" sweep" if tag else ""), embedder=embedder.name,
-                   k=K, chunker=chunker.label, mode=mode, window=window, overlap=overlap)
-        rows.append({"benchmark": bench.name, "chunker": chunker.label, "mode": mode,
-                     "embedder": embedder.name, **{m: out.means[m] for m in metrics},
-                     "flags": ";".join(out.flags), "per_query": out.per_query})
-    return rows
-
-
 minilm = Embedder()
 benches = {name: load(name).for_profile() for name in ("course", "chroma", "anthropic")}
-rows = [r for b in benches.values() for c in chunkers for r in naive_vs_late(b, minilm, c)]
-table = pd.DataFrame(rows).drop(columns="per_query")
-table.style.format({m: "{:.1%}" for m in metrics})
-
-# %% [markdown]
-# ## Late minus naive
-# Positive numbers: late chunking helped on the same spans.
+rows = [r for b in benches.values() for c in chunkers
+        for r in naive_vs_late(b, minilm, c, k=K, recorder=rec)]
+table = pd.DataFrame(rows).drop(columns=["per_query", "hits"])
+percent_table(table, shares=list(LATE_METRICS), counts=["documents"])
 
 # %%
-delta = (table.pivot_table(index=["benchmark", "chunker"], columns="mode", values=metrics)
-         .swaplevel(axis=1))
-gain = (delta["late"] - delta["naive"]).round(4)
-gain.style.format("{:+.1%}")
+late_rows = table[table["mode"] == "late"].drop_duplicates("benchmark")
+display(Markdown("\n".join(
+    f"- {r.benchmark}: {windowed_documents(r.flags)} of {r.documents} documents are longer than "
+    f"one MiniLM window; their chunk vectors have read only the window around them."
+    for r in late_rows.itertuples())))
+
+# %% [markdown]
+# ## Late minus naive, with intervals
+# Each row: the same spans, late against naive, on nDCG@10; the difference with its paired
+# 95 % interval over the questions, and how many questions late chunking wins, loses and ties.
+
+# %%
+from ragkit.late import late_vs_naive
+
+sens = late_vs_naive(rows, "ndcg@10")
+(sens.drop(columns="comparison").style
+ .format({"naive": "{:.1%}", "late": "{:.1%}", "late − naive": "{:+.1%}", "low": "{:+.1%}",
+          "high": "{:+.1%}"}))
+
+# %%
+ahead = int((sens.low > 0).sum())
+behind = int((sens.high < 0).sum())
+display(Markdown(f"Late chunking is measurably ahead in {ahead} of {len(sens)} "
+                 f"(benchmark, chunker) pairs, measurably behind in {behind}, and within the "
+                 f"interval of no change in {len(sens) - ahead - behind}."))
+
+# %% [markdown]
+# ## One question, both ways
+# On the course corpus with the first chunker above: the question late chunking helps most
+# and the one it hurts most (by nDCG@10), each with its top two hits from naive and from late
+# vectors. The gold is between ⟦ and ⟧.
+
+# %%
+from ragkit.explain import hits_text
+
+course_runs = {r["mode"]: r for r in rows
+               if r["benchmark"] == "course" and r["chunker"] == chunkers[0].label}
+moved = (course_runs["late"]["per_query"].set_index("query_id")["ndcg@10"]
+         - course_runs["naive"]["per_query"].set_index("query_id")["ndcg@10"]).sort_values()
+course_questions = {q.id: q for q in benches["course"].queries}
+for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "hurt most", -1)):
+    if sign * moved[qid] <= 0:
+        display(Markdown(f"_Late chunking {label.split()[0]} no question in this run._"))
+        continue
+    q = course_questions[qid]
+    display(Markdown(f"**{label}: {qid}** ({moved[qid]:+.3f} nDCG@10) · {q.text}"))
+    for mode in ("naive", "late"):
+        print(f"══ {mode}\n" + hits_text(q, course_runs[mode]["hits"][qid], k=2) + "\n")
 
 # %% [markdown]
 # ## The claims, decided by their declared rules
 # Jina's README: late chunking raises nDCG@10 over naive chunking of the same spans. Seed 002:
 # on notes that cross-reference each other, late chunking moves precision@5 from ≈ 0.81 to
-# ≈ 0.88. Both are declared in `ragkit.claims` before the numbers: one chunker (256-token fixed
-# windows, the same spans for both modes), nDCG@10 per benchmark for Jina, precision@5 on the
-# course questions whose evidence needs a cross-reference for seed 002, a paired 95 % interval
-# over questions. The other chunkers above are sensitivity rows: they do not vote.
+# ≈ 0.88. Both are declared in `ragkit.claims` before the numbers: one chunker (`256`-token
+# fixed windows, the same spans for both modes), nDCG@10 per benchmark for Jina, precision@5
+# on the course questions whose evidence needs a cross-reference for seed 002, a paired 95 %
+# interval over questions. The other chunkers above are sensitivity rows: they do not vote.
 
 # %%
 from ragkit.claims import check_claims, claims_for, show
-from ragkit.stats import paired
 
-show(check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late")))
-
-# %%
-sens = []
-for (bench_name, chunker_label), _ in gain.iterrows():
-    runs = {r["mode"]: r for r in rows if r["benchmark"] == bench_name
-            and r["chunker"] == chunker_label}
-    c = paired(runs["late"]["per_query"]["ndcg@10"], runs["naive"]["per_query"]["ndcg@10"])
-    sens.append({"benchmark": bench_name, "chunker": chunker_label,
-                 "nDCG@10, late vs naive": c.finding("late", "naive")})
-pd.DataFrame(sens)
+claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))
+show(claims)
 
 # %% [markdown]
 # ## Window and overlap
-# With MiniLM the window is at most 254 text tokens. Smaller windows give each token less
-# context; overlap gives the tokens near a cut a second, better-placed view.
+# With MiniLM the window is at most `254` text tokens (its `256` less the two special
+# tokens). Smaller windows give each token less context; overlap gives the tokens near a cut
+# a second, better-placed view.
 
 # %%
 from ragkit.plots import lines
-from ragkit.results import save_figure
+from ragkit.results import show_figure
 
-sweep_bench = benches["course"]
 sweep_chunker = SentenceGroupChunker(128)
 settings_grid = [(64, 0), (64, 16), (128, 0), (128, 32), (254, 0), (254, 63)]
 if settings.smoke:
     settings_grid = [(64, 16), (254, 63)]
-sweep = []
-for window, overlap in settings_grid:
-    for r in naive_vs_late(sweep_bench, minilm, sweep_chunker, window, overlap,
-                           tag=f" · w{window}/o{overlap}"):
-        if r["mode"] == "late":
-            sweep.append({"window": window, "overlap": overlap, **r})
-sweep = pd.DataFrame(sweep).drop(columns="per_query")
-save_figure(lines(sweep, "window", "recall@k", "overlap",
+sweep = pd.DataFrame([
+    {"window": w, "overlap": o, **r}
+    for w, o in settings_grid
+    for r in naive_vs_late(benches["course"], minilm, sweep_chunker, k=K, window=w, overlap=o,
+                           tag=f" · w{w}/o{o}", recorder=rec) if r["mode"] == "late"])
+show_figure(lines(sweep.drop(columns=["per_query", "hits"]), "window", "recall@k", "overlap",
                   title="Late chunking on the course corpus: window and overlap"),
             "05_late_window_sweep")
-sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10", "flags"]]
+percent_table(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"]],
+              shares=["recall", "iou", "recall@k", "ndcg@10"])
 
 # %% [markdown]
-# ## A second encoder: EmbeddingGemma-300M (2,048 tokens)
-# A long-context encoder sees whole sections in one window. It is not bundled (about 1.2 GB):
+# ## A second encoder: EmbeddingGemma-300M
+# A long-context encoder (`2048` tokens) sees whole sections in one window, so its chunk
+# vectors come closer to having read the whole document. It is not bundled (about `1.2` GB):
 # assemble it with `../shared/tools/assemble-embeddinggemma DIR` and set `RAGKIT_GEMMA_DIR`.
-# On a CPU it is slow, so it runs on the course corpus only.
+# On a CPU it is slow, so it runs on the course corpus only. Issue 15 notes that with it late
+# chunking reversed; whether this run shows that depends on the rows below.
 
 # %%
 gemma_dir = str(get_settings().gemma_dir or "")
+gemma_rows = []
 if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
     gemma = Embedder(gemma_dir, batch_size=8)
     # the same 256-token spans as MiniLM's declared configuration, so the claims compare encoders
-    gemma_rows = naive_vs_late(benches["course"], gemma, FixedTokenChunker(256, 0, "minilm"))
-    gemma_table = pd.DataFrame(gemma_rows).drop(columns="per_query").set_index("mode")
-    display(gemma_table.style.format({m: "{:.1%}" for m in metrics}))
+    gemma_rows = naive_vs_late(benches["course"], gemma, FixedTokenChunker(256, 0, "minilm"),
+                               k=K, recorder=rec)
+    gemma_table = pd.DataFrame(gemma_rows).drop(columns=["per_query", "hits"]).set_index("mode")
+    display(percent_table(gemma_table, shares=list(LATE_METRICS), counts=["documents"]))
     display(show(check_claims(*rec.frames(), claims=claims_for("jina-late-course-gemma",
                                                                 "seed002-late-gemma"))))
 else:
     rec.add(experiment="late", benchmark="course", strategy="late · EmbeddingGemma-300M",
             metric="ndcg@10", value=None, embedder="embeddinggemma-300m", k=K,
             flags=["not_run:RAGKIT_GEMMA_DIR unset"])
-    display(Markdown("EmbeddingGemma not found (`RAGKIT_GEMMA_DIR` unset): **not run**; the "
-                     "results file records that."))
+    display(Markdown("EmbeddingGemma not found (`RAGKIT_GEMMA_DIR` unset): **not run** in this "
+                     "run; the results file records that."))
+
+# %% [markdown]
+# ## Exercises
+# 1. **A smaller window.** Set `window` below to `64` and rerun: each token now sees less of
+#    its document. Does late chunking still beat naive on these few documents?
+# 2. **Another chunker.** Replace `SentenceGroupChunker(128)` with `SentenceGroupChunker(32)`:
+#    smaller chunks have less context of their own, which is where late chunking should help
+#    most.
+# 3. **Which questions move.** Pick a benchmark and a chunker from the table above (the cell
+#    starts with Anthropic's code set) and list the questions whose nDCG@10 late chunking
+#    changes most, then read one of them as in "One question, both ways".
+
+# %%
+# Exercises 1 and 2: a few course documents, one chunker, one window
+small = benches["course"].restrict([d.id for d in benches["course"].documents[:8]])
+window, overlap = 254, 63
+chunker = SentenceGroupChunker(128)
+print(late_vs_naive(naive_vs_late(small, minilm, chunker, k=K, window=window, overlap=overlap))
+      .drop(columns="comparison").round(3).to_string())
+
+# %%
+# Exercise 3: the questions late chunking changes most
+bench_name, chunker_label = "anthropic", chunkers[-1].label
+by_mode = {r["mode"]: r["per_query"].set_index("query_id")["ndcg@10"] for r in rows
+           if r["benchmark"] == bench_name and r["chunker"] == chunker_label}
+change = (by_mode["late"] - by_mode["naive"]).sort_values()
+questions = {q.id: q.text for q in benches[bench_name].queries}
+movers = pd.DataFrame({"late − naive": change, "question": change.index.map(questions)})
+pd.concat([movers.head(3), movers.tail(3)]).drop_duplicates().style.format(
+    {"late − naive": "{:+.3f}"})
 
 # %%
 print(rec.save())
+
+# %% [markdown]
+# ## What we measured
+
+# %%
+from ragkit.claims import claim_sentences
+from ragkit.report import finding, pct, what_we_measured
+
+claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
+best = sweep.loc[sweep["recall@k"].idxmax()]
+gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
+windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
+display(Markdown(what_we_measured([
+    f"With MiniLM's `256`-token window, {windowed} of {late_rows.documents.sum()} documents "
+    f"({', '.join(late_rows.benchmark)}) were encoded in several windows: for them a late "
+    "chunk vector has read the window around the chunk, not the whole document.",
+    f"With MiniLM, late chunking is measurably ahead of naive chunking on nDCG@10 in {ahead} "
+    f"of {len(sens)} (benchmark, chunker) pairs, measurably behind in {behind}, and within "
+    f"the interval of no change in {len(sens) - ahead - behind}.",
+    *[finding(r.comparison, "late", "naive", f"nDCG@10 ({r.benchmark}, {r.chunker})")
+      for r in sens.itertuples()],
+    *claim_sentences(claims),
+    f"Window sweep (course, {sweep_chunker.label}): the best recall@5 of late chunking, "
+    f"{pct(best['recall@k'])}, comes with a window of {best['window']:.0f} tokens and an "
+    f"overlap of {best['overlap']:.0f}.",
+    finding(gemma_sens.comparison.iloc[0], "late", "naive",
+            "nDCG@10 (EmbeddingGemma, course, 256-token spans)")
+    if gemma_sens is not None and len(gemma_sens) else
+    "EmbeddingGemma was not run in this run (`RAGKIT_GEMMA_DIR` unset), so whether late "
+    "chunking helps or reverses with a long-context encoder is not measured here; every "
+    "finding above is MiniLM's, whose chunk vectors have read a window, not the document.",
+])))

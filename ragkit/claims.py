@@ -420,3 +420,32 @@ def show(table, digits: int = 1):
         for e, lo, hi in zip(table.estimate, table.low, table.high)]
     return out[["source", "claim", "metric", "subset", "claimed", "ours", "baseline",
                 "effect [95 % CI]", "n", "verdict", "reason", "flags"]]
+
+
+def claim_sentences(table, digits: int = 1) -> list[str]:
+    """One Markdown sentence per declared claim (``role == "claim"``) of a `check_claims`
+    table: source, claim, the verdict in bold, then the measured effect with its 95 % interval
+    and n, or the reason it could not be measured here. Sensitivity rows are left out (they do
+    not vote)."""
+    by_id = {c.id: c for c in CLAIMS}
+    out = []
+    for r in table[table.role == "claim"].itertuples():
+        head = f"{r.source}, \"{r.claim}\": **{r.verdict}**"
+        if r.verdict == UNMEASURABLE or r.estimate != r.estimate:
+            out.append(f"{head} ({r.reason or 'no estimate in this run'}).")
+            continue
+        effect = by_id[r.id].effect if r.id in by_id else "diff"
+        est, lo, hi = (100 * v for v in (r.estimate, r.low, r.high))
+        if effect == "failure_reduction":
+            measured = (f"top-20 failures reduced by {est:.{digits}f} % (95 % CI "
+                        f"[{lo:+.{digits}f}, {hi:+.{digits}f}] %)")
+        elif effect == "level":
+            measured = f"{r.metric} {est:.{digits}f} % (95 % CI [{lo:.{digits}f}, {hi:.{digits}f}])"
+        else:
+            measured = (f"{r.metric} {est:+.{digits}f} points (95 % CI [{lo:+.{digits}f}, "
+                        f"{hi:+.{digits}f}])")
+        base = "" if r.baseline is None or r.baseline != r.baseline else (
+            f"; {r.metric} {100 * r.ours:.{digits}f} % against {100 * r.baseline:.{digits}f} %")
+        note = f" ({r.reason})" if r.reason else ""
+        out.append(f"{head}: {measured}{base}, n = {r.n}{note}.")
+    return out

@@ -192,3 +192,66 @@ def readings_report(queries: Sequence, hits_by_query: Mapping[str, Sequence], ca
                      "flagged_ambiguous": len(readings) > 1,
                      "documents": ", ".join(sorted(found))})
     return pd.DataFrame(rows)
+
+
+def filter_flips(queries: Sequence, catalog: Catalog, before, after,
+                 read: Any = None, metric: str = "recall@k"):
+    """The questions whose per-query `metric` differs between two runs of the same questions
+    (`ragkit.pipeline.Outcome`: `before` without a filter, `after` with one), one row each:
+    the question in full, the filter the golden set needs, the filter `read(query)` returned
+    (``Catalog.read_question`` by default), whether that filter keeps every gold document
+    (``gold kept``: False means the right document was never searched), both values and
+    ``change``: ``fixed`` (the filter raised the metric) or ``broken`` (it lowered it).
+    Fixed questions first, then broken ones, each in question order."""
+    import pandas as pd
+
+    read = read or (lambda q: catalog.read_question(q.text))
+    a, b = before.values(metric), after.values(metric)
+    rows = []
+    for q in queries:
+        if q.id not in a.index or q.id not in b.index or abs(b[q.id] - a[q.id]) < 1e-12:
+            continue
+        flt = read(q)
+        gold_docs = sorted({g.doc_id for g in q.gold})
+        kept = all(flt({**catalog.meta.get(d, {}), "doc_id": d}) for d in gold_docs)
+        rows.append({"query_id": q.id, "question": q.text, "needs": dict(q.context),
+                     "read": flt.describe(), "gold_docs": ", ".join(gold_docs),
+                     "gold kept": kept, "before": float(a[q.id]), "after": float(b[q.id]),
+                     "change": "fixed" if b[q.id] > a[q.id] else "broken"})
+    columns = ["query_id", "question", "needs", "read", "gold_docs", "gold kept", "before",
+               "after", "change"]
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values("change", key=lambda s: s.map({"fixed": 0, "broken": 1}),
+                           kind="stable").reset_index(drop=True)
+
+
+def readings_summary(report) -> dict[str, float]:
+    """The three numbers of a `readings_report`: the share of ambiguous questions flagged as
+    ambiguous, the share of their gold documents the readings name, and the share of the
+    other questions wrongly flagged (with how many questions each share is over)."""
+    amb = report[report.type == "ambiguous"]
+    other = report[report.type != "ambiguous"]
+    nan = float("nan")
+    return {"ambiguous_flagged": float(amb.flagged_ambiguous.mean()) if len(amb) else nan,
+            "ambiguous_gold_docs_named": float(amb.gold_docs_named.mean()) if len(amb) else nan,
+            "unambiguous_flagged": float(other.flagged_ambiguous.mean()) if len(other) else nan,
+            "n_ambiguous": float(len(amb)), "n_unambiguous": float(len(other))}
+
+
+def flip_reason(query, read: Filter, gold_kept: bool, change: str) -> str:
+    """Why a filter fixed or broke one question (a row of `filter_flips`), in a sentence,
+    from what the filter read and whether it kept the gold document."""
+    if not gold_kept:
+        missed = ("the date" if "as_of" in query.context and not read.as_of else
+                  "the region" if "region" in query.context and not read.region else
+                  "the constraint")
+        return (f"Why it {'broke' if change == 'broken' else 'changed'}: the rules did not read "
+                f"{missed} the question needs, so the filter fell back to its default (current "
+                "documents only, superseded ones excluded) and removed the gold document from "
+                "the search. The rules read a year only after \"in\", \"during\", \"of\" or "
+                "\"from\". A filter is only as good as its reading of the question.")
+    if change == "fixed":
+        return ("Why it was fixed: the filter removed chunks of other documents that outranked "
+                "the gold, and kept the gold document.")
+    return ("Why it broke: the gold document was still searched, but among the filtered chunks "
+            "it ranked lower than before.")

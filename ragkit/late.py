@@ -3,8 +3,9 @@
 An ordinary embedder sees each chunk alone, so "It expires after 90 days" has lost the word
 "password" that the previous chunk held. Late chunking (Günther et al., Jina AI, 2024) runs the
 encoder over the *document*, keeps the contextual token vectors, and mean-pools them over each
-chunk's character span. Every chunk vector has seen its document; the chunk boundaries still
-decide what gets retrieved and scored. This module does that for any sentence-transformers
+chunk's character span. Every chunk vector has seen its document, or, when the document is
+longer than the encoder's window, the window around the chunk (step 3); the chunk boundaries
+still decide what gets retrieved and scored. This module does that for any sentence-transformers
 model with mean pooling (the bundled all-MiniLM-L6-v2 by default, EmbeddingGemma, ...):
 
 1. **Tokenise once, with offsets.** The document is tokenised as the embedder would tokenise it
@@ -647,3 +648,74 @@ class LateDenseRetriever(DenseRetriever):
         embedder's flags."""
         vecs = self.late.embed(self._docs, self.chunks)
         return vecs, list(self.late.flags)
+
+
+# --- the comparison notebook 05 makes -------------------------------------------------------
+
+LATE_METRICS = ("recall", "iou", "recall@k", "mrr@k", "ndcg@10")
+
+
+def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int | None = None,
+                  overlap: int | None = None, tag: str = "", recorder=None,
+                  metrics: Sequence[str] = LATE_METRICS) -> list[dict[str, Any]]:
+    """The same chunk spans of `bench`, embedded alone (``naive``) and late (``late``), one row
+    each: benchmark, chunker, mode, embedder, the mean of each of `metrics`, the flags, the
+    number of documents, ``per_query`` (the run's per-query DataFrame, for paired intervals)
+    and ``hits`` (query id -> ranked hits). With a `recorder`, both runs are recorded
+    (experiment ``late``, or ``late sweep`` when `tag` is set)."""
+    from .pipeline import run_experiment
+
+    chunks = chunker.chunk_all(bench.documents)
+    late = LateDenseRetriever(chunks, bench.documents, embedder, window=window, overlap=overlap)
+    rows = []
+    for mode, retriever in (("naive", "dense"), ("late", late)):
+        out = run_experiment(bench, embedder=embedder, k=k, chunks=chunks, retriever=retriever,
+                             label=f"{mode} · {chunker.label}{tag}")
+        if recorder is not None:
+            out.record(recorder, experiment="late" + (" sweep" if tag else ""),
+                       embedder=embedder.name, k=k, chunker=chunker.label, mode=mode,
+                       window=window, overlap=overlap)
+        rows.append({"benchmark": bench.name, "chunker": chunker.label, "mode": mode,
+                     "embedder": embedder.name, **{m: out.means[m] for m in metrics},
+                     "flags": ";".join(out.flags), "documents": len(bench.documents),
+                     "per_query": out.per_query, "hits": out.hits})
+    return rows
+
+
+def windowed_documents(flags: str) -> int:
+    """How many documents late chunking encoded in several windows, read from a row's flags
+    (``late:windowed_docs:N``; 0 when absent)::
+
+        >>> windowed_documents("late:prefix_ignored:1;late:windowed_docs:52")
+        52
+    """
+    for flag in flags.split(";"):
+        name, _, n = flag.rpartition(":")
+        if name == "late:windowed_docs" and n.isdigit():
+            return int(n)
+    return 0
+
+
+def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
+    """One row per (benchmark, chunker, embedder) of `naive_vs_late` rows: naive and late
+    means of `metric`, the paired difference late − naive with its 95 % interval, n, wins /
+    losses / ties, and ``comparison`` (the `ragkit.stats.Comparison`)."""
+    import pandas as pd
+
+    from .stats import paired
+
+    runs: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        runs.setdefault((r["benchmark"], r["chunker"], r["embedder"]), {})[r["mode"]] = r
+    out = []
+    for (bench, chunker, embedder), by in runs.items():
+        if not {"naive", "late"} <= by.keys():
+            continue
+        late = by["late"]["per_query"].set_index("query_id")[metric]
+        naive = by["naive"]["per_query"].set_index("query_id")[metric].loc[late.index]
+        c = paired(late.to_numpy(), naive.to_numpy())
+        out.append({"benchmark": bench, "chunker": chunker, "embedder": embedder,
+                    "naive": c.mean_b, "late": c.mean_a, "late − naive": c.diff,
+                    "low": c.low, "high": c.high, "n": c.n, "wins": c.wins,
+                    "losses": c.losses, "ties": c.ties, "comparison": c})
+    return pd.DataFrame(out)

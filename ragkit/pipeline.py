@@ -344,3 +344,60 @@ def contextual_retrieval(bench: Benchmark, chunks: Sequence[Chunk], embedder, ge
         rows.append({"generator": generator, "stage": stage, **passk,
                      "failure_reduction@20": reduction(passk)})
     return rows
+
+
+def contextual_table(bench: Benchmark, chunks: Sequence[Chunk], generators: Sequence[str], *,
+                     embedder, label: str, recorder=None,
+                     placement: Literal["before", "after"] = "after",
+                     ks: Sequence[int] = (5, 10, 20), rerank_model: str | None = None,
+                     rerank_for: Sequence[str] = (), rerank_candidates: int = 50,
+                     tag: str = "", with_basic: bool = True):
+    """`contextual_retrieval` for several generators on the same chunks, as one DataFrame:
+    the basic row and the no-preamble control first (``with_basic``), then every stage of each
+    generator (the rescoring stage only for generators in `rerank_for`, and only when
+    `rerank_model` is set). `tag` is appended to the generator names (``structural (router
+    chunks)``)."""
+    import pandas as pd
+
+    def run(generator: str) -> list[dict[str, Any]]:
+        return contextual_retrieval(bench, chunks, embedder, generator, label=label,
+                                    recorder=recorder, placement=placement, ks=ks,
+                                    rerank_model=rerank_model if generator in rerank_for
+                                    else None, rerank_candidates=rerank_candidates)
+
+    rows = run("none") if with_basic else []
+    for g in generators:
+        rows += run(g)[1:]
+    out = pd.DataFrame(rows)
+    if tag and len(out):
+        out["generator"] = out["generator"] + f" ({tag})"
+    return out
+
+
+def contextual_comparison(rows, scores, label: str, stage: str, generator: str = "none",
+                          against: str | None = None, metric: str = "pass@20",
+                          against_label: str | None = None):
+    """Paired comparison (`ragkit.stats.Comparison`) of one recorded contextual run against
+    basic retrieval on the same chunks (or against the run whose strategy is `against`), on
+    the per-query `metric`. `rows` and `scores` are `Recorder.frames()`; `label` names the
+    chunks as in `contextual_retrieval` (``upstream chunks``); `stage` is a stage name
+    (``CONTEXT_STAGES``, ``CONTROLS``, or ``basic``) and `generator` the preamble generator
+    (``none`` for basic and the control). `against_label` compares with a run on other chunks
+    of the same questions (``code chunks`` against ``upstream chunks``)."""
+    from .stats import paired
+
+    def values(strategy: str, label: str):
+        mine = rows[(rows.experiment == f"contextual · {label}") & (rows.strategy == strategy)
+                    & rows.run.notna()]
+        runs = sorted(set(mine.run))
+        if len(runs) != 1:
+            raise KeyError(f"{len(runs)} recorded runs of {strategy!r}")
+        s = scores[(scores.run == runs[0]) & (scores.metric == metric)]
+        return s.set_index("query_id")["value"].dropna()
+
+    other = against_label or label
+    mine = f"{stage} · {label}" if generator == "none" else f"{stage} · {generator} · {label}"
+    a = values(mine, label)
+    b = values(against or f"basic · {other}", other)
+    common = a.index.intersection(b.index)
+    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())
