@@ -159,7 +159,7 @@ def measure(sizes: Mapping[str, Sequence[Document]], queries: Sequence, chunker,
             if d.id not in made:
                 made[d.id] = chunker.chunk_all([d])
         chunks = [c for d in docs for c in made[d.id]]
-        bench = Benchmark(f"course {label}", list(docs), answerable)
+        bench = Benchmark("course", list(docs), answerable)
         for pruned in (False, True):
             p = prune(chunks, docs, before) if pruned else Pruned(chunks, {})
             out = run_experiment(bench, chunker, embedder, k=5, chunks=p.chunks,
@@ -171,3 +171,23 @@ def measure(sizes: Mapping[str, Sequence[Document]], queries: Sequence, chunker,
                                                        for k, v in p.dropped.items()},
                          f"recall@B{budget}": float(vals.mean())})
     return PruningResult(pd.DataFrame(rows).fillna(0), values, outcomes, budget)
+
+
+def gold_in_superseded(queries: Sequence, docs: Sequence[Document], before: str | None = None
+                       ) -> set[str]:
+    """Ids of the questions with a gold span in a document the `superseded` rule drops: the
+    questions pruning by metadata cannot serve any more."""
+    catalog = Catalog(docs)
+    gone = {d.id for d in docs if superseded({**d.metadata, "doc_id": d.id}, catalog, before)}
+    return {q.id for q in queries if any(g.doc_id in gone for g in q.gold)}
+
+
+def verdict(more_vs_fewer) -> str:
+    """The seed's claim that more documents can hurt retrieval, judged from a paired
+    comparison of the largest corpus against the smallest: "held" when the largest is
+    measurably worse, "not held" when measurably better, else "no measurable difference"."""
+    if more_vs_fewer.high < 0:
+        return "held"
+    if more_vs_fewer.low > 0:
+        return "not held"
+    return "no measurable difference"

@@ -1,7 +1,8 @@
 """Tests for ragkit.prune: distractors, the three prune rules, and the measurement."""
 
 from ragkit.chunkers import FixedCharChunker
-from ragkit.prune import dedupe, garble, grow, looks_garbled, measure, prune, superseded
+from ragkit.prune import (dedupe, garble, gold_in_superseded, grow, looks_garbled, measure,
+                          prune, superseded, verdict)
 from ragkit.filters import Catalog
 from ragkit.types import Chunk, Document, Query, Span
 
@@ -101,3 +102,14 @@ def test_measure_table_and_paired_values(embedder):
     assert list(res.values["course", False].index) == ["q1"]  # refusals left out
     c = res.versus(("+ 1 distractor corpora", True), ("course", False))
     assert c.n == 1
+
+
+def test_gold_in_superseded_and_verdict():
+    from ragkit.stats import paired
+
+    docs = [_doc("old", "old text", superseded_by="new"), _doc("new", "new text")]
+    qs = [Query("a", "?", (Span("old", 0, 3),)), Query("b", "?", (Span("new", 0, 3),))]
+    assert gold_in_superseded(qs, docs) == {"a"}
+    assert verdict(paired([0.0] * 20, [1.0] * 20)) == "held"
+    assert verdict(paired([1.0] * 20, [0.0] * 20)) == "not held"
+    assert verdict(paired([1.0, 0.0] * 10, [0.0, 1.0] * 10)) == "no measurable difference"
