@@ -125,3 +125,49 @@ def lost_in_the_middle(queries: Sequence[Query], gold: dict[str, Chunk],
             ans = answerer.answer(q.text, passages)
             results.append(PositionResult(q.id, pos, fact, ans, contains_fact(ans, fact)))
     return results
+
+
+_GRADE = {"ok": 2, "partial": 1, "split": 0, "missed": 0}
+
+
+def staged_answers(cases: Sequence[dict], queries: dict[str, Query], naive: Any,
+                   outcomes: dict[str, Any], status: Any, answerer, k: int = 3):
+    """For each staged case, the local model's answer from the naive strategy's top `k` chunks
+    and from the top `k` of the strategy that fixes it, side by side.
+
+    `naive` and each value of `outcomes` (label -> ``pipeline.Outcome``, in preference order)
+    give ``.hits[query_id]``; `status` is ``explain.staged_status``'s rows (list or DataFrame).
+    The fixing strategy is the first of `outcomes` whose verdict is ``ok``; when none is,
+    the best verdict's strategy (first on ties) gives the context and the row says
+    ``not fixed``; a case whose naive verdict is ``ok`` is answered from the naive context only
+    (``does not fail naively``). A passage is a chunk's prefix (if any) and text. Each answer is
+    checked for the expected answer's `key_fact` with `contains_fact`."""
+    import pandas as pd
+
+    rows_in = status.to_dict("records") if hasattr(status, "to_dict") else list(status)
+    by_case = {r["case"]: r for r in rows_in}
+
+    def context(outcome, qid):
+        return [f"{h.chunk.prefix}\n{h.chunk.text}".strip() for h in outcome.hits[qid][:k]]
+
+    rows = []
+    for case in cases:
+        st, q = by_case[case["name"]], queries[case["question_id"]]
+        fact = key_fact(q.answer, q.text)
+        naive_ans = answerer.answer(q.text, context(naive, q.id))
+        verdicts = {s: st[s] for s in outcomes if s in st}
+        if st["status"] == "does not fail naively":
+            by, fixed_ans = "—", None  # not asked: the naive context already holds the gold
+        else:
+            ok = [s for s, v in verdicts.items() if v == "ok"]
+            by = ok[0] if ok else max(verdicts, key=lambda s: _GRADE.get(verdicts[s], 0))
+            fixed_ans = answerer.answer(q.text, context(outcomes[by], q.id))
+            if not ok:
+                by = f"not fixed (best: {by}, {verdicts[by]})"
+        has = (lambda a: None if a is None or fact is None else contains_fact(a, fact))
+        rows.append({"case": case["name"], "question": q.text, "expected": q.answer,
+                     "status": st["status"], "naive answer": naive_ans, "fixed by": by,
+                     "fixed answer": "—" if fixed_ans is None else fixed_ans, "key fact": fact,
+                     "key fact in naive answer": has(naive_ans),
+                     "key fact in fixed answer": has(fixed_ans)})
+    return pd.DataFrame(rows)
