@@ -27,6 +27,7 @@ Two kinds of rescoring are available here, behind one `Scorer` interface:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Literal, Protocol, Sequence
@@ -128,8 +129,6 @@ class OnnxCrossEncoderScorer:
         return [f"truncated:{cut}/{len(self._seen)}"] if cut else []
 
     def _key(self, query: str, text: str) -> str:
-        import hashlib
-
         return hashlib.sha256(json.dumps([self.identity, query, text]).encode()).hexdigest()
 
     def _run(self, pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -149,7 +148,8 @@ class OnnxCrossEncoderScorer:
                 feed["token_type_ids"][row, :n] = e.type_ids
                 out[at + row, 1] = float(bool(e.overflowing))
             logits = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-            out[at:at + len(batch), 0] = np.asarray(logits, np.float32).reshape(len(batch), -1)[:, 0]
+            first_logit = np.asarray(logits, np.float32).reshape(len(batch), -1)[:, 0]
+            out[at:at + len(batch), 0] = first_logit
         return out
 
     def score(self, queries: Sequence[str], candidates: Sequence[Sequence[Chunk]]

@@ -70,3 +70,19 @@ def refund_chunks(doc):
         e = len(doc.text[:e].rstrip())
         out.append(Chunk.make(doc, s, e, strategy="test"))
     return out
+
+
+# A policy whose table row sits far below its header: the chunk-view tests (explain, 01/02).
+TABLE_HEADER = "| Tier | Refund window | Processing fee |\n|---|---|---|\n"
+TABLE_FILLER = "Filler sentence about something else entirely. " * 30
+TABLE_TEXT = (TABLE_HEADER + TABLE_FILLER + "| Gold | 14 days | 2% |\n" + TABLE_FILLER
+              + "Refunds past 30 days are void.")
+
+
+def table_policy():
+    """(document, gold span of its Gold-tier row)."""
+    from ragkit.types import Document, Span
+
+    start = TABLE_TEXT.index("| Gold")
+    return (Document("policy", TABLE_TEXT),
+            Span("policy", start, start + len("| Gold | 14 days | 2% |")))

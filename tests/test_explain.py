@@ -7,11 +7,10 @@ from ragkit.explain import chunk_view, hits_text, staged_status
 from ragkit.retrieve import Hit
 from ragkit.types import Chunk, Document, Query, Span
 
-HEADER = "| Tier | Refund window | Processing fee |\n|---|---|---|\n"
-FILLER = "Filler sentence about something else entirely. " * 30
-TEXT = HEADER + FILLER + "| Gold | 14 days | 2% |\n" + FILLER + "Refunds past 30 days are void."
-DOC = Document("policy", TEXT)
-GOLD = Span("policy", TEXT.index("| Gold"), TEXT.index("| Gold") + len("| Gold | 14 days | 2% |"))
+from conftest import TABLE_TEXT as TEXT
+from conftest import table_policy
+
+DOC, GOLD = table_policy()
 
 
 def test_text_view_shows_each_touching_chunk_whole_with_the_gold_marked():

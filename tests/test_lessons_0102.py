@@ -7,13 +7,12 @@ from ragkit.chunkers import FixedCharChunker
 from ragkit.evaluate import calibrate_threshold, refusal_scores
 from ragkit.explain import staged_case_html
 from ragkit.retrieve import Hit
-from ragkit.types import Document, Query, Span
+from ragkit.types import Query, Span
 
-HEADER = "| Tier | Refund window | Processing fee |\n|---|---|---|\n"
-FILLER = "Filler sentence about something else entirely. " * 30
-TEXT = HEADER + FILLER + "| Gold | 14 days | 2% |\n" + FILLER + "Refunds past 30 days are void."
-DOC = Document("policy", TEXT)
-GOLD = Span("policy", TEXT.index("| Gold"), TEXT.index("| Gold") + len("| Gold | 14 days | 2% |"))
+from conftest import TABLE_TEXT as TEXT
+from conftest import table_policy
+
+DOC, GOLD = table_policy()
 
 
 def test_staged_case_shows_explanation_whole_chunks_and_full_hits():

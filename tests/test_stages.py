@@ -53,6 +53,8 @@ def test_chunk_stage_keeps_offsets_and_ids(docs):
 
 
 def test_stages_pickle_without_their_model(stages, single):
+    # in memory only: datasets.map(num_proc=N) and Ray send stage objects to worker processes
+    # by pickling them; nothing here writes a pickle to disk (caches are NPZ/JSON)
     clone = pickle.loads(pickle.dumps(stages[1]))
     assert clone._embedder is None and stages[1]._embedder is not None
 

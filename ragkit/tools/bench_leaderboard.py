@@ -30,6 +30,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
+from ..report import ci
 from ..tables import text_table
 from .common import run_script
 
@@ -46,6 +47,16 @@ def baselines() -> list:
             FixedTokenChunker(512, 64, tokenizer="minilm"),
             FixedTokenChunker(512, 64, tokenizer="cl100k_base"),
             RecursiveChunker(1000, 200, tokenizer="chars", separators=["\n\n", "\n", " ", ""])]
+
+
+def diff_ci(c) -> str:
+    """A paired difference (`ragkit.stats.Comparison`) in points with its interval.
+
+    >>> from types import SimpleNamespace
+    >>> diff_ci(SimpleNamespace(diff=0.016, low=-0.03, high=0.064))
+    '+1.6 [-3.0, +6.4]'
+    """
+    return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
 
 
 def verdict(low: float, high: float) -> str:
@@ -127,9 +138,7 @@ def run_leaderboard(benchmarks: Sequence[str] = BENCHMARKS, candidates: int = 20
                                                                      row["best_baseline"])]
         table.append([row["benchmark"], row["budget"], row["best_baseline"],
                       100 * row["recall_best"], 100 * row["recall_ragkit"],
-                      f"{100 * r.diff:+.1f} [{100 * r.low:+.1f}, {100 * r.high:+.1f}]",
-                      verdict(r.low, r.high),
-                      f"{100 * p.diff:+.1f} [{100 * p.low:+.1f}, {100 * p.high:+.1f}]",
+                      diff_ci(r), verdict(r.low, r.high), diff_ci(p),
                       verdict(p.low, p.high), row["n"]])
     print(text_table(["benchmark", "budget", "best baseline", "its recall", "ragkit recall",
                       "recall diff [CI]", "recall verdict", "pass diff [CI]", "pass verdict",
@@ -137,13 +146,10 @@ def run_leaderboard(benchmarks: Sequence[str] = BENCHMARKS, candidates: int = 20
     print("\nWhere the gain comes from (recall@B, points, paired 95 % CI):")
     parts = []
     for row in verdicts:
-        ce = row[("recall", CONTROLS[1], row["best_baseline"])]
-        ch = row[("recall", RAGKIT, CONTROLS[1])]
-        rr = row[("recall", RAGKIT, CONTROLS[0])]
+        pairs = ((CONTROLS[1], row["best_baseline"]), (RAGKIT, CONTROLS[1]),
+                 (RAGKIT, CONTROLS[0]))
         parts.append([row["benchmark"], row["budget"],
-                      f"{100 * ce.diff:+.1f} [{100 * ce.low:+.1f}, {100 * ce.high:+.1f}]",
-                      f"{100 * ch.diff:+.1f} [{100 * ch.low:+.1f}, {100 * ch.high:+.1f}]",
-                      f"{100 * rr.diff:+.1f} [{100 * rr.low:+.1f}, {100 * rr.high:+.1f}]"])
+                      *(diff_ci(row[("recall", *pair)]) for pair in pairs)])
     print(text_table(["benchmark", "budget", "hybrid+CE on fixed vs best baseline",
                       "router vs fixed (both hybrid+CE)", "CE vs none (router, hybrid)"],
                      parts, ".1f"))
