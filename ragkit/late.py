@@ -84,6 +84,56 @@ Specials = Literal["edges", "exclude"]
 CACHE_VERSION = 1
 
 
+class _StateMemo:
+    """Token states of recent window batches, kept in this process up to `max_bytes`.
+
+    The windows of a document depend on the document alone, not on its chunks, and the batches
+    are formed from the sorted windows, so a second chunker over the same documents asks for
+    the very same batches: they are taken from here instead of running the encoder again —
+    bit-identical, because the key is the batch's exact token ids and the model's identity.
+    Least recently used batches go first."""
+
+    def __init__(self, max_bytes: int = 1_500_000_000):
+        from collections import OrderedDict
+
+        self.max_bytes, self.bytes = max_bytes, 0
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(model: str, batch: Sequence[Sequence[int]]) -> str:
+        h = hashlib.sha256(model.encode())
+        for ids in batch:
+            h.update(np.asarray(ids, dtype=np.int64).tobytes() + b"|")
+        return h.hexdigest()
+
+    def get(self, key: str):
+        states = self._items.get(key)
+        if states is None:
+            self.misses += 1
+            return None
+        self._items.move_to_end(key)
+        self.hits += 1
+        return states
+
+    def put(self, key: str, states) -> None:
+        size = states.element_size() * states.nelement()
+        if size > self.max_bytes:
+            return
+        self._items[key] = states
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            _, old = self._items.popitem(last=False)
+            self.bytes -= old.element_size() * old.nelement()
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.bytes = 0
+
+
+STATES = _StateMemo()  # one per process: notebook 05 runs three chunkers over each benchmark
+
+
 class LateChunkingWarning(UserWarning):
     """Late chunking departed from the plain rule somewhere (see the flag it names)."""
 
@@ -379,19 +429,23 @@ class LateEmbedder:
     or anything `Embedder` accepts (None = the bundled MiniLM, a folder, a hub id). ``window``
     and ``overlap`` are in text tokens (see `plan_windows`); ``specials`` is explained in the
     module docstring. Vectors are cached in checksummed NPZ shards under
-    ``<cache_dir>/late``. After each `embed` call, ``flags`` lists what a results row must
-    carry and ``stats`` counts documents, windows and tokens.
+    ``<cache_dir>/late``; within a process, window batches already run are taken from the
+    memo `STATES` (``memo=False`` runs every forward pass, as a timing needs). After each
+    `embed` call, ``flags`` lists what a results row must carry and ``stats`` counts
+    documents, windows and tokens.
     """
 
     def __init__(self, model: Embedder | str | Path | None = None, *, window: int | None = None,
                  overlap: int | None = None, specials: Specials = "edges",
-                 max_batch_tokens: int = 8192, device: str | None = None, cache: bool = True):
+                 max_batch_tokens: int = 8192, device: str | None = None, cache: bool = True,
+                 memo: bool = True):
         if specials not in ("edges", "exclude"):
             raise ValueError(f"specials must be 'edges' or 'exclude', not {specials!r}")
         self.embedder = model if isinstance(model, Embedder) else Embedder(
             model, device=device, cache=cache, show_progress=False)
         self.window, self.overlap, self.specials = window, overlap, specials
         self.max_batch_tokens = max_batch_tokens
+        self.memo = memo  # reuse window batches from `STATES` (off when timing forward passes)
         self.flags: list[str] = []
         self.stats: dict[str, int] = {}
         self._cache = VectorCache(get_settings().cache_dir / "late") if cache else None
@@ -499,8 +553,16 @@ class LateEmbedder:
     def _run(self, plans: list[_DocPlan]) -> list[np.ndarray]:
         jobs = [(p.window_length(k), d, k) for d, p in enumerate(plans)
                 for k in range(len(p.windows))]
+        model = json.dumps({"fingerprint": self.embedder.fingerprint, "device": self.device,
+                            "dtype": self.dtype, "backend": self.embedder.backend})
         for batch in self.batches(jobs):
-            states = self.forward([plans[d].window_ids(k) for _, d, k in batch])
+            ids = [plans[d].window_ids(k) for _, d, k in batch]
+            key = STATES.key(model, ids)
+            states = STATES.get(key) if self.memo else None
+            if states is None:
+                states = self.forward(ids)
+                if self.memo:
+                    STATES.put(key, states)
             for i, (_, d, k) in enumerate(batch):
                 plans[d].take(k, states[i])
             self.stats["windows"] += len(batch)

@@ -216,3 +216,32 @@ def test_embeddinggemma_prompt_and_dense_layers():
     vecs = late.embed_document(text, _sentences(text))
     q = emb.encode(["How many days do Gold members have to get a refund?"], "query")[0]
     assert "14 days" in text[slice(*_sentences(text)[int(np.argmax(vecs @ q))])]
+
+
+def test_a_second_chunking_of_the_same_documents_reuses_the_forward_passes(embedder):
+    """Windows depend on the document only, so another chunker's late vectors take the same
+    window batches from the in-process memo: no new forward pass, bit-identical vectors."""
+    from ragkit import late as late_module
+
+    doc = Document("d", _words(700))
+    by_chars = _doc_chunks(doc, [(s, min(s + 90, len(doc.text)))
+                                 for s in range(0, len(doc.text), 90)])
+    by_sentence = _doc_chunks(doc, _sentences(doc.text))
+    late_module.STATES.clear()
+    memo = LateEmbedder(embedder, window=64, overlap=16, cache=False)
+    calls = []
+    forward = memo.forward
+    memo.forward = lambda batch: calls.append(len(batch)) or forward(batch)
+    with pytest.warns(LateChunkingWarning):
+        memo.embed([doc], by_chars)
+    n = len(calls)
+    assert n > 0 and memo.stats["windows"] > 1
+    with pytest.warns(LateChunkingWarning):
+        reused = memo.embed([doc], by_sentence)
+    assert len(calls) == n  # every batch came from the memo
+    late_module.STATES.clear()
+    with pytest.warns(LateChunkingWarning):
+        fresh = LateEmbedder(embedder, window=64, overlap=16, cache=False).embed([doc],
+                                                                              by_sentence)
+    np.testing.assert_array_equal(reused, fresh)
+    late_module.STATES.clear()

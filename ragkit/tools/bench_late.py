@@ -125,7 +125,7 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
     from ..types import Chunk, Document
 
     emb = Embedder(model, device=device, cache=False, show_progress=False)
-    late = LateEmbedder(emb, window=window, overlap=overlap, cache=False)
+    late = LateEmbedder(emb, window=window, overlap=overlap, cache=False, memo=False)
     dev = emb.device
     text, source = synthetic_text(emb.tokenizer, n_tokens)
     doc = Document("synthetic", text)
