@@ -20,25 +20,16 @@ the code chunker's settings were tuned on (``params.tuned_on``).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from typing import Any, Sequence
 
+from ..stats import split_of
 from ..tables import text_table
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)
 METRICS = ("pass", "recall")
 SPLITS = ("tune", "held-out")
-
-
-def split_of(query_id: str) -> str:
-    """'tune' or 'held-out', from the sha256 of the query id (deterministic, seed-free).
-
-    >>> split_of("anthropic-000"), split_of("anthropic-001")
-    ('held-out', 'tune')
-    """
-    return "tune" if hashlib.sha256(query_id.encode()).digest()[-1] % 2 == 0 else "held-out"
 
 
 def score(out, ids: Sequence[str]) -> float:

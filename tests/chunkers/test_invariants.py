@@ -9,6 +9,7 @@ from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSema
                              Router, SectionChunker, SemanticChunker, StructureChunker,
                              SentenceGroupChunker, TableRowChunker, TranscriptChunker,
                              get_chunker)
+from ragkit.chunkers.groups import ProseChunker
 from ragkit.chunkers.semantic import LexicalEmbedder
 from ragkit.config import get_settings
 from ragkit.types import Document
@@ -34,6 +35,7 @@ CHUNKERS = {
     "cluster_semantic": lambda: ClusterSemanticChunker(100, 50, embedder=LexicalEmbedder()),
     "router": lambda: Router(soft=40, hard=64),
     "sentences": lambda: SentenceGroupChunker(40),
+    "prose": lambda: ProseChunker(24, hard=32),
 }
 
 # Markdown-ish documents: headings, paragraphs, tables, lists, fences, odd whitespace, unicode.

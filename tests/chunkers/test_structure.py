@@ -19,6 +19,7 @@ import ragkit.chunkers.structure
 from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSemanticChunker,
                              CodeChunker, SectionChunker, SemanticChunker, StructureChunker,
                              TableRowChunker, TranscriptChunker, get_chunker)
+from ragkit.chunkers.groups import ProseChunker
 from ragkit.chunkers.router import Router, classify_content
 from ragkit.chunkers.semantic import LexicalEmbedder, cluster_runs
 from ragkit.documents import blocks_for, load_corpus
@@ -436,6 +437,23 @@ def test_cluster_dp_never_makes_the_oversize_cluster_chroma_can():
     chunker = ClusterSemanticChunker(200, 50, embedder=_Constant())
     tok = get_tokenizer("cl100k_base")
     assert all(tok.count(c.text) <= 200 for c in chunker.chunk(doc))
+
+
+def test_prose_chunks_stay_in_their_section_carry_its_path_and_fit_the_encoder():
+    body = "Rain fell on the hills. " * 30
+    doc = Document("p", f"# Storms\n\n{body}\n\n## Night\n\n{body}\n\n# Calm\n\n"
+                   + "word" * 900 + ".")
+    chunker = ProseChunker(48, tokenizer="minilm", hard=64)
+    chunks = chunker.chunk(doc)
+    starts = [doc.text.index(h) for h in ("# Storms", "## Night", "# Calm")]
+    for c in chunks:
+        assert not any(c.start < h < c.end for h in starts)  # never across a heading
+        assert MINILM.count(c.embedding_text()) <= 64 + 2  # prefix and specials included
+    night = [c for c in chunks if starts[1] < c.start < starts[2]]
+    assert night and {c.prefix for c in night} == {"[Storms > Night]"}
+    assert [c.prefix for c in chunks if c.start == starts[1]] == ["[Storms]"]
+    long_word = [c for c in chunks if c.start >= starts[2]]
+    assert len(long_word) > 1  # the 900-piece "sentence" is cut at token starts, not truncated
 
 
 def test_semantic_settings_do_not_depend_on_the_embedder_object():
