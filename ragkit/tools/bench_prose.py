@@ -120,15 +120,15 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 
     best_size = chosen["any pipeline"][1]
     router = Router()
     router_chunks = router.chunk_all(bench.documents, progress=True)
-    refs["router+" + chosen["any pipeline"][2]] = run(router_chunks, chosen["any pipeline"][2],
-                                                      "router")
+    out = run(router_chunks, chosen["any pipeline"][2], "router")
+    refs[out.strategy] = out
 
     rec = Recorder("bench_prose")
-    for out in [*outs.values()]:  # every configuration on all questions, with its per-query run
+    for out in outs.values():  # every configuration on all questions, with its per-query run
         out.record(rec, experiment="prose_candidates", embedder=emb.name, k=5)
     table = []
-    rows = [(f"{t[0]}+{t[2]}" if t[2] != "dense" else t[0], outs[(t[0], t[2])],
-             f"chosen, {what}") for what, t in chosen.items()]
+    rows = [(outs[(t[0], t[2])].strategy, outs[(t[0], t[2])], f"chosen, {what}")
+            for what, t in chosen.items()]
     rows += [(label, out, "Chroma's best row, re-run" if "router" not in label
               else "router (default mapping)") for label, out in refs.items()]
     for split in SPLITS:
