@@ -25,8 +25,8 @@
 #   with its header row repeated in the prefix; a heading never ends a chunk; list items stay
 #   whole; each chunk's prefix carries its heading path — the **breadcrumb**;
 # - **per class (router)**: contracts by clause, memos and papers by section, API references by
-#   endpoint, transcripts by speaker turns, chats by thread, code by function — chosen per
-#   document from one editable mapping;
+#   endpoint, transcripts by speaker turns, chats by thread, code by function, long text with
+#   hardly a heading by sentence groups — chosen per document from one editable mapping;
 # - **semantic**: cut where the meaning of consecutive sentences changes, and Chroma's cluster
 #   variant; both under a hard cap.
 #

@@ -45,7 +45,7 @@ class ProseChunker(SentenceGroupChunker):
     headings): sentence groups of up to `size` tokens inside each heading's section — a group
     never crosses a heading — with the heading path as the prefix. A sentence that does not fit
     in `hard` tokens with its prefix is cut at token starts, so the encoder reads all of it.
-    Measured on Chroma's corpora by ``ragkit bench prose``; not yet in the router's mapping.
+    Measured on Chroma's corpora by ``ragkit bench prose``; the router's ``prose`` class.
 
         >>> doc = Document("d", "# Storms\\n\\nRain fell. Wind rose.\\n\\n# Calm\\n\\nSun.")
         >>> [(c.prefix, c.text) for c in ProseChunker(size=6, tokenizer="minilm").chunk(doc)]

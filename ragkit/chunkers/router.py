@@ -8,7 +8,8 @@ A corpus mixes contracts, chats, price lists and source files; no single chunker
 2. the format: ``metadata["format"] == "code"`` or a source-file extension gives ``code``;
 3. the content: many ``**Speaker:**`` paragraphs (``chat`` when most carry a ``[hh:mm]`` time,
    else ``transcript``), endpoint headings (``api_reference``), numbered clauses
-   (``contract``), mostly pipe tables (``tables``);
+   (``contract``), mostly pipe tables (``tables``), long text with few headings (``prose``:
+   at least `PROSE_CHARS_PER_HEADING` characters per heading, counting the untitled start);
 4. otherwise ``default``.
 
 Every chunk records the chunker that made it in ``metadata["routed_to"]`` and the class in
@@ -30,9 +31,16 @@ from .base import Chunker
 from .classes import (CLAUSE, ENDPOINT, ApiChunker, ChatChunker, ClauseChunker, SectionChunker,
                       TableRowChunker, TranscriptChunker, speaker)
 from .code import CodeChunker
+from .groups import ProseChunker
 from .structure import StructureChunker
 
 _METHOD_HEADING = re.compile(r"`[\w.]+\.\w+`|`(?:GET|POST|PUT|PATCH|DELETE)\s")
+# Text with this many characters or more per heading has too little structure for the
+# structure chunker to use (Chroma's five corpora: one heading or none in 30 k+ characters);
+# it gets sentence groups of PROSE_SIZE MiniLM tokens, the size `ragkit bench prose` chose on
+# the tune half of Chroma's questions.
+PROSE_CHARS_PER_HEADING = 4000
+PROSE_SIZE = 128
 
 
 def default_mapping(soft: int = 180, hard: int = 254,
@@ -52,6 +60,7 @@ def default_mapping(soft: int = 180, hard: int = 254,
         # size tuned on the tune half of Anthropic's questions; here chunks also fit the
         # encoder's window and do not overlap (the course's lint: no text in two chunks)
         "code": CodeChunker(max_tokens=hard, tokenizer=tokenizer, overlap=0),
+        "prose": ProseChunker(min(PROSE_SIZE, hard), tokenizer, hard),
     }
 
 
@@ -75,6 +84,8 @@ def classify_content(doc: Document) -> str:
     table_chars = sum(b.end - b.start for b in blocks if b.kind == "table")
     if table_chars >= 0.4 * max(1, sum(b.end - b.start for b in blocks)):
         return "tables"
+    if len(doc.text) >= PROSE_CHARS_PER_HEADING * (len(heads) + 1):
+        return "prose"
     return "default"
 
 

@@ -1,7 +1,7 @@
 """``ragkit bench prose``: prose without markup (Chroma's five corpora) — can one configuration
 beat both of Chroma's MiniLM bests at once, with its settings chosen on half the questions?
 
-    ragkit bench prose [--sizes 64,96,128,160,200] [--candidates 20] [--smoke]
+    ragkit bench prose [--sizes 64,96,128,160,200] [--candidates 20,50] [--smoke]
 
 Chroma's table (all-MiniLM-L6-v2, k = 5) has its best recall (82.4 %, TokenTextSplitter
 250/125) and its best IoU (7.2 %, ClusterSemanticChunker 200) in different rows. Everything
@@ -10,17 +10,17 @@ below is fixed before a number is read:
 - **candidates**: the prose chunker (`ProseChunker`: whole sentences packed up to a size in
   MiniLM's own tokens, a sentence longer than the encoder's window cut at token starts, so the
   encoder reads every character) at each of ``--sizes``, each with
-  three retrieval pipelines: dense MiniLM; hybrid (dense + BM25, `HybridRetriever`'s weights);
-  hybrid with the top ``--candidates`` hits rescored by the packaged cross-encoder
-  (ms-marco-MiniLM-L-12-v2, int8 ONNX; `ragkit.rerank`);
+  these retrieval pipelines: dense MiniLM; hybrid (dense + BM25, `HybridRetriever`'s weights);
+  hybrid with its top N hits rescored by the packaged cross-encoder (ms-marco-MiniLM-L-12-v2,
+  int8 ONNX; `ragkit.rerank`), one pipeline for each N in ``--candidates``;
 - **the split**: a question is in the *tune* half when the sha256 of its id is even
   (`ragkit.stats.split_of`); settings are chosen on it and reported on the *held-out* half and
   on all 472 questions;
 - **the rule**: on the tune half, at k = 5, pick the configuration with the largest
   min(recall / 82.4 %, IoU / 7.2 %) — the one that clears both bests by the widest relative
-  margin (ties: the smaller size, then the simpler pipeline). Dense-only configurations are
-  ranked the same way, separately, because only they are "all-MiniLM-L6-v2 alone" as in
-  Chroma's table.
+  margin (ties: the smaller size, then the simpler pipeline, fewer candidates first).
+  Dense-only configurations are ranked the same way, separately, because only they are
+  "all-MiniLM-L6-v2 alone" as in Chroma's table.
 
 Beside them, measured in the same run: Chroma's two best rows re-run here (TokenText 250/125
 and ClusterSemantic 200, cl100k sizes) and the default `Router` with the chosen pipeline. Rows go to
@@ -38,7 +38,7 @@ from ..tables import text_table
 from .common import run_script
 
 TARGET = {"recall": 0.824, "iou": 0.072}  # Chroma's MiniLM table, k = 5: the two bests
-PIPELINES = ("dense", "hybrid", "hybrid+cross-encoder")
+BASE_PIPELINES = ("dense", "hybrid")
 SPLITS = ("tune", "held-out", "all")
 
 
@@ -58,8 +58,17 @@ def means(out, ids: Sequence[str]) -> dict[str, float]:
             "recall@B1024": float(pq["recall@B1024"].mean())}
 
 
-def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 20,
-              smoke: bool = False) -> dict[str, Any]:
+def pipelines(candidates: Sequence[int]) -> tuple[str, ...]:
+    """The pipelines tried, simplest first.
+
+    >>> pipelines([50, 20])
+    ('dense', 'hybrid', 'hybrid+cross-encoder@20', 'hybrid+cross-encoder@50')
+    """
+    return BASE_PIPELINES + tuple(f"hybrid+cross-encoder@{n}" for n in sorted(set(candidates)))
+
+
+def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
+              candidates: Sequence[int] = (20, 50), smoke: bool = False) -> dict[str, Any]:
     from ..benchmarks import load
     from ..chunkers import ClusterSemanticChunker, FixedTokenChunker, Router
     from ..chunkers.groups import ProseChunker
@@ -77,11 +86,13 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 
           f"{len(ids['tune'])}, held-out {len(ids['held-out'])}); first stage {emb.name}")
 
     outs: dict[tuple[str, str], Any] = {}
+    grid = pipelines(candidates)
 
     def run(chunks, pipeline: str, label: str):
         first = make_retriever(chunks, emb, "dense" if pipeline == "dense" else "hybrid")
-        r = make_reranker(first, "packaged", candidates=candidates) \
-            if pipeline == "hybrid+cross-encoder" else first
+        r = first
+        if pipeline.startswith("hybrid+cross-encoder@"):
+            r = make_reranker(first, "packaged", candidates=int(pipeline.rsplit("@", 1)[1]))
         out = run_experiment(bench, chunks=chunks, retriever=r, k=5, budgets=(1024,),
                              label=f"{label}+{pipeline}" if pipeline != "dense" else label)
         if r is not first:
@@ -94,7 +105,7 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 
     for size in sizes:
         chunker = ProseChunker(size, tokenizer="minilm")
         chunks = chunker.chunk_all(bench.documents, progress=True)
-        for pipeline in PIPELINES:
+        for pipeline in grid:
             m = means(run(chunks, pipeline, chunker.label), ids["tune"])
             tuning.append((chunker.label, size, pipeline, m, margin(m["recall"], m["iou"]),
                            len(chunks)))
@@ -104,7 +115,7 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 
                       for t in tuning], ".3f"))
 
     def pick(rows):
-        return max(rows, key=lambda t: (t[4], -t[1], -PIPELINES.index(t[2])))
+        return max(rows, key=lambda t: (t[4], -t[1], -grid.index(t[2])))
 
     chosen = {"any pipeline": pick(tuning),
               "dense only": pick([t for t in tuning if t[2] == "dense"])}
@@ -144,7 +155,7 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 
                         n_queries=len(ids[split]), flags=out.flags,
                         params={**out.params, "split": split, "role": role,
                                 "tuned_on": "tune" if role.startswith("chosen") else "none",
-                                "sizes_tried": list(sizes)})
+                                "sizes_tried": list(sizes), "pipelines_tried": list(grid)})
     for split in SPLITS:
         cm = outs[(chosen["any pipeline"][0], chosen["any pipeline"][2])]
         for ref_label in list(refs)[:2]:
@@ -169,19 +180,23 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200), candidates: int = 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", default="64,96,128,160,200",
                    help="sentence-group sizes (MiniLM tokens) tried on the tune half")
-    p.add_argument("--candidates", type=int, default=20,
-                   help="first-stage hits the cross-encoder rescores (default 20)")
+    p.add_argument("--candidates", default="20,50",
+                   help="first-stage hits the cross-encoder rescores; one pipeline per value")
     p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
 
 
 def run_args(args: argparse.Namespace) -> dict[str, Any]:
-    try:
-        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
-        raise SystemExit(f"ragkit bench prose: --sizes must be integers, got {args.sizes!r}")
-    if not sizes or min(sizes) <= 0 or args.candidates <= 0:
-        raise SystemExit("ragkit bench prose: --sizes and --candidates must be positive")
-    return run_prose(sizes, args.candidates, smoke=args.smoke)
+    lists = {}
+    for flag in ("sizes", "candidates"):
+        text = getattr(args, flag)
+        try:
+            lists[flag] = [int(s) for s in text.split(",") if s.strip()]
+        except ValueError:
+            raise SystemExit(f"ragkit bench prose: --{flag} must be integers, got {text!r}")
+        if not lists[flag] or min(lists[flag]) <= 0:
+            raise SystemExit(f"ragkit bench prose: --{flag} must be positive integers, "
+                             f"got {text!r}")
+    return run_prose(lists["sizes"], lists["candidates"], smoke=args.smoke)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench prose") -> int:

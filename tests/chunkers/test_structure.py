@@ -360,6 +360,28 @@ def test_router_classifies_by_doc_type_format_and_content():
     assert classify_content(Document("k", CONTRACT.replace("##", "###") * 2)) == "contract"
 
 
+def _report(sections: int, chars: int) -> str:
+    para = "The river rose in the night. Farmers moved their stock to higher ground. "
+    body = (para * (chars // len(para) + 1))[:chars]
+    return "\n\n".join(f"# Part {i}\n\n{body}" for i in range(sections))
+
+
+def test_router_sends_long_text_with_few_headings_to_the_prose_chunker():
+    router = Router()
+    # 2 headings, about 2 x 6,000 characters: under the 4,000 characters a heading needs
+    long_doc = Document("r", _report(2, 6000))
+    assert router.classify(long_doc) == "prose"
+    chunks = router.chunk(long_doc)
+    assert {c.metadata["routed_to"] for c in chunks} == {router.mapping["prose"].label}
+    assert [c.span for c in chunks] == [c.span for c in router.mapping["prose"].chunk(long_doc)]
+    assert all(long_doc.text[c.start:c.end] == c.text for c in chunks)
+    # the same amount of text under many headings is structure's to chunk
+    assert router.classify(Document("s", _report(8, 1500))) == "default"
+    assert router.classify(Document("x", "Just prose.")) == "default"  # short: not prose
+    # a declared doc_type still wins over the content
+    assert router.classify(Document("m", _report(2, 6000), {"doc_type": "memo"})) == "memo"
+
+
 def test_router_dispatches_and_records_which_chunker_ran():
     router = Router()
     doc = Document("c", CONTRACT, {"doc_type": "contract"})
