@@ -13,6 +13,7 @@ outranks the 2021 one it repeats word for word.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal, Protocol, Sequence, runtime_checkable
 
@@ -62,6 +63,12 @@ def _per_query(where: Where | Sequence[Where], n: int) -> list[Where]:
 class DenseRetriever:
     """Embeds every chunk (prefix + body) once and searches by cosine similarity.
 
+    `long` says what happens to a chunk longer than the encoder's input: ``"truncate"`` (the
+    encoder reads its first tokens only; counted in ``flags`` as ``truncated:N``) or
+    ``"windows"`` (`encoder_windows`: it is embedded as several windows of whole lines, each
+    with the chunk's prefix and within the limit, and scores as its best window; counted as
+    ``windows:N/M``). Chunks that fit are embedded exactly as with ``"truncate"``.
+
     Subclasses that make the chunk vectors another way (late chunking) override
     `embed_chunks`; the index, the search and the flags stay this class's.
     """
@@ -69,16 +76,30 @@ class DenseRetriever:
     kind = "dense"
 
     def __init__(self, chunks: Sequence[Chunk], embedder, placement: Literal["before", "after"]
-                 = "before", use_gpu: bool | None = None):
+                 = "before", use_gpu: bool | None = None,
+                 long: Literal["truncate", "windows"] = "truncate"):
+        if long not in ("truncate", "windows"):
+            raise ValueError(f"long must be 'truncate' or 'windows', not {long!r}")
         self.chunks = list(chunks)
         self.embedder = embedder
         self.placement = placement
+        self.long = long
+        self.owner: np.ndarray | None = None  # vector -> chunk position, when windowed
         vecs, self._flags = self.embed_chunks()
-        self.index = VectorIndex(vecs, [_meta(c) for c in self.chunks], use_gpu=use_gpu)
+        owner = self.owner if self.owner is not None else np.arange(len(self.chunks))
+        self.index = VectorIndex(vecs, [_meta(self.chunks[j]) for j in owner], use_gpu=use_gpu)
 
     def embed_chunks(self) -> tuple[np.ndarray, list[str]]:
         """One vector per chunk of `self.chunks` (prefix + body, as `self.placement` puts
-        them), and the encoder's flags (e.g. ["truncated:73"]: chunks it cut short)."""
+        them), and the encoder's flags (e.g. ["truncated:73"]: chunks it cut short); with
+        ``long="windows"`` one per window, `self.owner` naming each window's chunk."""
+        if self.long == "windows":
+            texts, owner = encoder_windows(self.chunks, self.embedder, self.placement)
+            self.owner = np.asarray(owner, dtype=np.int64)
+            vecs = self.embedder.encode(texts, "document")
+            several = int((np.bincount(self.owner, minlength=len(self.chunks)) > 1).sum())
+            return vecs, [*self.embedder.flags(),
+                          *([f"windows:{several}/{len(self.chunks)}"] if several else [])]
         vecs = self.embedder.encode([c.embedding_text(self.placement) for c in self.chunks],
                                     "document")
         return vecs, self.embedder.flags()
@@ -93,31 +114,163 @@ class DenseRetriever:
         wheres = _per_query(where, len(queries))
         out: list[list[Hit]] = [[] for _ in queries]
         groups: dict[str, list[int]] = {}
+        # windowed: the top k + (windows - chunks) vectors always hold k distinct chunks
+        extra = 0 if self.owner is None else len(self.owner) - len(self.chunks)
         for i, w in enumerate(wheres):  # batch the queries that share a filter
             groups.setdefault(repr(w) if not callable(w) else str(id(w)), []).append(i)
         for idx in groups.values():
-            scores, ids = self.index.search(qv[idx], k, where=wheres[idx[0]])
+            scores, ids = self.index.search(qv[idx], k + extra, where=wheres[idx[0]])
             for row, i in enumerate(idx):
-                out[i] = newest_first([Hit(self.chunks[j], float(s))
-                                       for s, j in zip(scores[row], ids[row]) if j >= 0])
+                best: dict[int, float] = {}
+                for sc, j in zip(scores[row], ids[row]):
+                    if j >= 0:
+                        best.setdefault(int(j if self.owner is None else self.owner[j]),
+                                        float(sc))
+                hits = [Hit(self.chunks[j], sc) for j, sc in list(best.items())[:k]]
+                out[i] = newest_first(hits)
         return out
 
 
+def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["before", "after"]
+                    = "before") -> tuple[list[str], list[int]]:
+    """What the encoder reads of each chunk, within its input limit (`embedder.max_tokens`,
+    counted with its own tokenizer, prompt and special tokens included): the chunk's
+    embedding text when it fits; else windows of its body, each with the prefix, cut where
+    a line starts (when one lies in the window's second half) or else between tokens.
+    Every character of the body is in exactly one window. Returns the texts and, for each,
+    the position of its chunk.
+
+    >>> from ragkit.types import Document
+    >>> class Words:  # a stand-in encoder: one token per word, plus [CLS] and [SEP]
+    ...     max_tokens = 6
+    ...     def count_tokens(self, texts, kind="document"):
+    ...         return [len(t.split()) + 2 for t in texts]
+    ...     def tokenizer(self, text, **kw):
+    ...         import re
+    ...         return {"offset_mapping": [m.span() for m in re.finditer(r"\\S+", text)]}
+    >>> doc = Document("d", "a b\\nc d\\ne f g h\\ni")
+    >>> encoder_windows([Chunk.make(doc, 0, len(doc.text), strategy="x", prefix="P")], Words())
+    (['P\\n\\na b\\n', 'P\\n\\nc d\\n', 'P\\n\\ne f g ', 'P\\n\\nh\\ni'], [0, 0, 0, 0])
+    """
+    cap = int(embedder.max_tokens)
+    full = [c.embedding_text(placement) for c in chunks]
+    counts = embedder.count_tokens(full, "document")
+    texts: list[str] = []
+    owner: list[int] = []
+
+    def wrap(c: Chunk, body: str) -> str:
+        if not c.prefix:
+            return body
+        return f"{c.prefix}\n\n{body}" if placement == "before" else f"{body}\n\n{c.prefix}"
+
+    for pos, (c, text, n) in enumerate(zip(chunks, full, counts)):
+        if n <= cap:
+            texts.append(text)
+            owner.append(pos)
+            continue
+        overhead = embedder.count_tokens([wrap(c, "")], "document")[0]
+        room = cap - overhead
+        if room < max(1, cap // 8):
+            raise ValueError(f"{c.doc_id}[{c.start}:{c.end}]: its prefix alone takes {overhead} "
+                             f"of the encoder's {cap} tokens; shorten the prefix")
+        spans = [tuple(o) for o in embedder.tokenizer(c.text, add_special_tokens=False,
+                                                      return_offsets_mapping=True)
+                 ["offset_mapping"] if o[1] > o[0]]
+        i, at = 0, 0
+        while at < len(c.text):
+            take = room
+            while True:
+                j = min(len(spans), i + take)
+                end = len(c.text) if j >= len(spans) else spans[j][0]
+                if j < len(spans):
+                    nl = c.text.rfind("\n", at, end)
+                    if nl + 1 > at + (end - at) // 2:
+                        end = nl + 1
+                piece = c.text[at:end]
+                if embedder.count_tokens([wrap(c, piece)], "document")[0] <= cap or take <= 1:
+                    break
+                take = max(1, take - max(1, take // 8))
+            if not piece.strip() and texts and owner[-1] == pos:  # trailing whitespace only
+                break
+            texts.append(wrap(c, piece))
+            owner.append(pos)
+            at = end
+            while i < len(spans) and spans[i][0] < at:
+                i += 1
+    return texts, owner
+
+
+_WORD = re.compile(r"\w+")
+# the words of an ASCII camelCase identifier: runs of capitals before a capitalised word
+# (HTTP|Server), capitalised or lower-case words, digit runs
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _parts(word: str) -> list[str]:
+    """The words of an identifier: split at underscores, then ASCII pieces at case changes."""
+    out: list[str] = []
+    for seg in word.split("_"):
+        out += _CAMEL.findall(seg) if seg.isascii() else [seg] if seg else []
+    return out
+
+
+def identifier_words(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
+    """Keyword-search tokens that see inside identifiers: every word of two or more
+    characters, lower-cased, and, for an identifier made of several words (``snake_case``,
+    ``camelCase``, ``HTTPServer2``), each of its words as well. A question that says
+    "the dispatch function" then matches ``dispatch_event``, and one that names
+    ``DiffExecutor`` matches it whole and as "diff executor". Words in `stopwords` are left
+    out; prose comes out as ``bm25s``' own tokenizer gives it.
+
+    >>> identifier_words("How does parseHTTPHeader use max_retries in HTTPServer2?")
+    ['how', 'does', 'parsehttpheader', 'parse', 'http', 'header', 'use', 'max_retries', 'max', 'retries', 'in', 'httpserver2', 'http', 'server']
+    >>> identifier_words("Die Größe der Datei: größe_max", frozenset({"der"}))
+    ['die', 'größe', 'datei', 'größe_max', 'größe', 'max']
+    """
+    out = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        low = word.lower()
+        if len(low) > 1 and low not in stopwords:
+            out.append(low)
+        parts = _parts(word)
+        if len(parts) > 1:
+            out += [p.lower() for p in parts if len(p) > 1 and p.lower() not in stopwords]
+    return out
+
+
 class BM25Retriever:
-    """bm25s over prefix + body (so a contextual preamble is searchable too)."""
+    """bm25s over prefix + body (so a contextual preamble is searchable too).
+
+    `tokens`: ``"words"`` (bm25s' tokenizer: lower-cased words of two or more characters) or
+    ``"identifiers"`` (`identifier_words`: also the words inside ``snake_case`` and
+    ``camelCase`` identifiers, for source code); `stopwords` as bm25s names them (``"en"``)
+    or None."""
 
     kind = "bm25"
 
     def __init__(self, chunks: Sequence[Chunk], placement: Literal["before", "after"] = "before",
-                 stopwords: str | None = "en"):
+                 stopwords: str | None = "en",
+                 tokens: Literal["words", "identifiers"] = "words"):
         import bm25s
 
+        if tokens not in ("words", "identifiers"):
+            raise ValueError(f"tokens must be 'words' or 'identifiers', not {tokens!r}")
         self.chunks = list(chunks)
         self._stop = stopwords
+        self.tokens = tokens
+        self._stopset = frozenset(bm25s.stopwords.STOPWORDS_EN) if stopwords == "en" \
+            else frozenset()
+        if tokens == "identifiers" and stopwords not in (None, "en"):
+            raise ValueError(f"identifier tokens know the stopwords 'en' or None, not {stopwords!r}")
         corpus = [c.embedding_text(placement) for c in self.chunks]
         self._bm25 = bm25s.BM25()
-        self._bm25.index(bm25s.tokenize(corpus, stopwords=stopwords, show_progress=False),
-                         show_progress=False)
+        if tokens == "words":
+            self._bm25.index(bm25s.tokenize(corpus, stopwords=stopwords, show_progress=False),
+                             show_progress=False)
+        else:
+            self._bm25.index([identifier_words(t, self._stopset) or [""] for t in corpus],
+                             show_progress=False)
         self._metas = [_meta(c) for c in self.chunks]
 
     @property
@@ -127,8 +280,14 @@ class BM25Retriever:
     def scores(self, query: str) -> np.ndarray:
         import bm25s
 
-        toks = bm25s.tokenize([query], stopwords=self._stop, show_progress=False,
-                              return_ids=False)[0]
+        if self.tokens == "identifiers":
+            vocab = self._bm25.vocab_dict
+            toks = [t for t in identifier_words(query, self._stopset) if t in vocab]
+            if not toks:
+                return np.zeros(len(self.chunks), dtype=np.float64)
+        else:
+            toks = bm25s.tokenize([query], stopwords=self._stop, show_progress=False,
+                                  return_ids=False)[0]
         return np.asarray(self._bm25.get_scores(toks), dtype=np.float64)
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None

@@ -48,7 +48,9 @@ def _build(name, embedder, docs=DOCS):
     parents = RecursiveChunker(160, 0, "chars")
     return {
         "DenseRetriever": lambda: DenseRetriever(chunks, embedder),
+        "DenseRetriever/windows": lambda: DenseRetriever(chunks, embedder, long="windows"),
         "BM25Retriever": lambda: BM25Retriever(chunks),
+        "BM25Retriever/identifiers": lambda: BM25Retriever(chunks, tokens="identifiers"),
         "TfidfRetriever": lambda: TfidfRetriever(chunks),
         "HybridRetriever": lambda: HybridRetriever(DenseRetriever(chunks, embedder),
                                                    BM25Retriever(chunks), candidates=10),
@@ -63,7 +65,8 @@ def _build(name, embedder, docs=DOCS):
     }[name]()
 
 
-BUILT = ["DenseRetriever", "BM25Retriever", "TfidfRetriever", "HybridRetriever",
+BUILT = ["DenseRetriever", "DenseRetriever/windows", "BM25Retriever",
+         "BM25Retriever/identifiers", "TfidfRetriever", "HybridRetriever",
          "ParentChildRetriever", "ParentChildRetriever/auto_merge", "SentenceWindowRetriever",
          "LateDenseRetriever", "Reranker"]
 
@@ -147,3 +150,101 @@ def test_fusion_breaks_ties_toward_the_newer_document():
     fused = fuse([[old, new], [new, old]], (0.5, 0.5), 2)
     assert fused[0].score == fused[1].score
     assert [h.chunk.doc_id for h in fused] == ["fees-2024", "fees-2021"]
+
+
+# -- keyword search over code: identifiers split into their words --------------------------
+
+CODE = [Document("http", "class HttpRetryPolicy:\n    def backoff_seconds(self, attempt):\n"
+                         "        return min(2 ** attempt, self.max_delay)\n"),
+        Document("cache", "def evict_stale_entries(cache, now):\n    for key in list(cache):\n"
+                          "        if cache[key].expires < now:\n            del cache[key]\n"),
+        Document("parse", "function parseWebhookHeader(header) {\n  return header.split(',');\n}\n")]
+
+
+@pytest.mark.parametrize("query, doc", [
+    ("How are stale entries evicted from the cache?", "cache"),
+    ("What does the retry policy use for backoff?", "http"),
+    ("How is the webhook header parsed?", "parse"),
+])
+def test_identifier_tokens_find_code_by_the_words_inside_its_names(query, doc):
+    from ragkit.retrieve import BM25Retriever
+
+    chunks = RecursiveChunker(400, 0, "chars").chunk_all(CODE)
+    assert BM25Retriever(chunks, tokens="identifiers").search([query], 1)[0][0].chunk.doc_id == doc
+    # bm25s' own words cannot see inside evict_stale_entries, HttpRetryPolicy or parseWebhookHeader
+    plain = BM25Retriever(chunks).scores(query)
+    idents = BM25Retriever(chunks, tokens="identifiers").scores(query)
+    target = next(i for i, c in enumerate(chunks) if c.doc_id == doc)
+    assert idents[target] > plain[target]
+
+
+def test_identifier_tokens_keep_prose_as_bm25s_tokenizes_it():
+    """On text without compound identifiers, the two tokenisations rank alike."""
+    import bm25s
+
+    from ragkit.retrieve import BM25Retriever, identifier_words
+
+    text = "Gold members can ask for a full refund within 14 days of purchase."
+    stop = frozenset(bm25s.stopwords.STOPWORDS_EN)
+    assert identifier_words(text, stop) == bm25s.tokenize([text], stopwords="en",
+                                                          return_ids=False,
+                                                          show_progress=False)[0]
+    chunks = _chunks()
+    for q in QUERIES:
+        a = [h.chunk.id for h in BM25Retriever(chunks).search([q], 3)[0]]
+        b = [h.chunk.id for h in BM25Retriever(chunks, tokens="identifiers").search([q], 3)[0]]
+        assert a == b
+    assert BM25Retriever(chunks, tokens="identifiers").search(["the of and"], 2)[0]  # no words
+    with pytest.raises(ValueError, match="tokens must be"):
+        BM25Retriever(chunks, tokens="chars")
+
+
+# -- chunks longer than the encoder's window: embedded as windows, never cut -----------------
+
+def test_windows_cover_a_long_chunk_within_the_encoder_limit(embedder):
+    from ragkit.retrieve import encoder_windows
+    from ragkit.types import Chunk
+
+    lines = [f"line {i}: the gateway retries the upload after {i} seconds of waiting" for i in range(80)]
+    doc = Document("long", "\n".join(lines) + "\n")
+    long = Chunk.make(doc, 0, len(doc.text), strategy="x", prefix="# uploads.py")
+    short = Chunk.make(doc, 0, 40, strategy="x")
+    texts, owner = encoder_windows([short, long], embedder)
+    assert owner[0] == 0 and texts[0] == short.text  # a chunk that fits is read as it is
+    windows = [t for t, o in zip(texts, owner) if o == 1]
+    assert len(windows) > 2
+    assert all(n <= embedder.max_tokens for n in embedder.count_tokens(windows))
+    assert all(w.startswith("# uploads.py\n\n") for w in windows)
+    bodies = [w[len("# uploads.py\n\n"):] for w in windows]
+    assert "".join(bodies) == long.text  # every character in exactly one window
+    assert all(b.endswith("\n") for b in bodies[:-1])  # cut where a line starts
+
+
+def test_windowed_dense_finds_what_truncation_never_reads(embedder):
+    """The answer sits past the encoder's 256 tokens: truncation never embeds it, windows do;
+    a chunk that fits scores exactly as before."""
+    from ragkit.retrieve import DenseRetriever
+    from ragkit.types import Chunk
+
+    filler = " ".join(f"Clause {i} covers routine invoicing matters." for i in range(60))
+    long_doc = Document("long", filler + " The gateway firmware can be rolled back from the "
+                                         "admin page within a week.")
+    other = Document("other", "Customer records are kept for seven years and then deleted.")
+    chunks = [Chunk.make(long_doc, 0, len(long_doc.text), strategy="x"),
+              Chunk.make(other, 0, len(other.text), strategy="x")]
+    q = ["How do I roll back the gateway firmware?"]
+    from ragkit.embed import TruncationWarning
+
+    with pytest.warns(TruncationWarning, match="exceed"):
+        cut = DenseRetriever(chunks, embedder)
+    win = DenseRetriever(chunks, embedder, long="windows")
+    assert any(f.startswith("truncated:") for f in cut.flags)
+    assert win.flags == ["windows:1/2"]
+    assert win.search(q, 1)[0][0].chunk.doc_id == "long"
+    assert win.search(q, 2)[0][0].score > cut.search(q, 2)[0][0].score
+    assert [h.chunk.id for h in win.search(q, 2)[0]] == [c.id for c in chunks]  # two distinct
+    recs = ["How long are customer records kept?"]
+    assert win.search(recs, 1)[0][0].score == pytest.approx(cut.search(recs, 1)[0][0].score,
+                                                             abs=1e-6)
+    with pytest.raises(ValueError, match="long must be"):
+        DenseRetriever(chunks, embedder, long="drop")

@@ -289,6 +289,21 @@ def _attach(text: str, kids: Sequence[Unit]) -> list[list[Unit]]:
     return groups
 
 
+def blank_line_at(text: str, pos: int) -> bool:
+    """Does a blank line separate the code before `pos` from the code after it (the
+    whitespace around `pos` holds two line breaks)?
+
+    >>> blank_line_at("a()\\n\\nb()", 4), blank_line_at("a()\\nb()", 4)
+    (True, False)
+    """
+    lo, hi = pos, pos
+    while lo > 0 and text[lo - 1] in " \t\r\n":
+        lo -= 1
+    while hi < len(text) and text[hi] in " \t\r\n":
+        hi += 1
+    return text.count("\n", lo, hi) >= 2
+
+
 def line_pieces(text: str, lo: int, hi: int, size: int) -> list[tuple[int, int]]:
     """Cut ``text[lo:hi]`` into spans of at most `size` characters (not counting the newline
     that ends one) at line ends, at a blank line when one falls in the second half of a span;
@@ -401,9 +416,19 @@ class CodeChunker(Chunker):
     def pieces(self, text: str, unit: Unit, scope: tuple[str, ...], lo: int, hi: int,
                fits: Fits) -> list[Piece]:
         """Pieces of ``text[lo:hi]`` (the span of `unit`, with the gap before it)."""
+        items = self.items(text, unit, scope, lo, hi)
+        return self.lines(text, lo, hi, scope, fits) if items is None \
+            else self._pack(text, items, fits)
+
+    def items(self, text: str, unit: Unit, scope: tuple[str, ...], lo: int, hi: int
+              ) -> list[tuple[int, int, Unit | None, tuple[str, ...]]] | None:
+        """The parts of ``text[lo:hi]`` (the span of `unit`, with the gap before it) to pack:
+        its signature (with whatever precedes its members) under `scope`, then each member
+        with its comments and attributes under `scope` + the signature; None for a unit
+        without members (it can only be cut at lines)."""
         kids = unit.children
         if not kids:
-            return self.lines(text, lo, hi, scope, fits)
+            return None
         inner = scope
         if unit.is_def:
             sig_end = unit.head_end if unit.head_end is not None else kids[0].start
@@ -423,7 +448,7 @@ class CodeChunker(Chunker):
         if hi > pos:  # the closing brace and trailing comments go with the last member
             s, _, u, sc = items[-1]
             items[-1] = (s, hi, u, sc)
-        return self._pack(text, items, fits)
+        return items
 
     def lines(self, text: str, lo: int, hi: int, scope: tuple[str, ...], fits: Fits
               ) -> list[Piece]:
@@ -442,29 +467,55 @@ class CodeChunker(Chunker):
         return out
 
     def _pack(self, text: str, items, fits: Fits) -> list[Piece]:
+        """Pack consecutive items into pieces of at most `size`, greedily and in order, cutting
+        where the author left a blank line: a run that must end where no blank line separates
+        it from the next item ends instead at its last blank line in its second half, when it
+        has one. An item too big for one piece is opened in place (its signature and members
+        join the packing, so the imports and the head of a long class share a piece); an item
+        with no members is cut at lines."""
         out: list[Piece] = []
         run: list[tuple[int, int, Unit | None, tuple[str, ...]]] = []
 
-        def flush():
+        def emit(part) -> None:
+            names = [u.name for _, _, u, _ in part
+                     if u is not None and u.name and (u.is_def or u.kind == "group")]
+            out.append(Piece(part[0][0], part[-1][1], part[0][3],
+                             {"symbols": names, "units": len(part)}))
+
+        def flush(before: int | None = None) -> None:
+            """End the run (before an item starting at `before` that does not fit)."""
+            if before is not None and len(run) > 1 and not blank_line_at(text, before):
+                for j in range(len(run) - 1, 0, -1):
+                    if run[j][0] - run[0][0] < self.size // 2:
+                        break
+                    if blank_line_at(text, run[j][0]):
+                        emit(run[:j])
+                        del run[:j]
+                        return
             if run:
-                names = [u.name for _, _, u, _ in run
-                         if u is not None and u.name and (u.is_def or u.kind == "group")]
-                out.append(Piece(run[0][0], run[-1][1], run[0][3],
-                                 {"symbols": names, "units": len(run)}))
+                emit(run)
                 run.clear()
 
-        for item in items:
+        queue = list(reversed(items))
+        while queue:
+            item = queue.pop()
             s, e, u, sc = item
             if not fits(s, e, sc):
-                flush()
-                if u is None:
-                    out.extend(self.lines(text, s, e, sc, fits))
-                else:  # a group opens as its last unit: the comments join its signature
+                sub = None
+                if u is not None:  # a group opens as its last unit: comments join its signature
                     member = u.children[-1] if u.kind == "group" else u
-                    out.extend(self.pieces(text, member, sc, s, e, fits))
+                    sub = self.items(text, member, sc, s, e)
+                if sub and self.pack:
+                    queue.extend(reversed(sub))
+                    continue
+                flush()
+                out.extend(self.lines(text, s, e, sc, fits) if sub is None
+                           else self._pack(text, sub, fits))
                 continue
             if run and (not self.pack or not fits(run[0][0], e, run[0][3])):
-                flush()
+                flush(s if self.pack else None)
+                if run and not fits(run[0][0], e, run[0][3]):
+                    flush()
             run.append(item)
         flush()
         return out

@@ -198,10 +198,41 @@ def test_a_long_function_is_cut_between_statements_with_its_signature_repeated()
             for s in statements}
     pieces = [c for c in chunks if "total_" in c.text]
     assert len(pieces) > 3
-    assert pieces[0].text.startswith("def long_function(value, offset):")
+    # the import line shares the first piece with the function's head
+    assert pieces[0].text.startswith("import os\n\n\ndef long_function(value, offset):")
     for c in pieces[1:]:
         assert c.prefix == "# long.py\nimport os\ndef long_function(value, offset):"
         assert c.start in starts and c.end in ends  # cut at statement boundaries only
+
+
+def test_pieces_end_where_the_author_left_a_blank_line():
+    """A long function written in paragraphs (statements, blank line, statements ...) is cut at
+    its blank lines, not wherever the size runs out, as long as a blank line lies in the
+    second half of the piece; with no blank lines it is still cut between statements."""
+    paragraphs = ["\n".join(f"    step_{p}_{i} = work({p}, {i})" for i in range(4))
+                  for p in range(12)]
+    text = "def pipeline():\n" + "\n\n".join(paragraphs) + "\n    return step_0_0\n"
+    doc, chunks = chunks_of(text, "p.py", size=400, overlap=0)
+    assert_exact(doc, chunks, 400)
+    assert len(chunks) > 3
+    for c in chunks[1:]:
+        assert text[:c.start].endswith("\n\n    "), repr(text[c.start - 12:c.start + 12])
+    dense = text.replace("\n\n", "\n")  # no blank lines: cut between statements
+    doc, chunks = chunks_of(dense, "p.py", size=400, overlap=0)
+    assert_exact(doc, chunks, 400)
+    assert all(c.text.startswith("step_") for c in chunks[1:])
+
+
+def test_a_class_too_long_for_one_piece_opens_in_place():
+    """The code before a long class (imports, a constant) and the class's head share a piece;
+    the class's later methods carry its signature in the prefix."""
+    methods = "\n\n".join(f"    def m{i}(self):\n        return self.v + {i} * {i}"
+                           for i in range(8))
+    text = f"import os\nLIMIT = 3\n\n\nclass Big:\n    v = 1\n\n{methods}\n"
+    doc, chunks = chunks_of(text, "big.py", size=200, overlap=0)
+    assert_exact(doc, chunks, 200)
+    assert chunks[0].text.startswith("import os") and "class Big:" in chunks[0].text
+    assert all(c.prefix == "# big.py\nclass Big:" for c in chunks[1:])
 
 
 def test_small_units_are_packed_and_can_be_kept_apart():
