@@ -113,8 +113,35 @@ def _flags_of(r: Retriever) -> list[str]:
     return list(r.flags)
 
 
+# The course's fusion of dense and keyword search: equal weights, chosen on the tune halves of
+# the three benchmarks (`ragkit bench leaderboard` says how); Anthropic's cookbook uses 0.8/0.2.
+STACK_WEIGHTS = (0.5, 0.5)
+
+
+def stack_retriever(chunks: Sequence[Chunk], embedder, *, rerank: str | None = None,
+                    candidates: int = 20, weights: Sequence[float] = STACK_WEIGHTS,
+                    placement: Literal["before", "after"] = "before"):
+    """ragkit's retrieval stack: dense search that reads every chunk whole (windows for a
+    chunk longer than the encoder, `DenseRetriever(long="windows")`) and BM25 over identifier
+    words (`identifier_words`), fused by weighted reciprocal rank; with `rerank` (a model, or
+    ``"packaged"``), the first `candidates` hits rescored by it, except source code, which
+    keeps the places the first stage gave it (`ragkit.rerank.is_code`: a cross-encoder trained
+    on web passages reorders code worse than the keyword match does)."""
+    first = HybridRetriever(DenseRetriever(chunks, embedder, placement, long="windows"),
+                            BM25Retriever(chunks, placement, tokens="identifiers"),
+                            weights=tuple(weights))
+    if not rerank:
+        return first
+    from .rerank import is_code, make_reranker
+
+    return make_reranker(first, rerank, candidates=candidates, placement=placement,
+                         keep=is_code)
+
+
 def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
                    placement: Literal["before", "after"] = "before"):
+    """A retriever by name: ``dense``, ``bm25``, ``tfidf``, ``hybrid`` (dense + BM25 fused
+    0.8 / 0.2, as Anthropic's cookbook) or ``stack`` (`stack_retriever` without a reranker)."""
     if kind == "dense":
         return DenseRetriever(chunks, embedder, placement)
     if kind == "bm25":
@@ -124,6 +151,8 @@ def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
     if kind == "hybrid":
         return HybridRetriever(DenseRetriever(chunks, embedder, placement),
                                BM25Retriever(chunks, placement))
+    if kind == "stack":
+        return stack_retriever(chunks, embedder, placement=placement)
     raise ValueError(f"unknown retriever {kind!r}")
 
 
@@ -203,9 +232,10 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
         flags += chunker.flags()  # e.g. a third-party splitter's unlocated chunks
     strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
     params = chunker.params() if chunker is not None else {}
+    built = r.describe() if callable(getattr(r, "describe", None)) else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
-                   {**params, "retriever": kind, "placement": placement}, texts, used_depth,
-                   budgets)
+                   {**params, "retriever": kind, "placement": placement, **built}, texts,
+                   used_depth, budgets)
 
 
 def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int],

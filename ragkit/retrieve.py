@@ -374,6 +374,13 @@ class HybridRetriever:
     def flags(self) -> list[str]:
         return [*self.dense.flags, *self.bm25.flags]
 
+    def describe(self) -> dict[str, object]:
+        """How the fusion is built, for a results row."""
+        return {"fusion_weights": list(self.weights), "fusion_candidates": self.candidates,
+                "fusion_constant": self.constant,
+                "bm25_tokens": getattr(self.bm25, "tokens", "words"),
+                "dense_long": getattr(self.dense, "long", "truncate")}
+
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:
         d = self.dense.search(queries, self.candidates, where)

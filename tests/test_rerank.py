@@ -96,3 +96,32 @@ def test_cross_encoder_cuts_only_the_chunk_says_so_and_caches(tmp_path, monkeypa
     again._run = None  # a cached pair is never run through the model again
     assert again.score([question], [chunks[:1]])[0][0] == cut[0]
     assert again.flags == ["truncated:1/1"]  # the cut is remembered with the score
+
+
+def test_kept_candidates_hold_their_places_and_are_never_scored():
+    """`keep`: candidates the scorer is not trusted with (code, for a cross-encoder trained on
+    web passages) stay where the first stage put them; the rest are reordered around them."""
+    from ragkit.rerank import Reranker, is_code
+    from ragkit.retrieve import BM25Retriever
+
+    chunks = _chunks(_doc())
+    first = BM25Retriever(chunks)
+    query = ["how long does billing take to answer a refund request?"]
+    base = first.search(query, 3)[0]
+    assert len(base) == 3
+    kept_id = base[1].chunk.id
+    scorer = _ByLength()
+    r = Reranker(first, scorer, candidates=3, keep=lambda c: c.id == kept_id)
+    hits = r.search(query, k=3)[0]
+    assert hits[1].chunk.id == kept_id  # its place
+    free = sorted([base[0], base[2]], key=lambda h: -(h.chunk.end - h.chunk.start))
+    assert free[0].chunk.id == base[2].chunk.id  # the scorer does reorder the others
+    assert [hits[0].chunk.id, hits[2].chunk.id] == [h.chunk.id for h in free]
+    assert scorer.asked == [2]  # the kept candidate was not scored
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+    everything = Reranker(first, _ByLength(), candidates=3, keep=lambda c: True)
+    assert [h.chunk.id for h in everything.search(query, k=3)[0]] == [h.chunk.id for h in base]
+    assert r.describe()["not_rescored"] == "<lambda>"
+    code = chunks[0].__class__(doc_id="x", start=0, end=1, text="x", strategy="code",
+                               metadata={"doc_class": "code"})
+    assert is_code(code) and not is_code(chunks[0])

@@ -248,3 +248,23 @@ def test_windowed_dense_finds_what_truncation_never_reads(embedder):
                                                              abs=1e-6)
     with pytest.raises(ValueError, match="long must be"):
         DenseRetriever(chunks, embedder, long="drop")
+
+
+def test_the_stack_reads_whole_chunks_splits_identifiers_and_spares_code(embedder):
+    from ragkit.pipeline import STACK_WEIGHTS, make_retriever, stack_retriever
+
+    chunks = _chunks()
+    first = make_retriever(chunks, embedder, "stack")
+    assert first.describe() == {"fusion_weights": list(STACK_WEIGHTS), "fusion_candidates": 150,
+                                "fusion_constant": 0.0, "bm25_tokens": "identifiers",
+                                "dense_long": "windows"}
+    assert first.search(QUERIES[:1], 1)[0][0].chunk.doc_id == "refunds"
+    reranked = stack_retriever(chunks, embedder, rerank=str(_minilm_folder()), candidates=4)
+    assert reranked.describe()["not_rescored"] == "is_code"
+    assert reranked.describe()["bm25_tokens"] == "identifiers"
+
+
+def _minilm_folder():
+    from ragkit.embed import resolve_model
+
+    return resolve_model(None)  # the bundled MiniLM folder, used as a bi-encoder scorer

@@ -7,7 +7,8 @@
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
     ragkit bench scale               # 1 vs 2 processes vs Ray; IVF recall/latency to 1M
-    ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a split
+    ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a split;
+                                     # Pass@k on their chunks
     ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
 

@@ -502,6 +502,10 @@ def test_course_corpus_chunks_cleanly_under_the_router():
     for doc in docs:
         chunks = router.chunk(doc)
         findings = lint(doc, chunks, max_tokens=254, tokenizer="minilm")
+        if router.classify(doc) == "code":
+            # by design (`ragkit bench code`): code chunks overlap, and are longer than
+            # MiniLM's window, which the stack's dense search reads in windows
+            findings = [f for f in findings if f.check not in ("duplicated_text", "over_limit")]
         assert not findings, [f.message for f in findings[:3]]
 
 

@@ -1,0 +1,32 @@
+"""`ragkit bench code`: its command line refuses what it cannot run, before any work; the
+tuning grid and objective are the documented ones."""
+
+import pytest
+
+from ragkit.tools import bench_code
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sizes", "big"], "--sizes must be integers"),
+    (["--sizes", "10"], "--sizes must be integers of at least 50"),
+    (["--sizes", ","], "--sizes must be integers of at least 50"),
+])
+def test_bad_arguments_are_named(argv, message):
+    with pytest.raises(SystemExit) as e:
+        bench_code.main(argv)
+    assert message in str(e.value)
+
+
+def test_grid_tries_no_overlap_and_a_fifth_smaller_sizes_first():
+    assert bench_code.grid([2000, 1000, 1000]) == [(1000, 0), (1000, 200), (2000, 0),
+                                                   (2000, 400)]
+
+
+def test_score_is_the_mean_of_pass_and_recall_over_the_budgets():
+    import pandas as pd
+
+    cols = {f"{m}@B{b}": [0.0, 1.0] for m in bench_code.METRICS for b in bench_code.BUDGETS}
+    cols["recall@B512"] = [0.5, 0.25]
+    out = type("Out", (), {"per_query": pd.DataFrame({"query_id": ["a", "b"], **cols})})()
+    assert bench_code.score(out, ["a"]) == pytest.approx(0.5 / 6)
+    assert bench_code.score(out, ["b"]) == pytest.approx((5 + 0.25) / 6)
