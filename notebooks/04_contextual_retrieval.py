@@ -156,11 +156,15 @@ show_table(pd.concat(llm_tables, ignore_index=True)) if llm_tables else None
 
 # %% [markdown]
 # ### ragkit's code chunker on the same files
-# Upstream's chunks are fixed; ragkit's `code` chunker cuts functions and classes and
-# re-attaches imports. Scored by the gold spans (a hit contains the whole gold unit), so these
-# rows answer "which chunker", not "which row of the article". One generator (structural) is
-# enough to show whether context still helps on these chunks; each generator re-embeds every
-# chunk.
+# Upstream's chunks are fixed; ragkit's `code` chunker cuts along functions, classes and
+# methods, where the author left blank lines, with the enclosing signatures as prefix (its
+# default size and overlap, `CodeChunker(size=2000, overlap=400)`, were tuned inside ragkit's
+# retrieval stack by `ragkit bench code`). Scored by the gold spans (a hit contains the whole gold unit), so these
+# rows answer "which chunker", not "which row of the article". Here the first stage is the
+# article's plain dense search, which reads only the first `max_seq_length` tokens of such a
+# chunk (the flags say how many); `ragkit bench code` compares the chunkers inside the stack, whose dense
+# search reads long chunks in windows. One generator (structural) is enough to show whether
+# context still helps on these chunks; each generator re-embeds every chunk.
 
 # %%
 from ragkit.chunkers import REGISTRY

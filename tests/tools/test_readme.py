@@ -73,3 +73,35 @@ def test_rows_keep_full_precision_and_runs_round_trip(tmp_path, monkeypatch):
     assert {r["metric"] for r in rows if r["budget"] == 1024} == {"recall@B", "pass@B", "iou@B"}
     assert all(r["depth"] == 12 for r in rows)
     assert load_hits(tmp_path).empty or "query_id" in load_hits(tmp_path)
+
+
+def test_wins_section_reads_the_leaderboard_verdicts_and_their_chunks(tmp_path, monkeypatch):
+    """The verdict rows of ``bench leaderboard`` (one per benchmark, budget and metric) become
+    one table row each; the controls' rows are left out; Anthropic's Pass@k on their chunks
+    comes from ``bench code``'s recorded runs."""
+    from ragkit.pipeline import Outcome
+    from ragkit.tools import readme
+    from ragkit.tools.bench_leaderboard import CONTROLS, RAGKIT
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_leaderboard")
+    for other, diff in (("fixed_chars(1000/200)", 0.06), (CONTROLS[1], -0.5)):
+        for metric in ("recall", "pass"):
+            rec.add(experiment="leaderboard_paired", benchmark="chroma",
+                    strategy=f"{RAGKIT} - {other}", metric=f"diff_{metric}@B", value=diff,
+                    budget=1024, embedder="all-MiniLM-L6-v2", n_queries=472,
+                    params={"ci95": [0.03, 0.09], "verdict": "beats"})
+    rec.save()
+    code = Recorder("bench_code")
+    pq = pd.DataFrame({"query_id": ["a", "b"], "type": "lookup", "pass@5": [1.0, 0.0],
+                       "pass@10": [1.0, 1.0], "pass@20": [1.0, 1.0]})
+    Outcome("anthropic", "upstream+stack", [], {}, pq, {"pass@5": 0.5}, [], {}, {}, 20, ()
+            ).record(code, experiment="their_chunks", embedder="all-MiniLM-L6-v2", k=5)
+    code.save()
+    text = readme.wins_table(tmp_path)
+    row = next(x for x in text.splitlines() if x.startswith("| chroma | 1,024 |"))
+    assert row == ("| chroma | 1,024 | fixed_chars(1000/200) | +6.0 [+3.0, +9.0] beats | "
+                   "+6.0 [+3.0, +9.0] beats | 472 |")
+    assert sum(x.startswith("| chroma |") for x in text.splitlines()) == 1  # no control rows
+    assert "| all-MiniLM-L6-v2, stack | 50.0 [" in text
+    assert "| contextual embeddings (published) | 86.37 | 92.81 | 93.78 |" in text
