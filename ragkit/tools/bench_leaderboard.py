@@ -181,6 +181,8 @@ def chroma_target(rows, scores) -> list[dict[str, Any]]:
         sc = scores[(scores.run == run) & (scores.budget == -1)
                     & scores.metric.isin(list(CHROMA_BESTS))]
         wide = sc.pivot_table(index="query_id", columns="metric", values="value")
+        if not set(CHROMA_BESTS) <= set(wide.columns):
+            continue
         for split in ("tune", "held-out", "all"):
             part = wide if split == "all" else wide[[split_of(q) == split for q in wide.index]]
             row: dict[str, Any] = {"strategy": strategy, "split": split, "n": len(part)}
@@ -188,6 +190,39 @@ def chroma_target(rows, scores) -> list[dict[str, Any]]:
                 row[metric] = interval(part[metric].to_numpy())
             row["both"] = all(row[m][0] >= v for m, v in CHROMA_BESTS.items())
             out.append(row)
+    return out
+
+
+def split_verdicts(rows, scores, split: str = "held-out") -> dict[tuple[str, int], dict]:
+    """The verdicts of the rule above re-decided on one half of the questions (the held-out
+    half by default: the stack's weights, the router's prose size and the code chunker were
+    tuned on the other), from the recorded runs: per (benchmark, budget), the best baseline
+    the full run chose, and ``recall`` / ``pass`` as `ragkit.stats.Comparison`s."""
+    from ..stats import paired, split_of
+
+    board = rows[rows.experiment == "leaderboard"]
+    run_of = {(b, st): r for b, st, r in zip(board.benchmark, board.strategy, board.run)
+              if isinstance(r, str)}
+    pairs = rows[(rows.experiment == "leaderboard_paired")
+                 & rows.strategy.str.startswith(f"{RAGKIT} - ")]
+    out: dict[tuple[str, int], dict] = {}
+    for r in pairs.to_dict("records"):
+        other = r["strategy"][len(RAGKIT) + 3:]
+        if "+" in other or (r["benchmark"], RAGKIT) not in run_of \
+                or (r["benchmark"], other) not in run_of:
+            continue
+        key = (r["benchmark"], int(r["budget"]))
+        entry = out.setdefault(key, {"baseline": other})
+        metric = r["metric"].replace("diff_", "")
+        vals = []
+        for who in (RAGKIT, other):
+            sc = scores[(scores.run == run_of[(r["benchmark"], who)])
+                        & (scores.metric == metric) & (scores.budget == key[1])]
+            v = sc.set_index("query_id")["value"]
+            vals.append(v[[split_of(q) == split for q in v.index]])
+        common = vals[0].index.intersection(vals[1].index)
+        entry[metric.replace("@B", "")] = paired(vals[0].loc[common].to_numpy(),
+                                                 vals[1].loc[common].to_numpy())
     return out
 
 
