@@ -44,7 +44,11 @@ embedding (late chunking reduces to naive chunking), which the tests check. With
 ``specials="exclude"`` only text tokens are pooled; that moves a one-chunk document's vector
 away from its ordinary embedding (measured cosine: MiniLM 0.93 for "Hello world." to 0.9998 for
 256 tokens; EmbeddingGemma, whose pooling includes its 6-token prompt, 0.67 to 0.91 on short
-texts), so it is not the default.
+texts), so it is not the default. With ``specials="every"`` every chunk pools the head (the
+first window's, prompt included) and the tail (the last window's) besides its own tokens, as
+its own ordinary embedding pools them: for a model whose pooling includes a prompt, interior
+chunks are then pooled like the texts it was trained on (`ragkit bench late-quality` measures
+the three).
 
 Not embedded: a chunk's ``prefix`` (breadcrumbs, LLM preambles). Late chunking pools the
 chunk's body span only; chunks that carry a prefix are counted in ``flags``
@@ -80,7 +84,7 @@ from .types import Chunk, Document, check_chunks
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-Specials = Literal["edges", "exclude"]
+Specials = Literal["edges", "exclude", "every"]
 CACHE_VERSION = 1
 
 
@@ -343,6 +347,7 @@ class _DocPlan:
     vals: np.ndarray | None = None
     totals: np.ndarray | None = None
     by_window: dict[int, list[int]] = field(default_factory=dict)
+    every: tuple[int, int, int] | None = None  # "every": (head end, tail start, stream end)
 
     def window_ids(self, k: int) -> list[int]:
         a, b = (int(x) for x in self.windows[k])
@@ -379,14 +384,21 @@ class _DocPlan:
             self.totals[b] = total
 
     def means(self) -> np.ndarray:
-        """Mean of each chunk's pooled positions, once every window has been taken."""
+        """Mean of each chunk's pooled positions, once every window has been taken (with
+        ``specials="every"``, each chunk's mean also takes in the head and the tail)."""
         _require(self.vals is not None, "no window was encoded")
         offsets = np.cumsum(self.totals, axis=0) - self.totals  # blocks are in stream order
         cum = offsets[self.bound_block] + self.vals
         lo = np.searchsorted(self.bounds, self.lo_v)
         hi = np.searchsorted(self.bounds, self.hi_v)
         count = (self.hi_v - self.lo_v).astype(np.float64)[:, None]
-        return (cum[hi] - cum[lo]) / count
+        sums = cum[hi] - cum[lo]
+        if self.every is not None:  # head [0, a) and tail [b, c) of the stream, in each chunk
+            a, b, c = (int(np.searchsorted(self.bounds, x)) for x in self.every)
+            extra = (cum[a] - cum[0]) + (cum[c] - cum[b])
+            sums = sums + extra[None, :]
+            count = count + float(self.every[0] + self.every[2] - self.every[1])
+        return sums / count
 
 
 def _plan(tokens: DocTokens, ranges: TokenRanges, window: int, overlap: int,
@@ -397,8 +409,8 @@ def _plan(tokens: DocTokens, ranges: TokenRanges, window: int, overlap: int,
     if n == 0:  # an empty text: every chunk gets the ordinary embedding of head + tail
         hp, tp = n_head, len(tokens.tail)
     else:
-        hp = tokens.pooled_head if specials == "edges" else 0
-        tp = len(tokens.tail) if specials == "edges" else 0
+        hp = tokens.pooled_head if specials in ("edges", "every") else 0
+        tp = len(tokens.tail) if specials in ("edges", "every") else 0
     blocks: list[_Block] = []
     if hp:
         blocks.append(_Block(0, n_head - hp, hp, 0))
@@ -409,12 +421,18 @@ def _plan(tokens: DocTokens, ranges: TokenRanges, window: int, overlap: int,
     if tp:
         blocks.append(_Block(last, n_head + int(wins[last, 1] - wins[last, 0]), tp, hp + n))
     total = hp + n + tp
-    lo_v = np.where(ranges.lo == 0, 0, ranges.lo + hp)
-    hi_v = np.where(ranges.hi == n, total, ranges.hi + hp)
-    bounds = np.unique(np.r_[lo_v, hi_v])
+    every = None
+    if specials == "every" and n:  # text tokens here; head and tail added in `means`
+        every = (hp, hp + n, total)
+        lo_v, hi_v = ranges.lo + hp, ranges.hi + hp
+        bounds = np.unique(np.r_[lo_v, hi_v, 0, every])
+    else:
+        lo_v = np.where(ranges.lo == 0, 0, ranges.lo + hp)
+        hi_v = np.where(ranges.hi == n, total, ranges.hi + hp)
+        bounds = np.unique(np.r_[lo_v, hi_v])
     vstarts = np.asarray([blk.vstart for blk in blocks], np.int64)
     bound_block = np.searchsorted(vstarts, bounds, "right") - 1
-    plan = _DocPlan(tokens, wins, blocks, lo_v, hi_v, bounds, bound_block)
+    plan = _DocPlan(tokens, wins, blocks, lo_v, hi_v, bounds, bound_block, every=every)
     for b, blk in enumerate(blocks):
         plan.by_window.setdefault(blk.win, []).append(b)
     return plan
@@ -439,8 +457,8 @@ class LateEmbedder:
                  overlap: int | None = None, specials: Specials = "edges",
                  max_batch_tokens: int = 8192, device: str | None = None, cache: bool = True,
                  memo: bool = True):
-        if specials not in ("edges", "exclude"):
-            raise ValueError(f"specials must be 'edges' or 'exclude', not {specials!r}")
+        if specials not in ("edges", "exclude", "every"):
+            raise ValueError(f"specials must be 'edges', 'exclude' or 'every', not {specials!r}")
         self.embedder = model if isinstance(model, Embedder) else Embedder(
             model, device=device, cache=cache, show_progress=False)
         self.window, self.overlap, self.specials = window, overlap, specials

@@ -203,6 +203,32 @@ def test_a_window_over_the_model_limit_is_an_error(embedder):
         LateEmbedder(embedder, window=10_000, cache=False).embed_document("a b c", [(0, 5)])
 
 
+def test_every_chunk_pools_head_and_tail_with_specials_every(embedder):
+    """``specials="every"``: each chunk's mean takes in the head ([CLS], and the prompt when
+    the model pools it) and the tail ([SEP]), as its own ordinary embedding would, besides its
+    own contextual tokens; one chunk in one window is still its ordinary embedding."""
+    import torch
+
+    text = " ".join([REFUNDS, RETENTION] * 3)
+    spans = _sentences(text)
+    tok = embedder.tokenizer(text, return_offsets_mapping=True, return_tensors="pt")
+    offsets = tok.pop("offset_mapping")[0]
+    with torch.inference_mode():
+        states = embedder.model[0].auto_model(**tok).last_hidden_state[0]
+    n = len(states)
+    every = LateEmbedder(embedder, specials="every", cache=False)
+    ref = []
+    for s, e in spans:
+        rows = [0] + [t for t in range(1, n - 1) if s <= offsets[t, 0] < e] + [n - 1]
+        v = states[rows].mean(0).numpy()
+        ref.append(v / np.linalg.norm(v))
+    np.testing.assert_allclose(every.embed_document(text, spans), np.stack(ref), atol=1e-5)
+    one = every.embed_document(text, [(0, len(text))])
+    assert float(one[0] @ embedder.encode([text])[0]) > 0.99999
+    with pytest.raises(ValueError, match="specials must be"):
+        LateEmbedder(embedder, specials="some")
+
+
 @pytest.mark.skipif(not get_settings().gemma_dir,
                     reason="set RAGKIT_GEMMA_DIR to an assembled EmbeddingGemma folder")
 def test_embeddinggemma_prompt_and_dense_layers():

@@ -11,6 +11,7 @@
                                      # Pass@k on their chunks
     ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
+    ragkit bench late-quality        # late vs naive per window and special-token pooling
 
 The first four write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
@@ -44,8 +45,8 @@ MEASUREMENTS = {
 
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
-    from . import (bench_code, bench_context, bench_late, bench_leaderboard, bench_prose,
-                   bench_scale)
+    from . import (bench_code, bench_context, bench_late, bench_late_quality,
+                   bench_leaderboard, bench_prose, bench_scale)
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,7 +61,9 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("scale", bench_scale, "1 vs 2 processes vs Ray; IVF recall/latency to 1M"),
             ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split"),
             ("leaderboard", bench_leaderboard,
-             "ragkit (router+hybrid+cross-encoder) vs the best baseline, paired CIs"),
+             "ragkit (router+stack+cross-encoder) vs the best baseline, paired CIs"),
+            ("late-quality", bench_late_quality,
+             "late vs naive chunk vectors per window and special-token pooling"),
             ("prose", bench_prose,
              "Chroma's prose: both of its MiniLM bests at once, tuned on a split")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
