@@ -19,8 +19,11 @@ budgets of 512 / 1,024 / 2,048 cl100k tokens. Fixed before a number is read:
   bootstrap intervals of code minus fixed per budget; the default `Router` (which sends every
   file here to its code chunker) under the stack beside them;
 - **their metric on their chunks**: Pass@5/10/20 on Anthropic's 737 chunks (every system
-  then returns the same units, so only the ranking differs), dense and stack, beside the
-  cookbook's published rows (voyage-2 embeddings, Claude 3 Haiku contexts, Cohere reranker).
+  then returns the same units, so only the ranking differs), dense and stack, and the stack
+  over contextual chunks (each of ``--contextual``'s preambles after its chunk, as upstream
+  places it; the stack's windows read chunk and preamble whole, so no preamble is cut),
+  beside the cookbook's published rows (voyage-2 embeddings, Claude 3 Haiku contexts, Cohere
+  reranker).
 
 Rows go to ``results/bench_code.jsonl``; each names its split (``params.split``) and what its
 settings were tuned on (``params.tuned_on``).
@@ -68,14 +71,16 @@ def languages(chunks) -> Counter:
     return Counter(seen.values())
 
 
-def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False
-                 ) -> dict[str, Any]:
+def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
+                 contextual: Sequence[str] = ("structural", "gemma"),
+                 gemma_contextual: bool = False) -> dict[str, Any]:
     from ..benchmarks import load_anthropic
     from ..chunkers import FixedCharChunker, Router
     from ..chunkers.code import CodeChunker
     from ..config import get_settings
+    from ..contextualize import contextualize, make_contextualizer, preamble_cache
     from ..embed import Embedder
-    from ..pipeline import recall_at, run_experiment, stack_retriever
+    from ..pipeline import LLM_GENERATORS, recall_at, run_experiment, stack_retriever
     from ..published import ANTHROPIC_PUBLISHED
     from ..results import Recorder
     from ..stats import interval, paired
@@ -89,10 +94,11 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False
     print(f"Anthropic: {len(bench.documents)} files, {len(everyone)} questions "
           f"(tune {len(ids['tune'])}, held-out {len(ids['held-out'])}); {emb.name}")
 
-    def run(chunks, retrieval: str, label: str, embedder=emb):
-        r = stack_retriever(chunks, embedder) if retrieval == "stack" else "dense"
+    def run(chunks, retrieval: str, label: str, embedder=emb, placement="before"):
+        r = stack_retriever(chunks, embedder, placement=placement) if retrieval == "stack" \
+            else "dense"
         out = run_experiment(bench, embedder=embedder, chunks=chunks, retriever=r, k=5,
-                             budgets=BUDGETS, depth=max(KS), label=label)
+                             budgets=BUDGETS, depth=max(KS), label=label, placement=placement)
         recall_at(out, bench.queries, KS, per_query=True)
         return out
 
@@ -183,6 +189,21 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False
                 mean, lo, hi = interval(out.per_query[f"pass@{k}"].to_numpy())
                 row.append(f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]")
             passk.append(row)
+        # contextual retrieval done so that nothing is cut: each chunk with a preamble
+        # after it (upstream's placement), read whole by the stack's windows
+        for generator in contextual if (e is emb or gemma_contextual) else ():
+            ctx = contextualize(bench.documents, bench.chunks, make_contextualizer(generator),
+                                placement="after", cache=preamble_cache(bench.name, generator)
+                                if generator in LLM_GENERATORS else None)
+            out = run(ctx, "stack", f"upstream+stack+{generator} preambles", embedder=e,
+                      placement="after")
+            out.record(rec, experiment="their_chunks", embedder=e.name, k=5,
+                       generator=generator)
+            row = [f"{e.name}, stack, {generator} preambles after the chunk"]
+            for k in KS:
+                mean, lo, hi = interval(out.per_query[f"pass@{k}"].to_numpy())
+                row.append(f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]")
+            passk.append(row)
     if not gemma:
         passk.append(["EmbeddingGemma", *(["not run: set RAGKIT_GEMMA_DIR"] * len(KS))])
     for name, vals in ANTHROPIC_PUBLISHED.items():
@@ -205,6 +226,11 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", default="1000,1500,2000",
                    help="code chunk sizes (characters) tried on the tune half")
+    p.add_argument("--contextual", default="structural,gemma",
+                   help="preamble generators tried on Anthropic's chunks (LLM ones from the "
+                        "committed cache); empty for none")
+    p.add_argument("--gemma-contextual", action="store_true",
+                   help="also embed the contextual chunks with EmbeddingGemma (slow on a CPU)")
     p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
 
 
@@ -216,7 +242,15 @@ def run_args(args: argparse.Namespace) -> dict[str, Any]:
     if not sizes or min(sizes) < 50:
         raise SystemExit(f"ragkit bench code: --sizes must be integers of at least 50, "
                          f"got {args.sizes!r}")
-    return compare_code(sizes, smoke=args.smoke)
+    from ..contextualize import GENERATORS
+
+    contextual = [g.strip() for g in args.contextual.split(",") if g.strip()]
+    bad = sorted(set(contextual) - set(GENERATORS))
+    if bad:
+        raise SystemExit(f"ragkit bench code: unknown --contextual generator(s) {bad}; choose "
+                         f"from {', '.join(GENERATORS)}")
+    return compare_code(sizes, smoke=args.smoke, contextual=contextual,
+                        gemma_contextual=args.gemma_contextual)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench code") -> int:

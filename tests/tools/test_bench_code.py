@@ -30,3 +30,9 @@ def test_score_is_the_mean_of_pass_and_recall_over_the_budgets():
     out = type("Out", (), {"per_query": pd.DataFrame({"query_id": ["a", "b"], **cols})})()
     assert bench_code.score(out, ["a"]) == pytest.approx(0.5 / 6)
     assert bench_code.score(out, ["b"]) == pytest.approx((5 + 0.25) / 6)
+
+
+def test_an_unknown_preamble_generator_is_named():
+    with pytest.raises(SystemExit) as e:
+        bench_code.main(["--contextual", "structural,oracle"])
+    assert "unknown --contextual generator(s) ['oracle']" in str(e.value)
