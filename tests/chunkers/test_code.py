@@ -279,6 +279,37 @@ def test_language_from_metadata_suffix_or_content():
     assert all(c.metadata["language_detected"] for c in chunks)
 
 
+
+def test_a_long_file_is_recognised_from_its_opening_and_parsed_once_whole(monkeypatch):
+    """Detection reads the first DETECT_SAMPLE characters, cut at a line end; the grammar it
+    picks then parses the whole file, whose chunks still cover every character."""
+    from ragkit.chunkers import code
+
+    long_rust = "\n".join([RUST] * (2 + code.DETECT_SAMPLE // len(RUST)))
+    assert len(long_rust) > code.DETECT_SAMPLE
+    seen = []
+    real = code._parser
+
+    class Spy:
+        def __init__(self, lang):
+            self.parser = real(lang)
+
+        def parse(self, data):
+            seen.append(len(data))
+            return self.parser.parse(data)
+
+    monkeypatch.setattr(code, "_parser", Spy)
+    assert detect_language(long_rust)[0] == "rust"
+    sample = long_rust[:code.DETECT_SAMPLE].encode()  # parsers read bytes
+    assert seen and max(seen) <= len(sample) < len(long_rust.encode())
+    assert sample[:seen[0]].endswith(b"\n")
+    seen.clear()
+    doc, chunks = chunks_of(long_rust, None, size=250, overlap=0)
+    assert {c.metadata["language"] for c in chunks} == {"rust"}
+    assert max(seen) == len(long_rust.encode())  # the chosen grammar read the whole file
+    assert_exact(doc, chunks, 250)
+
+
 @pytest.mark.parametrize("path", ["app/refunds.py", "web/webhook.js"])
 def test_router_sends_source_files_to_the_code_chunker(path):
     text = PYTHON if path.endswith(".py") else JAVASCRIPT
