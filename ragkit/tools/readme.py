@@ -142,6 +142,13 @@ def wins_table(folder: Path | None = None) -> str:
                           for r in target) + ". The router's prose size and the stack's "
                       "weights were chosen on the tune half, so the held-out half is the "
                       "number to quote."]
+    elif len(mine):  # verdicts recorded, but for an earlier configuration
+        older = sorted({s.split(" - ")[0] for s in mine.strategy})
+        lines += [f"`ragkit bench leaderboard` has not been run for the current configuration "
+                  f"({RAGKIT}); its recorded verdicts are for "
+                  f"{', '.join(f'`{o}`' for o in older)} (git "
+                  f"{', '.join(sorted(set(mine.git_sha.dropna())))}), whose rows appear in the "
+                  "tables above under those names."]
     theirs = rows[(rows.notebook == "bench_code") & (rows.experiment == "their_chunks")
                   & rows.run.notna()]
     if len(theirs):

@@ -116,3 +116,23 @@ def test_wins_section_reads_the_leaderboard_verdicts_and_their_chunks(tmp_path, 
     assert sum(x.startswith("| chroma |") for x in text.splitlines()) == 1  # no control rows
     assert "| all-MiniLM-L6-v2, stack | 50.0 [" in text
     assert "| contextual embeddings (published) | 86.37 | 92.81 | 93.78 |" in text
+
+
+def test_wins_section_says_when_the_verdicts_are_for_an_earlier_configuration(tmp_path,
+                                                                              monkeypatch):
+    """Verdict rows recorded under another configuration's name are not shown as the current
+    configuration's: the section names them and says the bench has not been run for it."""
+    from ragkit.tools import readme
+    from ragkit.tools.bench_leaderboard import RAGKIT
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_leaderboard")
+    rec.add(experiment="leaderboard_paired", benchmark="course",
+            strategy="router+hybrid+cross-encoder - fixed_chars(1000/200)",
+            metric="diff_recall@B", value=0.1, budget=1024, embedder="all-MiniLM-L6-v2",
+            n_queries=233, params={"ci95": [0.05, 0.15], "verdict": "beats"})
+    rec.save()
+    text = readme.wins_table(tmp_path)
+    assert f"has not been run for the current configuration ({RAGKIT})" in text
+    assert "`router+hybrid+cross-encoder`" in text
+    assert "| course | 1,024 |" not in text
