@@ -36,6 +36,21 @@ def ci(low: float, high: float, digits: int = 1, scale: float = 100.0, signed: b
     return f"[{f.format(scale * low)}, {f.format(scale * high)}]"
 
 
+def mean_ci(values, digits: int = 1) -> str:
+    """A mean of per-question values in % with its 95 % bootstrap interval
+    (`ragkit.stats.interval`), e.g. ``'78.3 [73.5, 83.2]'``.
+
+    >>> mean_ci([1.0, 1.0, 1.0, 1.0])
+    '100.0 [100.0, 100.0]'
+    """
+    import numpy as np
+
+    from .stats import interval
+
+    mean, low, high = interval(np.asarray(values, dtype=float))
+    return f"{100 * mean:.{digits}f} {ci(low, high, digits, signed=False)}"
+
+
 def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
     """One Markdown sentence for a paired comparison of `a` against `b` on `metric`, told from
     the side that is ahead (its difference, interval and wins), or "no measurable difference"

@@ -83,7 +83,8 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
     from ..pipeline import LLM_GENERATORS, recall_at, run_experiment, stack_retriever
     from ..published import ANTHROPIC_PUBLISHED
     from ..results import Recorder
-    from ..stats import interval, paired
+    from ..report import mean_ci
+    from ..stats import paired
 
     bench = load_anthropic()
     if smoke:
@@ -179,31 +180,26 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
     gemma = get_settings().gemma_dir
     if gemma:
         encoders.append(Embedder(gemma))
+    # contextual retrieval done so that nothing is cut: each chunk with a preamble after it
+    # (upstream's placement), read whole by the stack's windows; made once, for every encoder
+    with_preambles = {g: contextualize(bench.documents, bench.chunks, make_contextualizer(g),
+                                       placement="after", cache=preamble_cache(bench.name, g)
+                                       if g in LLM_GENERATORS else None)
+                      for g in contextual}
     passk = []
     for e in encoders:
         for retrieval in ("dense", "stack"):
             out = run(bench.chunks, retrieval, f"upstream+{retrieval}", embedder=e)
             out.record(rec, experiment="their_chunks", embedder=e.name, k=5)
-            row = [f"{e.name}, {retrieval}"]
-            for k in KS:
-                mean, lo, hi = interval(out.per_query[f"pass@{k}"].to_numpy())
-                row.append(f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]")
-            passk.append(row)
-        # contextual retrieval done so that nothing is cut: each chunk with a preamble
-        # after it (upstream's placement), read whole by the stack's windows
+            passk.append([f"{e.name}, {retrieval}",
+                          *(mean_ci(out.per_query[f"pass@{k}"]) for k in KS)])
         for generator in contextual if (e is emb or gemma_contextual) else ():
-            ctx = contextualize(bench.documents, bench.chunks, make_contextualizer(generator),
-                                placement="after", cache=preamble_cache(bench.name, generator)
-                                if generator in LLM_GENERATORS else None)
-            out = run(ctx, "stack", f"upstream+stack+{generator} preambles", embedder=e,
-                      placement="after")
+            out = run(with_preambles[generator], "stack",
+                      f"upstream+stack+{generator} preambles", embedder=e, placement="after")
             out.record(rec, experiment="their_chunks", embedder=e.name, k=5,
                        generator=generator)
-            row = [f"{e.name}, stack, {generator} preambles after the chunk"]
-            for k in KS:
-                mean, lo, hi = interval(out.per_query[f"pass@{k}"].to_numpy())
-                row.append(f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]")
-            passk.append(row)
+            passk.append([f"{e.name}, stack, {generator} preambles after the chunk",
+                          *(mean_ci(out.per_query[f"pass@{k}"]) for k in KS)])
     if not gemma:
         passk.append(["EmbeddingGemma", *(["not run: set RAGKIT_GEMMA_DIR"] * len(KS))])
     for name, vals in ANTHROPIC_PUBLISHED.items():

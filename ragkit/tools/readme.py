@@ -84,7 +84,7 @@ def wins_table(folder: Path | None = None) -> str:
     ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
     from ..published import ANTHROPIC_PUBLISHED
     from ..results import load_results, load_scores
-    from ..stats import interval
+    from ..report import mean_ci
     from .bench_leaderboard import (CHROMA_BESTS, RAGKIT, chroma_target, split_verdicts,
                                     verdict)
 
@@ -159,11 +159,7 @@ def wins_table(folder: Path | None = None) -> str:
         for (emb, strategy, run) in sorted(set(zip(theirs.embedder, theirs.strategy,
                                                     theirs.run))):
             sc = scores[scores.run == run]
-            cells = []
-            for k in (5, 10, 20):
-                v = sc[sc.metric == f"pass@{k}"].value.to_numpy()
-                m, lo, hi = interval(v)
-                cells.append(f"{100 * m:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]")
+            cells = [mean_ci(sc[sc.metric == f"pass@{k}"].value) for k in (5, 10, 20)]
             lines.append(f"| {emb}, {strategy.replace('upstream+', '')} | " + " | ".join(cells)
                          + " |")
         for name, vals in ANTHROPIC_PUBLISHED.items():
