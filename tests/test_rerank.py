@@ -125,3 +125,55 @@ def test_kept_candidates_hold_their_places_and_are_never_scored():
     code = chunks[0].__class__(doc_id="x", start=0, end=1, text="x", strategy="code",
                                metadata={"doc_class": "code"})
     assert is_code(code) and not is_code(chunks[0])
+
+
+def test_a_cross_encoder_score_depends_on_its_pair_alone(tmp_path, monkeypatch):
+    """Pairs of very different lengths scored in one call get the scores each gets alone, in
+    the order asked (the int8 model's dynamic scales would otherwise mix a batch's pairs)."""
+    from ragkit.rerank import OnnxCrossEncoderScorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    question = "Can I get my money back on a monthly plan?"
+    pairs = [(question, c.text * reps) for reps in (6, 1, 3) for c in chunks]
+    scorer = OnnxCrossEncoderScorer(folder, cache=False)
+    together = scorer._run(pairs)
+    alone = np.concatenate([scorer._run([p]) for p in pairs])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+    assert len(set(np.round(together[:, 0], 3))) > len(chunks)  # not one score for all
+    sorted_batches = OnnxCrossEncoderScorer(folder, cache=False, batch_size=4)._run(pairs)
+    assert sorted_batches.shape == together.shape  # batches too return pairs in order asked
+    assert np.corrcoef(sorted_batches[:, 0], together[:, 0])[0, 1] > 0.9
+
+
+def test_a_stopped_cross_encoder_run_keeps_the_blocks_it_finished(tmp_path, monkeypatch):
+    from ragkit.rerank import OnnxCrossEncoderScorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    questions = ["Can I get my money back on a monthly plan?", "How do I cancel?"]
+    scorer = OnnxCrossEncoderScorer(folder, save_every=len(chunks))
+    run, calls = scorer._run, []
+
+    def stops_on_the_second_block(pairs):
+        calls.append(len(pairs))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return run(pairs)
+
+    scorer._run = stops_on_the_second_block
+    try:
+        scorer.score(questions, [chunks, chunks])
+    except KeyboardInterrupt:
+        pass
+    assert calls == [len(chunks), len(chunks)]
+    again = OnnxCrossEncoderScorer(folder, save_every=len(chunks))
+    again_calls = []
+    again_run = again._run
+    again._run = lambda pairs: again_calls.append(len(pairs)) or again_run(pairs)
+    first, second = again.score(questions, [chunks, chunks])
+    assert again_calls == [len(chunks)]  # only the second question's pairs are scored again
+    (alone,) = OnnxCrossEncoderScorer(folder, cache=False).score(questions[:1], [chunks])
+    np.testing.assert_allclose(first, alone, atol=2e-3)
