@@ -26,7 +26,7 @@ import json
 import subprocess
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .cache import atomic_write_text
 from .config import PROJECT_ROOT, get_settings, resolve_device
@@ -148,6 +148,27 @@ class Recorder:
                   else pd.DataFrame(columns=["run", "query_id", "type", "metric", "budget",
                                              "value"]))
         return rows, scores
+
+    def keep_saved(self, keep: Callable[[dict[str, Any]], bool]) -> int:
+        """Carry over the rows this notebook already saved that `keep` accepts, with their
+        per-query runs, so that `save()` writes them back unchanged: a bench re-run on one
+        benchmark keeps the others' rows. Returns how many rows were kept (0 when nothing is
+        saved yet)."""
+        import pandas as pd
+
+        path = results_path(self.notebook)
+        if not path.exists():
+            return 0
+        kept = [r for r in read_rows(path) if keep(r)]
+        runs = {r["run"] for r in kept if r.get("run")}
+        for kind, store in (("hits", self.hits), ("scores", self.scores)):
+            saved = runs_path(self.notebook, kind)
+            if runs and saved.exists():
+                frame = pd.read_parquet(saved)
+                for run, part in frame[frame.run.isin(runs)].groupby("run", sort=True):
+                    store.setdefault(run, part.reset_index(drop=True))
+        self.rows.extend(kept)
+        return len(kept)
 
     def save(self) -> Path:
         path = results_path(self.notebook)

@@ -50,6 +50,35 @@ def test_results_rows_follow_the_schema(tmp_path):
     assert comparable(read_rows(path)) == comparable(rows)
 
 
+
+def test_a_rerun_on_one_benchmark_keeps_the_others_rows_and_runs():
+    """`Recorder.keep_saved`: the rows it accepts, and only their per-query runs, are written
+    back unchanged; the re-run benchmark's rows are replaced, not duplicated."""
+    import pandas as pd
+
+    from ragkit.results import load_scores
+
+    def record(benchmarks, value):
+        rec = Recorder("99_bench")
+        for b in benchmarks:
+            run = f"{b}-run"
+            rec.add(experiment="e", benchmark=b, strategy="s", metric="recall", value=value,
+                    run=run, n_queries=1)
+            rec.add_run(run, pd.DataFrame({"query_id": ["q1"], "rank": [1]}),
+                        pd.DataFrame({"query_id": ["q1"], "type": ["t"], "metric": ["recall"],
+                                      "budget": [-1], "value": [value]}))
+        return rec
+
+    record(["course", "chroma"], 0.25).save()
+    rec = record(["chroma"], 0.75)
+    assert rec.keep_saved(lambda r: r["benchmark"] != "chroma") == 1
+    rows = read_rows(rec.save())
+    assert sorted((r["benchmark"], r["value"]) for r in rows) == [("chroma", 0.75),
+                                                                  ("course", 0.25)]
+    scores = load_scores()
+    assert sorted(zip(scores.run, scores.value)) == [("chroma-run", 0.75), ("course-run", 0.25)]
+    assert Recorder("99_nothing_saved").keep_saved(lambda r: True) == 0
+
 def test_notebook_sources_are_jupytext_percent_and_executed_copies_in_sync():
     import jupytext
 

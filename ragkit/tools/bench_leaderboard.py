@@ -29,7 +29,9 @@ interval of (ragkit − best baseline) recall@B lies above 0, *loses* when below
 shows *no measurable difference*. Pass@B is reported beside it with the same interval. Picking
 the best baseline after seeing its numbers favours the baseline, not ragkit.
 
-Rows (with per-query runs) go to ``results/bench_leaderboard.jsonl``.
+Rows (with per-query runs) go to ``results/bench_leaderboard.jsonl``. A run on some of the
+benchmarks (``--benchmarks chroma``) replaces their rows and keeps the other benchmarks' rows
+as they were saved, each with the configuration and git revision that made it.
 """
 
 from __future__ import annotations
@@ -134,6 +136,10 @@ def run_leaderboard(benchmarks: Sequence[str] = BENCHMARKS, candidates: int = 20
                          [[lab, *(100 * o.means[f"recall@B{b}"] for b in BUDGETS),
                            *(100 * o.means[f"pass@B{b}"] for b in BUDGETS),
                            o.means["n_chunks"]] for lab, o in outs.items()], ".1f"))
+    kept = rec.keep_saved(lambda r: r.get("benchmark") not in benchmarks)
+    if kept:
+        others = sorted(set(BENCHMARKS) - set(benchmarks))
+        print(f"\nkept {kept} saved rows of {', '.join(others)} (not re-run)")
     rec.save()
     print(f"\n{RAGKIT} (top {candidates} rescored) against the best baseline at each budget, "
           "paired 95 % bootstrap CI, points:")
