@@ -29,11 +29,24 @@ def pct(x: float, digits: int = 1) -> str:
     return f"{100 * x:.{digits}f} %"
 
 
+def bound(x: float, digits: int = 1, scale: float = 100.0, signed: bool = True) -> str:
+    """One end of an interval, in points by default. An end that is not 0 but would round to
+    0 keeps the digits that show its sign, so a verdict read from it ("beats": the low end is
+    above 0) can be checked against what is printed.
+
+    >>> bound(0.000193), bound(-0.0004), bound(0.0), bound(0.032)
+    ('+0.02', '-0.04', '+0.0', '+3.2')
+    """
+    v, d = scale * x, digits
+    while v != 0 and round(v, d) == 0 and d < 6:
+        d += 1
+    return f"{v:{'+' if signed else ''}.{d}f}"
+
+
 def ci(low: float, high: float, digits: int = 1, scale: float = 100.0, signed: bool = True
        ) -> str:
     """An interval, in points by default: ``ci(-0.01, 0.032) -> '[-1.0, +3.2]'``."""
-    f = f"{{:{'+' if signed else ''}.{digits}f}}"
-    return f"[{f.format(scale * low)}, {f.format(scale * high)}]"
+    return f"[{bound(low, digits, scale, signed)}, {bound(high, digits, scale, signed)}]"
 
 
 def mean_ci(values, digits: int = 1) -> str:

@@ -14,6 +14,8 @@ from ragkit.stats import paired
 def test_formats():
     assert pct(0.7834) == "78.3 %" and pct(1 / 3, 2) == "33.33 %"
     assert ci(-0.01, 0.032) == "[-1.0, +3.2]"
+    # a low end just above 0 (a "beats") is not printed as +0.0; an exact 0 stays +0.0
+    assert ci(0.000193, 0.1743) == "[+0.02, +17.4]" and ci(0.0, 0.05) == "[+0.0, +5.0]"
 
 
 def test_finding_reads_from_the_side_ahead_and_says_no_difference_when_ci_holds_zero():

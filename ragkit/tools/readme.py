@@ -84,7 +84,7 @@ def wins_table(folder: Path | None = None) -> str:
     ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
     from ..published import ANTHROPIC_PUBLISHED
     from ..results import load_results, load_scores
-    from ..report import mean_ci
+    from ..report import ci, mean_ci
     from .bench_leaderboard import (CHROMA_BESTS, RAGKIT, chroma_target, split_verdicts,
                                     verdict)
 
@@ -104,8 +104,7 @@ def wins_table(folder: Path | None = None) -> str:
         table.setdefault(key, {"baseline": other, "n": r["n_queries"]})
         p = r["params"]
         metric = r["metric"].replace("diff_", "").replace("@B", "")
-        table[key][metric] = (f"{100 * r['value']:+.1f} [{100 * p['ci95'][0]:+.1f}, "
-                              f"{100 * p['ci95'][1]:+.1f}] {p['verdict']}")
+        table[key][metric] = (f"{100 * r['value']:+.1f} {ci(*p['ci95'])} {p['verdict']}")
     if table:
         scores = load_scores(folder)
         board_rows = rows[rows.notebook == "bench_leaderboard"]
@@ -115,8 +114,7 @@ def wins_table(folder: Path | None = None) -> str:
         def cell(c) -> str:
             if c is None:
                 return "–"
-            return (f"{100 * c.diff:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}] "
-                    f"{verdict(c.low, c.high)}")
+            return f"{100 * c.diff:+.1f} {ci(c.low, c.high)} {verdict(c.low, c.high)}"
 
         lines += [f"**{RAGKIT} against the best simple baseline** (`ragkit bench leaderboard`; "
                   "points of recall@B and pass@B, paired 95 % interval, the rule in its "
