@@ -78,6 +78,25 @@ def claims_table(folder: Path | None = None) -> str:
         "not held / not measurable here.")
 
 
+def attribution(paired_rows, best: dict[tuple[str, int], str]) -> dict[tuple[str, int], list]:
+    """Per (benchmark, budget): the recorded recall@B differences that split ragkit's gain
+    over the best baseline `best[...]` between the stack (on fixed chunks), the router and the
+    cross-encoder, each as "diff [interval] verdict" ("–" where not recorded)."""
+    from ..report import ci
+    from .bench_leaderboard import CONTROLS, RAGKIT
+
+    found = {(r["benchmark"], int(r["budget"]), r["strategy"]):
+             f"{100 * r['value']:+.1f} {ci(*r['params']['ci95'])} {r['params']['verdict']}"
+             for r in paired_rows[paired_rows.metric == "diff_recall@B"].to_dict("records")}
+    out = {}
+    for (bench, budget), base in best.items():
+        cells = [found.get((bench, budget, f"{who} - {other}"), "–") for who, other in (
+            (CONTROLS[1], base), (RAGKIT, CONTROLS[1]), (RAGKIT, CONTROLS[0]))]
+        if any(c != "–" for c in cells):
+            out[(bench, budget)] = cells
+    return out
+
+
 def wins_table(folder: Path | None = None) -> str:
     """``ragkit bench leaderboard``'s verdicts (ragkit's configuration against the best simple
     baseline at each budget, paired intervals), Chroma's k = 5 target from its runs, and
@@ -129,6 +148,16 @@ def wins_table(folder: Path | None = None) -> str:
             lines.append(f"| {bench} | {budget:,} | {t['baseline']} | {t.get('recall', '–')} | "
                          f"{t.get('pass', '–')} | {t['n']} | {cell(h.get('recall'))} | "
                          f"{cell(h.get('pass'))} | {n_held} |")
+        parts = attribution(mine, {key: t["baseline"] for key, t in table.items()})
+        if parts:
+            lines += ["", "Where the difference comes from: the same paired recall@B intervals "
+                      "for the two controls the bench runs beside it (all questions)", "",
+                      "| benchmark | budget | stack + cross-encoder on fixed 1000/200 vs best "
+                      "baseline | router vs fixed 1000/200 (both stack + cross-encoder) | "
+                      "cross-encoder vs none (router + stack) |", "|---|---|---|---|---|"]
+            for (bench, budget), cells in sorted(parts.items(), key=lambda kv: (
+                    order.get(kv[0][0], 9), kv[0][1])):
+                lines.append(f"| {bench} | {budget:,} | " + " | ".join(cells) + " |")
         target = [r for r in chroma_target(board_rows, board_scores)
                   if r["strategy"] == RAGKIT]
         if target:

@@ -101,6 +101,10 @@ def test_wins_section_reads_the_leaderboard_verdicts_and_their_chunks(tmp_path, 
                     strategy=f"{RAGKIT} - {other}", metric=f"diff_{metric}@B", value=diff,
                     budget=1024, embedder="all-MiniLM-L6-v2", n_queries=472,
                     params={"ci95": [0.03, 0.09], "verdict": "beats"})
+    rec.add(experiment="leaderboard_paired", benchmark="chroma",  # the cross-encoder's share
+            strategy=f"{RAGKIT} - {CONTROLS[0]}", metric="diff_recall@B", value=-0.05,
+            budget=1024, embedder="all-MiniLM-L6-v2", n_queries=472,
+            params={"ci95": [-0.08, -0.02], "verdict": "loses"})
     rec.save()
     code = Recorder("bench_code")
     pq = pd.DataFrame({"query_id": ["a", "b"], "type": "lookup", "pass@5": [1.0, 0.0],
@@ -113,7 +117,10 @@ def test_wins_section_reads_the_leaderboard_verdicts_and_their_chunks(tmp_path, 
     assert row.startswith("| chroma | 1,024 | fixed_chars(1000/200) | +6.0 [+3.0, +9.0] beats | "
                           "+6.0 [+3.0, +9.0] beats | 472 | +100.0 [+100.0, +100.0] beats | ")
     assert row.endswith(f" beats | {len(held)} |")
-    assert sum(x.startswith("| chroma |") for x in text.splitlines()) == 1  # no control rows
+    # one verdict row and one attribution row (what the controls' intervals say), no others
+    assert [x for x in text.splitlines() if x.startswith("| chroma |")][1] == (
+        "| chroma | 1,024 | – | -50.0 [+3.0, +9.0] beats | -5.0 [-8.0, -2.0] loses |")
+    assert sum(x.startswith("| chroma |") for x in text.splitlines()) == 2
     assert "| all-MiniLM-L6-v2, stack | 50.0 [" in text
     assert "| contextual embeddings (published) | 86.37 | 92.81 | 93.78 |" in text
 
