@@ -51,6 +51,7 @@ bench: setup
 	$(PY) -m ragkit bench anthropic-baseline
 	$(PY) -m ragkit bench chunk-speed
 	$(PY) -m ragkit bench encoder-speed
+	$(PY) -m ragkit bench rerank-speed
 	$(PY) -m ragkit bench late --device cpu
 	$(PY) -m ragkit bench context-speed
 

@@ -116,3 +116,48 @@ def encoder_speed(smoke: bool = False) -> list[list]:
     print(f"largest |torch - onnx| over {len(texts)} vectors: "
           f"{timing['max_abs_difference']:.1e}")
     return rows
+
+
+def rerank_speed(smoke: bool = False) -> list[list]:
+    """Pairs per second of the packaged cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX) one
+    pair at a time (its default) and in batches of 16 sorted by length, side by side in one
+    process on the same pairs (a course question with Chroma chunks of 50-250 cl100k tokens,
+    best of 3), and the largest score difference between the two: the int8 model's dynamic
+    scales span a batch, so batching moves scores."""
+    import numpy as np
+
+    from .benchmarks import load_chroma
+    from .chunkers.fixed import FixedTokenChunker
+    from .models import packaged_cross_encoder
+    from .rerank import OnnxCrossEncoderScorer
+    from .results import Recorder
+
+    chunks = [c.text for size in (50, 250) for d in load_chroma().documents[:1]
+              for c in FixedTokenChunker(size, 0, "cl100k_base").chunk(d)[:24]]
+    pairs = [("how do refunds work for annual plans?", t) for t in chunks][:16 if smoke else 48]
+    best_of = 1 if smoke else 3
+    folder = packaged_cross_encoder()
+    out, scores = {}, {}
+    for batch in (1, 16):
+        scorer = OnnxCrossEncoderScorer(folder, batch_size=batch, cache=False)
+        scorer._run(pairs[:2])  # warm the session
+        best = float("inf")
+        for _ in range(best_of):
+            t0 = time.perf_counter()
+            scores[batch] = scorer._run(pairs)[:, 0]
+            best = min(best, time.perf_counter() - t0)
+        out[batch] = len(pairs) / best
+    diff = float(np.abs(scores[1] - scores[16]).max())
+    rec = Recorder("bench_rerank_speed")
+    rows = []
+    for batch, rate in out.items():
+        rows.append([batch, len(pairs), f"{rate:.1f}", f"{rate / out[1]:.2f}"])
+        rec.add(experiment="rerank_speed", benchmark="chroma", strategy=f"batch {batch}",
+                metric="pairs_per_s", value=rate, embedder=folder.name,
+                params={"pairs": len(pairs), "best_of": best_of, "max_length": 256})
+    rec.add(experiment="rerank_speed", benchmark="chroma", strategy="batch 16 vs batch 1",
+            metric="max_abs_score_difference", value=diff, embedder=folder.name)
+    rec.save()
+    print(text_table(["batch", "pairs", "pairs/s", "× one at a time"], rows))
+    print(f"largest |score(batch 1) - score(batch 16)| over {len(pairs)} pairs: {diff:.3f}")
+    return rows

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from conftest import needs_benchmarks
 from conftest import refund_chunks as _chunks
 from conftest import refund_doc as _doc
 
@@ -177,3 +178,20 @@ def test_a_stopped_cross_encoder_run_keeps_the_blocks_it_finished(tmp_path, monk
     assert again_calls == [len(chunks)]  # only the second question's pairs are scored again
     (alone,) = OnnxCrossEncoderScorer(folder, cache=False).score(questions[:1], [chunks])
     np.testing.assert_allclose(first, alone, atol=2e-3)
+
+
+@needs_benchmarks()
+def test_rerank_speed_bench_records_both_batchings_and_how_far_scores_move(tmp_path,
+                                                                           monkeypatch):
+    from ragkit.results import read_rows
+    from ragkit.speed import rerank_speed
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    packaged_or_skip()
+    rows = rerank_speed(smoke=True)
+    assert [r[0] for r in rows] == [1, 16] and all(r[1] == 16 for r in rows)
+    recorded = {(r["strategy"], r["metric"]): r["value"] for r in read_rows(
+        tmp_path / "results" / "bench_rerank_speed.jsonl")}
+    assert recorded[("batch 1", "pairs_per_s")] > 0 and recorded[("batch 16", "pairs_per_s")] > 0
+    # int8 dynamic quantization: batching moves scores, which is why one pair at a time
+    assert recorded[("batch 16 vs batch 1", "max_abs_score_difference")] > 0.01

@@ -4,6 +4,7 @@
     ragkit bench anthropic-baseline  # Pass@5/10/20 on upstream's own chunks
     ragkit bench chunk-speed         # chars/s: structure vs langchain vs chonkie
     ragkit bench encoder-speed       # MiniLM on torch vs ONNX Runtime, same texts
+    ragkit bench rerank-speed        # cross-encoder pairs/s: one at a time vs batches of 16
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
     ragkit bench scale               # 1 vs 2 processes vs Ray; IVF recall/latency to 1M
@@ -13,7 +14,7 @@
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
     ragkit bench late-quality        # late vs naive per window and special-token pooling
 
-The first four write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
+The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
 the library (`ragkit.reproductions`, `ragkit.speed`); `late`, `context-speed`, `scale` and `code`
 are `ragkit.tools.bench_late`, `ragkit.tools.bench_context`, `ragkit.tools.bench_scale` and
@@ -30,10 +31,11 @@ from .common import prepare
 
 def _measurements() -> dict:
     from ..reproductions import anthropic_baseline, chroma_repro
-    from ..speed import chunk_speed, encoder_speed
+    from ..speed import chunk_speed, encoder_speed, rerank_speed
 
     return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
-            "chunk-speed": chunk_speed, "encoder-speed": encoder_speed}
+            "chunk-speed": chunk_speed, "encoder-speed": encoder_speed,
+            "rerank-speed": rerank_speed}
 
 
 MEASUREMENTS = {
@@ -41,6 +43,7 @@ MEASUREMENTS = {
     "anthropic-baseline": "Pass@5/10/20 on upstream's own chunks",
     "chunk-speed": "chars/s: structure vs langchain vs chonkie",
     "encoder-speed": "MiniLM on torch vs ONNX Runtime, same texts",
+    "rerank-speed": "cross-encoder pairs/s: one at a time vs batches of 16",
 }
 
 
