@@ -121,8 +121,8 @@ def encoder_speed(smoke: bool = False) -> list[list]:
 def rerank_speed(smoke: bool = False) -> list[list]:
     """Pairs per second of the packaged cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX) one
     pair at a time (its default) and in batches of 16 sorted by length, side by side in one
-    process on the same pairs (a course question with Chroma chunks of 50-250 cl100k tokens,
-    best of 3), and the largest score difference between the two: the int8 model's dynamic
+    process on the same pairs (one question against 24 chunks of 50 and 24 of 250 cl100k
+    tokens from Chroma's first corpus; best of 3), and the largest score difference between the two: the int8 model's dynamic
     scales span a batch, so batching moves scores."""
     import numpy as np
 

@@ -50,7 +50,6 @@ def test_results_rows_follow_the_schema(tmp_path):
     assert comparable(read_rows(path)) == comparable(rows)
 
 
-
 def test_a_rerun_on_one_benchmark_keeps_the_others_rows_and_runs():
     """`Recorder.keep_saved`: the rows it accepts, and only their per-query runs, are written
     back unchanged; the re-run benchmark's rows are replaced, not duplicated."""
@@ -78,6 +77,7 @@ def test_a_rerun_on_one_benchmark_keeps_the_others_rows_and_runs():
     scores = load_scores()
     assert sorted(zip(scores.run, scores.value)) == [("chroma-run", 0.75), ("course-run", 0.25)]
     assert Recorder("99_nothing_saved").keep_saved(lambda r: True) == 0
+
 
 def test_notebook_sources_are_jupytext_percent_and_executed_copies_in_sync():
     import jupytext

@@ -78,15 +78,24 @@ def claims_table(folder: Path | None = None) -> str:
         "not held / not measurable here.")
 
 
+def verdict_cell(row: dict) -> str:
+    """A recorded paired row (``leaderboard_paired``) as "diff [interval] verdict", in points.
+
+    >>> verdict_cell({"value": -0.05, "params": {"ci95": [-0.08, -0.02], "verdict": "loses"}})
+    '-5.0 [-8.0, -2.0] loses'
+    """
+    from ..report import ci
+
+    return f"{100 * row['value']:+.1f} {ci(*row['params']['ci95'])} {row['params']['verdict']}"
+
+
 def attribution(paired_rows, best: dict[tuple[str, int], str]) -> dict[tuple[str, int], list]:
     """Per (benchmark, budget): the recorded recall@B differences that split ragkit's gain
     over the best baseline `best[...]` between the stack (on fixed chunks), the router and the
     cross-encoder, each as "diff [interval] verdict" ("–" where not recorded)."""
-    from ..report import ci
     from .bench_leaderboard import CONTROLS, RAGKIT
 
-    found = {(r["benchmark"], int(r["budget"]), r["strategy"]):
-             f"{100 * r['value']:+.1f} {ci(*r['params']['ci95'])} {r['params']['verdict']}"
+    found = {(r["benchmark"], int(r["budget"]), r["strategy"]): verdict_cell(r)
              for r in paired_rows[paired_rows.metric == "diff_recall@B"].to_dict("records")}
     out = {}
     for (bench, budget), base in best.items():
@@ -121,9 +130,7 @@ def wins_table(folder: Path | None = None) -> str:
             continue
         key = (r["benchmark"], int(r["budget"]))
         table.setdefault(key, {"baseline": other, "n": r["n_queries"]})
-        p = r["params"]
-        metric = r["metric"].replace("diff_", "").replace("@B", "")
-        table[key][metric] = (f"{100 * r['value']:+.1f} {ci(*p['ci95'])} {p['verdict']}")
+        table[key][r["metric"].replace("diff_", "").replace("@B", "")] = verdict_cell(r)
     if table:
         scores = load_scores(folder)
         board_rows = rows[rows.notebook == "bench_leaderboard"]
