@@ -104,9 +104,11 @@ def fetch(rel: str, folder: str | Path | None = None, allow_download: bool = Tru
 
 
 def _missing(rel: str) -> str:
-    return (f"benchmark file {rel} is not available: set RAGKIT_BENCHMARKS_DIR to a folder "
-            "holding chroma/ and anthropic/ (e.g. ../shared/benchmarks), or go online so it can "
-            "be downloaded")
+    local = get_settings().benchmarks_dir
+    where = (f"RAGKIT_BENCHMARKS_DIR={local} has no {local / rel}; point it at a folder"
+             if local is not None else "set RAGKIT_BENCHMARKS_DIR to a folder")
+    return (f"benchmark file {rel} is not available: {where} holding chroma/ and anthropic/ "
+            "(e.g. ../shared/benchmarks), or go online so it can be downloaded")
 
 
 @dataclass

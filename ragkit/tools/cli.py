@@ -399,9 +399,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_tool(name: str, argv: list[str]) -> int:
-    """`ragkit NAME ARGS...` for a tool: its own parser, its own exit code."""
+    """`ragkit NAME ARGS...` for a tool: its own parser, its own exit code. A benchmark file
+    that is not there (offline, no RAGKIT_BENCHMARKS_DIR) or differs from the pinned copy, or
+    a CliError, is one line on stderr and exit code 3, as for the built-in commands; anything
+    else is a bug and keeps its traceback."""
+    from ..benchmarks import BenchmarkUnavailable, ChecksumError
+
     module = importlib.import_module(f"{__package__}.{TOOLS[name][0]}")
-    return module.main(argv, prog=f"ragkit {name}")
+    try:
+        return module.main(argv, prog=f"ragkit {name}")
+    except (CliError, BenchmarkUnavailable, ChecksumError) as e:
+        print(f"ragkit {name}: {e}", file=sys.stderr)
+        return getattr(e, "code", EXIT_FATAL)
+    except KeyboardInterrupt:
+        print(f"ragkit {name}: interrupted", file=sys.stderr)
+        return 130
 
 
 def _one_strategy(spec: str) -> list:

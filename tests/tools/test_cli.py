@@ -206,3 +206,17 @@ def test_eval_reports_duplicates_bad_dates_and_a_read_only_cache(corpus, tmp_pat
     assert "cannot be written" in out.stderr  # the read-only cache: one warning, no crash
     assert "4 answerable questions" in out.stdout
     assert {r["n_queries"] for r in read_rows(results)} == {4}
+
+
+@pytest.mark.parametrize("tool", [("bench", "chunk-speed"), ("bench", "code", "--smoke")])
+def test_a_tool_without_its_benchmark_files_exits_3_with_one_line(tmp_path, tool):
+    """`ragkit bench ...` offline with no benchmark folder: the loader's message on one line
+    (it names RAGKIT_BENCHMARKS_DIR), not a traceback, and no results file is started."""
+    (tmp_path / "empty").mkdir()
+    out = run(*tool, env_extra={"RAGKIT_BENCHMARKS_DIR": str(tmp_path / "empty"),
+                                "RAGKIT_RESULTS_DIR": str(tmp_path / "results")})
+    assert out.returncode == 3, out.stderr
+    assert "Traceback" not in out.stderr and "RAGKIT_BENCHMARKS_DIR" in out.stderr
+    assert out.stderr.startswith(f"ragkit {tool[0]}: benchmark file ")
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert not list((tmp_path / "results").glob("*.jsonl"))
