@@ -143,3 +143,68 @@ def test_wins_section_says_when_the_verdicts_are_for_an_earlier_configuration(tm
     assert f"has not been run for the current configuration ({RAGKIT})" in text
     assert "`router+hybrid+cross-encoder`" in text
     assert "| course | 1,024 |" not in text
+
+
+def test_a_tuning_sweeps_grid_points_stay_off_the_board_and_the_chosen_one_is_ranked(
+        tmp_path, monkeypatch):
+    """`bench prose` records every grid point; only the chosen one (and the re-run reference
+    rows) may be ranked, else the board picks the best of many on the questions it scores."""
+    from ragkit.tools import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_prose")
+    _record(rec, "prose(64)+stack(lucky)", [1.0] * 40, experiment="prose_candidates")
+    _record(rec, "prose(128)+stack(chosen)", [0.8] * 40, experiment="prose_chosen")
+    for split, recall, iou in (("tune", 0.83, 0.073), ("held-out", 0.80, 0.071),
+                               ("all", 0.815, 0.072)):
+        for metric, value in (("recall", recall), ("iou", iou)):
+            rec.add(experiment="prose_target", benchmark="chroma",
+                    strategy="prose(128)+stack(chosen)", metric=metric, value=value, k=5,
+                    embedder="all-MiniLM-L6-v2", n_queries=40,
+                    params={"split": split, "role": "chosen, any pipeline",
+                            "sizes_tried": [64, 128], "pipelines_tried": ["dense", "stack"]})
+    rec.add(experiment="prose_target_paired", benchmark="chroma",
+            strategy="chosen - fixed_tokens(250/125,cl100k_base)", metric="diff_iou",
+            value=0.033, k=5, embedder="all-MiniLM-L6-v2", n_queries=40,
+            params={"split": "all", "ci95": [0.029, 0.037]})
+    rec.save()
+    board = readme.results_table(tmp_path)
+    assert "prose(128)+stack(chosen)" in board and "lucky" not in board
+    from ragkit.results import load_results
+
+    text = "\n".join(readme.prose_lines(load_results(tmp_path)))
+    assert "**prose(128)+stack(chosen)**" in text and "2 sentence-group sizes x 2" in text
+    assert "tune (n 40) recall 83.0, IoU 7.30: both reached" in text
+    assert "held-out (n 40) recall 80.0, IoU 7.10: not both" in text
+    assert "all (n 40) recall 81.5, IoU 7.20: not both" in text  # recall short of 82.4
+    assert "against fixed_tokens(250/125,cl100k_base): IoU +3.30 [+2.90, +3.70] beats" in text
+
+
+def test_one_configuration_measured_at_fewer_budgets_is_one_board_row(tmp_path, monkeypatch):
+    """A bench that computes only the default budget re-runs a notebook's configuration: equal
+    values at the fixed-k metrics and at 1,024 tokens make them one row naming both; a run
+    that differs there stays a row of its own."""
+    from ragkit import leaderboard as lb
+    from ragkit.pipeline import Outcome
+    from ragkit.results import load_results, load_scores
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    vals = [1.0, 0.5, 0.25, 0.75] * 10
+    qids = [f"q{i}" for i in range(len(vals))]
+
+    def record(notebook, strategy, budgets, values):
+        rec = Recorder(notebook)
+        pq = pd.DataFrame({"query_id": qids, "type": "lookup", "recall": values,
+                           **{f"{m}@B{b}": values for m in ("recall", "pass", "iou")
+                              for b in budgets}})
+        means = {c: float(pq[c].mean()) for c in pq.columns if c not in ("query_id", "type")}
+        Outcome("chroma", strategy, [], {}, pq, means, [], {"retriever": "dense"}, {}, 12,
+                tuple(budgets)).record(rec, experiment="x", embedder="m", k=5)
+        rec.save()
+
+    record("02_nb", "cluster(200)", (512, 1024, 2048), vals)
+    record("bench_b", "cluster(200)", (1024,), vals)
+    record("bench_c", "cluster(200) other", (1024,), vals[1:] + vals[:1])
+    board = lb.board(load_results(tmp_path), load_scores(tmp_path), "chroma", 1024)
+    assert len(board) == 2
+    assert set(board.notebooks) == {"02_nb, bench_b", "bench_c"}
