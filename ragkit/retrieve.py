@@ -14,8 +14,9 @@ outranks the 2021 one it repeats word for word.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -94,12 +95,20 @@ class DenseRetriever:
         them), and the encoder's flags (e.g. ["truncated:73"]: chunks it cut short); with
         ``long="windows"`` one per window, `self.owner` naming each window's chunk."""
         if self.long == "windows":
-            texts, owner = encoder_windows(self.chunks, self.embedder, self.placement)
+            apart: list[int] = []
+            texts, owner = encoder_windows(self.chunks, self.embedder, self.placement, apart)
+            if apart:
+                warnings.warn(f"{len(apart)} of {len(self.chunks)} chunks have a prefix that "
+                              f"leaves under an eighth of {self.embedder.name}'s "
+                              f"{self.embedder.max_tokens} tokens for the body: each is read "
+                              "as windows of its prefix and windows of its body, apart",
+                              stacklevel=3)
             self.owner = np.asarray(owner, dtype=np.int64)
             vecs = self.embedder.encode(texts, "document")
             several = int((np.bincount(self.owner, minlength=len(self.chunks)) > 1).sum())
             return vecs, [*self.embedder.flags(),
-                          *([f"windows:{several}/{len(self.chunks)}"] if several else [])]
+                          *([f"windows:{several}/{len(self.chunks)}"] if several else []),
+                          *([f"prefix_apart:{len(apart)}"] if apart else [])]
         vecs = self.embedder.encode([c.embedding_text(self.placement) for c in self.chunks],
                                     "document")
         return vecs, self.embedder.flags()
@@ -132,13 +141,15 @@ class DenseRetriever:
 
 
 def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["before", "after"]
-                    = "before") -> tuple[list[str], list[int]]:
+                    = "before", apart: list[int] | None = None) -> tuple[list[str], list[int]]:
     """What the encoder reads of each chunk, within its input limit (`embedder.max_tokens`,
     counted with its own tokenizer, prompt and special tokens included): the chunk's
     embedding text when it fits; else windows of its body, each with the prefix, cut where
     a line starts (when one lies in the window's second half) or else between tokens.
-    Every character of the body is in exactly one window. Returns the texts and, for each,
-    the position of its chunk.
+    Every character of the body is in exactly one window. A prefix that leaves less than an
+    eighth of the input for the body (a long LLM preamble) is read apart instead: windows of
+    the prefix alone, then of the body alone, so nothing is cut; such chunks' positions are
+    appended to `apart`. Returns the texts and, for each, the position of its chunk.
 
     >>> from ragkit.types import Document
     >>> class Words:  # a stand-in encoder: one token per word, plus [CLS] and [SEP]
@@ -151,6 +162,10 @@ def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["befor
     >>> doc = Document("d", "a b\\nc d\\ne f g h\\ni")
     >>> encoder_windows([Chunk.make(doc, 0, len(doc.text), strategy="x", prefix="P")], Words())
     (['P\\n\\na b\\n', 'P\\n\\nc d\\n', 'P\\n\\ne f g ', 'P\\n\\nh\\ni'], [0, 0, 0, 0])
+    >>> far = []
+    >>> encoder_windows([Chunk.make(doc, 0, 7, strategy="x", prefix="P Q R S")], Words(),
+    ...                 apart=far), far
+    ((['P Q R S', 'a b\\nc d'], [0, 0]), [0])
     """
     cap = int(embedder.max_tokens)
     full = [c.embedding_text(placement) for c in chunks]
@@ -163,40 +178,47 @@ def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["befor
             return body
         return f"{c.prefix}\n\n{body}" if placement == "before" else f"{body}\n\n{c.prefix}"
 
+    def cut(pos: int, text: str, dress: Callable[[str], str], room: int) -> None:
+        """Windows of `text`, each `dress`ed (with the prefix, or not), within `cap`."""
+        spans = [tuple(o) for o in embedder.tokenizer(text, add_special_tokens=False,
+                                                      return_offsets_mapping=True)
+                 ["offset_mapping"] if o[1] > o[0]]
+        i, at, first = 0, 0, len(texts)
+        while at < len(text):
+            take = room
+            while True:
+                j = min(len(spans), i + take)
+                end = len(text) if j >= len(spans) else spans[j][0]
+                if j < len(spans):
+                    nl = text.rfind("\n", at, end)
+                    if nl + 1 > at + (end - at) // 2:
+                        end = nl + 1
+                piece = text[at:end]
+                if embedder.count_tokens([dress(piece)], "document")[0] <= cap or take <= 1:
+                    break
+                take = max(1, take - max(1, take // 8))
+            if not piece.strip() and len(texts) > first:  # trailing whitespace only
+                break
+            texts.append(dress(piece))
+            owner.append(pos)
+            at = end
+            while i < len(spans) and spans[i][0] < at:
+                i += 1
+
     for pos, (c, text, n) in enumerate(zip(chunks, full, counts)):
         if n <= cap:
             texts.append(text)
             owner.append(pos)
             continue
         overhead = embedder.count_tokens([wrap(c, "")], "document")[0]
-        room = cap - overhead
-        if room < max(1, cap // 8):
-            raise ValueError(f"{c.doc_id}[{c.start}:{c.end}]: its prefix alone takes {overhead} "
-                             f"of the encoder's {cap} tokens; shorten the prefix")
-        spans = [tuple(o) for o in embedder.tokenizer(c.text, add_special_tokens=False,
-                                                      return_offsets_mapping=True)
-                 ["offset_mapping"] if o[1] > o[0]]
-        i, at = 0, 0
-        while at < len(c.text):
-            take = room
-            while True:
-                j = min(len(spans), i + take)
-                end = len(c.text) if j >= len(spans) else spans[j][0]
-                if j < len(spans):
-                    nl = c.text.rfind("\n", at, end)
-                    if nl + 1 > at + (end - at) // 2:
-                        end = nl + 1
-                piece = c.text[at:end]
-                if embedder.count_tokens([wrap(c, piece)], "document")[0] <= cap or take <= 1:
-                    break
-                take = max(1, take - max(1, take // 8))
-            if not piece.strip() and texts and owner[-1] == pos:  # trailing whitespace only
-                break
-            texts.append(wrap(c, piece))
-            owner.append(pos)
-            at = end
-            while i < len(spans) and spans[i][0] < at:
-                i += 1
+        if cap - overhead >= max(1, cap // 8):
+            cut(pos, c.text, lambda piece, c=c: wrap(c, piece), cap - overhead)
+            continue
+        bare = embedder.count_tokens([""], "document")[0]  # prompt and special tokens
+        if apart is not None:
+            apart.append(pos)
+        for part in (c.prefix, c.text) if placement == "before" else (c.text, c.prefix):
+            cut(pos, part, lambda piece: piece, cap - bare)
     return texts, owner
 
 

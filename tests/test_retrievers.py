@@ -220,6 +220,30 @@ def test_windows_cover_a_long_chunk_within_the_encoder_limit(embedder):
     assert all(b.endswith("\n") for b in bodies[:-1])  # cut where a line starts
 
 
+@pytest.mark.parametrize("placement", ["before", "after"])
+def test_a_prefix_too_long_to_share_a_window_is_read_apart_and_said(embedder, placement):
+    """A long LLM preamble leaves no room for the body: prefix and body are windowed apart,
+    every character of both is read, each window fits, and the row's flags and a warning say
+    so (it used to stop the whole run with a ValueError)."""
+    from ragkit.retrieve import DenseRetriever, encoder_windows
+    from ragkit.types import Chunk
+
+    doc = Document("d", "def retry(upload):\n    return upload.send(backoff=3)\n" * 12)
+    preamble = " ".join(f"This chunk belongs to the upload module, part {i}." for i in range(40))
+    long = Chunk.make(doc, 0, len(doc.text), strategy="x", prefix=preamble)
+    plain = Chunk.make(doc, 0, 52, strategy="x")
+    apart: list[int] = []
+    texts, owner = encoder_windows([plain, long], embedder, placement, apart)
+    assert apart == [1] and texts[0] == plain.text
+    mine = [t for t, o in zip(texts, owner) if o == 1]
+    assert all(n <= embedder.max_tokens for n in embedder.count_tokens(mine))
+    order = (preamble, long.text) if placement == "before" else (long.text, preamble)
+    assert "".join(mine) == "".join(order)  # every character once, nothing cut
+    with pytest.warns(UserWarning, match="1 of 2 chunks have a prefix"):
+        r = DenseRetriever([plain, long], embedder, placement, long="windows")
+    assert "prefix_apart:1" in r.flags and "windows:1/2" in r.flags
+
+
 def test_windowed_dense_finds_what_truncation_never_reads(embedder):
     """The answer sits past the encoder's 256 tokens: truncation never embeds it, windows do;
     a chunk that fits scores exactly as before."""

@@ -17,7 +17,8 @@ document each token has read.
 
 Reported per setting: recall@5 and nDCG@10 on every answerable question, and precision@5 on
 the questions that need a cross-reference (seed 002's claim), each as late − naive with a
-paired 95 % bootstrap interval. Rows go to ``results/bench_late_quality.jsonl``.
+paired 95 % bootstrap interval. Rows go to ``results/bench_late_quality.jsonl``; a run keeps
+the rows saved there for other encoders and for the settings it does not repeat.
 """
 
 from __future__ import annotations
@@ -31,6 +32,32 @@ from .common import run_script
 
 SPECIALS = ("edges", "exclude", "every")
 METRICS = (("recall@k", "all"), ("ndcg@10", "all"), ("precision@k", "cross_reference"))
+
+
+def not_repeated(embedder: str, windows: Sequence[int], specials: Sequence[str]):
+    """Which saved rows a run keeps: those of another encoder, and this encoder's late rows
+    (and their paired differences) for settings the run does not repeat; its naive row is
+    measured again.
+
+    >>> keep = not_repeated("gemma", [512], ["edges"])
+    >>> row = lambda emb, **p: {"embedder": emb, "params": p}
+    >>> keep(row("minilm", mode="naive")), keep(row("gemma", mode="naive"))
+    (True, False)
+    >>> keep(row("gemma", mode="late", window=None, specials="edges"))
+    True
+    >>> keep(row("gemma", window=512, specials="edges")), keep(row("gemma", window=512,
+    ...                                                            specials="every"))
+    (False, True)
+    """
+    done = {(w or None, sp) for w in windows for sp in specials}
+
+    def keep(r: dict) -> bool:
+        p = r.get("params") or {}
+        if r.get("embedder") != embedder:
+            return True
+        return p.get("mode") != "naive" and (p.get("window"), p.get("specials")) not in done
+
+    return keep
 
 
 def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128),
@@ -52,6 +79,9 @@ def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128
     print(f"course: {len(bench.documents)} documents, {len(chunks)} chunks; {emb.name} "
           f"(limit {limit} tokens, document prompt {emb.prompt('document')!r})")
     rec = Recorder("bench_late_quality")
+    kept = rec.keep_saved(not_repeated(emb.name, windows, specials))
+    if kept:
+        print(f"kept {kept} saved rows (other encoders, or settings not re-run here)")
     naive = run_experiment(bench, embedder=emb, k=5, chunks=chunks, retriever="dense",
                            label=f"naive · {chunker.label}")
     naive.record(rec, experiment="late_quality", embedder=emb.name, k=5, mode="naive")
