@@ -34,6 +34,19 @@ SPECIALS = ("edges", "exclude", "every")
 METRICS = (("recall@k", "all"), ("ndcg@10", "all"), ("precision@k", "cross_reference"))
 
 
+def fitting(windows: Sequence[int], bare: int, limit: int) -> tuple[list[int], list[int]]:
+    """The windows an encoder can run (0 is its own limit) and those it cannot: a window plus
+    the `bare` prompt and special tokens must fit in `limit`.
+
+    >>> fitting([0, 512, 128], bare=2, limit=256)   # MiniLM
+    ([0, 128], [512])
+    >>> fitting([0, 512, 128], bare=9, limit=2048)  # EmbeddingGemma, with its prompt
+    ([0, 512, 128], [])
+    """
+    bad = [w for w in windows if w and w + bare > limit]
+    return [w for w in windows if w not in bad], bad
+
+
 def not_repeated(embedder: str, windows: Sequence[int], specials: Sequence[str]):
     """Which saved rows a run keeps: those of another encoder, and this encoder's late rows
     (and their paired differences) for settings the run does not repeat; its naive row is
@@ -76,6 +89,11 @@ def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128
     chunker = FixedTokenChunker(256, 0, "minilm")
     chunks = chunker.chunk_all(bench.documents)
     limit = emb.max_tokens
+    bare = emb.count_tokens([""], "document")[0]  # the prompt and special tokens
+    windows, too_big = fitting(windows, bare, limit)
+    if too_big:  # e.g. the default 512 for MiniLM, whose whole input is 256 tokens
+        print(f"windows {too_big} skipped: with {bare} prompt/special tokens they exceed "
+              f"{emb.name}'s limit of {limit} tokens (window 0, the limit, is the largest)")
     print(f"course: {len(bench.documents)} documents, {len(chunks)} chunks; {emb.name} "
           f"(limit {limit} tokens, document prompt {emb.prompt('document')!r})")
     rec = Recorder("bench_late_quality")
