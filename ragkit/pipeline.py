@@ -120,15 +120,17 @@ STACK_WEIGHTS = (0.5, 0.5)
 
 def stack_retriever(chunks: Sequence[Chunk], embedder, *, rerank: str | None = None,
                     candidates: int = 20, weights: Sequence[float] = STACK_WEIGHTS,
-                    placement: Literal["before", "after"] = "before"):
+                    placement: Literal["before", "after"] = "before",
+                    bm25_tokens: Literal["words", "identifiers"] = "identifiers"):
     """ragkit's retrieval stack: dense search that reads every chunk whole (windows for a
     chunk longer than the encoder, `DenseRetriever(long="windows")`) and BM25 over identifier
     words (`identifier_words`), fused by weighted reciprocal rank; with `rerank` (a model, or
     ``"packaged"``), the first `candidates` hits rescored by it, except source code, which
     keeps the places the first stage gave it (`ragkit.rerank.is_code`: a cross-encoder trained
-    on web passages reorders code worse than the keyword match does)."""
+    on web passages reorders code worse than the keyword match does). `bm25_tokens` ``"words"``
+    is BM25 over plain words instead (`ragkit bench prose` tries both)."""
     first = HybridRetriever(DenseRetriever(chunks, embedder, placement, long="windows"),
-                            BM25Retriever(chunks, placement, tokens="identifiers"),
+                            BM25Retriever(chunks, placement, tokens=bm25_tokens),
                             weights=tuple(weights))
     if not rerank:
         return first

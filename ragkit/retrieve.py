@@ -396,6 +396,11 @@ class HybridRetriever:
     def flags(self) -> list[str]:
         return [*self.dense.flags, *self.bm25.flags]
 
+    def with_fusion(self, weights: Sequence[float], constant: float = 0.0) -> "HybridRetriever":
+        """The same dense and BM25 retrievers (not built again) fused with other weights and
+        reciprocal-rank constant."""
+        return HybridRetriever(self.dense, self.bm25, weights, self.candidates, constant)
+
     def describe(self) -> dict[str, object]:
         """How the fusion is built, for a results row."""
         return {"fusion_weights": list(self.weights), "fusion_candidates": self.candidates,

@@ -292,3 +292,15 @@ def _minilm_folder():
     from ragkit.embed import resolve_model
 
     return resolve_model(None)  # the bundled MiniLM folder, used as a bi-encoder scorer
+
+
+def test_with_fusion_reuses_the_indexes_and_ranks_as_a_new_fusion_would(embedder):
+    from ragkit.retrieve import HybridRetriever
+
+    base = _build("HybridRetriever", embedder)
+    other = base.with_fusion((0.3, 0.7), constant=60)
+    assert other.dense is base.dense and other.bm25 is base.bm25
+    fresh = HybridRetriever(base.dense, base.bm25, (0.3, 0.7), candidates=10, constant=60)
+    ids = lambda r: [[h.chunk.id for h in hs] for hs in r.search(QUERIES, 4)]  # noqa: E731
+    assert ids(other) == ids(fresh)
+    assert other.describe()["fusion_weights"] == [0.3, 0.7] and base.weights == (0.8, 0.2)

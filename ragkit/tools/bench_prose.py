@@ -103,10 +103,9 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
     from ..chunkers import ClusterSemanticChunker, FixedTokenChunker, Router
     from ..chunkers.groups import ProseChunker
     from ..embed import Embedder
-    from ..pipeline import make_retriever, run_experiment
+    from ..pipeline import make_retriever, run_experiment, stack_retriever
     from ..rerank import make_reranker
     from ..results import Recorder
-    from ..retrieve import BM25Retriever, DenseRetriever, HybridRetriever
     from ..stats import paired, split_of
 
     bench = load("chroma").for_profile("smoke" if smoke else "full")
@@ -119,20 +118,14 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
     outs: dict[tuple[str, str], Any] = {}
     grid = pipelines(candidates)
 
-    parts: dict[tuple, Any] = {}  # one dense index and one BM25 index per chunking, reused
-
-    def part(chunks, label: str, what: str):
-        key = (label, what)
-        if key not in parts:
-            parts[key] = (DenseRetriever(chunks, emb, long="windows") if what == "windows"
-                          else BM25Retriever(chunks, tokens=what))
-        return parts[key]
+    stacks: dict[tuple[str, str], Any] = {}  # one stack per chunking and BM25 tokens
 
     def run(chunks, pipeline: str, label: str):
-        if pipeline.startswith("stack("):  # stack_retriever's parts, its weights varied
+        if pipeline.startswith("stack("):  # the stack's indexes built once, its fusion varied
             w, c, t = parse_stack(pipeline)
-            first = HybridRetriever(part(chunks, label, "windows"), part(chunks, label, t),
-                                    weights=(w, 1 - w), constant=c)
+            if (label, t) not in stacks:
+                stacks[(label, t)] = stack_retriever(chunks, emb, bm25_tokens=t)
+            first = stacks[(label, t)].with_fusion((w, 1 - w), c)
         else:
             first = make_retriever(chunks, emb, "dense" if pipeline == "dense" else "hybrid")
         r = first
@@ -186,8 +179,9 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
     # are "prose_candidates", which leaderboards leave out (`ragkit.leaderboard.TUNING_SWEEPS`:
     # ranking 70 grid points on all questions would pick the best of them on the test half)
     picked = {(t[0], t[2]) for t in chosen.values()}
+    grid_labels = {t[0] for t in tuning}
     for key, out in outs.items():
-        kept = key in picked or key[0] not in {t[0] for t in tuning}
+        kept = key in picked or key[0] not in grid_labels
         out.record(rec, experiment="prose_chosen" if kept else "prose_candidates",
                    embedder=emb.name, k=5)
     table = []
