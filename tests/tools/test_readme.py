@@ -208,3 +208,33 @@ def test_one_configuration_measured_at_fewer_budgets_is_one_board_row(tmp_path, 
     board = lb.board(load_results(tmp_path), load_scores(tmp_path), "chroma", 1024)
     assert len(board) == 2
     assert set(board.notebooks) == {"02_nb, bench_b", "bench_c"}
+
+
+def test_ragkit_code_chunks_show_the_held_out_half_beside_all(tmp_path, monkeypatch):
+    """ragkit's own code chunks were tuned on the tune half, so their Pass@k rows show the
+    held-out half (the number to quote) beside all questions; upstream's chunks, untuned,
+    show all questions only."""
+    from ragkit.pipeline import Outcome
+    from ragkit.stats import split_of
+    from ragkit.tools import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    ids = [f"anthropic-{i:03d}" for i in range(8)]
+    held = [q for q in ids if split_of(q) == "held-out"]
+    assert 0 < len(held) < len(ids)
+    passes = [1.0 if split_of(q) == "held-out" else 0.0 for q in ids]
+    pq = pd.DataFrame({"query_id": ids, "type": "lookup", "pass@5": passes,
+                       "pass@10": passes, "pass@20": [1.0] * len(ids)})
+    code = Recorder("bench_code")
+    tuned = "code(2000/400,imports 0)+stack(dense 0.7,rrf 0)"
+    for experiment, strategy in (("their_chunks", "upstream+stack"), ("code_runs", tuned)):
+        Outcome("anthropic", strategy, [], {}, pq, {"pass@5": 0.5}, [], {}, {}, 20, ()
+                ).record(code, experiment=experiment, embedder="embeddinggemma", k=5)
+    code.save()
+    lines = readme.wins_table(tmp_path).splitlines()
+    mine = [x for x in lines if "ragkit's chunks" in x and x.startswith("| embeddinggemma")]
+    assert [x.split(" | ")[0] for x in mine] == [
+        f"| embeddinggemma, ragkit's chunks: {tuned} ({split}, n {n})" for split, n in (("held-out", len(held)), ("all", len(ids)))]
+    assert mine[0].split(" | ")[1].startswith("100.0 [")
+    assert [x for x in lines if x.startswith("| embeddinggemma, stack |")][0].split(
+        " | ")[1].startswith(f"{100 * len(held) / len(ids):.1f} [")
