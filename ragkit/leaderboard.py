@@ -26,7 +26,7 @@ MAIN_BENCHMARKS = ("course", "chroma", "anthropic")
 # out of every board, since ranking them on all questions would pick the best of many
 # configurations on the questions they are then scored on; the chosen point is recorded
 # under another experiment and is ranked
-TUNING_SWEEPS = ("prose_candidates",)
+TUNING_SWEEPS = ("prose_candidates", "code_fusion_candidates")
 # the simple baselines every fix must beat (strategy-name prefixes)
 BASELINES = ("fixed_chars", "fixed_tokens", "recursive", "langchain", "chonkie")
 

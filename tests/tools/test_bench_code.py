@@ -36,3 +36,11 @@ def test_an_unknown_preamble_generator_is_named():
     with pytest.raises(SystemExit) as e:
         bench_code.main(["--contextual", "structural,oracle"])
     assert "unknown --contextual generator(s) ['oracle']" in str(e.value)
+
+
+def test_fusion_grid_starts_at_the_stacks_default_so_ties_keep_it():
+    from ragkit.pipeline import STACK_WEIGHTS
+
+    assert bench_code.FUSION_GRID[0] == (STACK_WEIGHTS[0], 0)
+    assert len(set(bench_code.FUSION_GRID)) == len(bench_code.FUSION_GRID)
+    assert all(0 < w < 1 for w, _ in bench_code.FUSION_GRID)
