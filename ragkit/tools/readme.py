@@ -286,10 +286,20 @@ def timing_line(folder: Path | None = None) -> str:
     load = t.get("load_average_at_start")
     busy = (f" (the notebooks' kernels used {cpu / 60:.1f} CPU-min; load average {load:g} at "
             "the start)" if cpu else "")
-    return (f"The last full `make reproduce` took **{t['total_s'] / 60:.1f} min** on "
+    line = (f"The last full `make reproduce` took **{t['total_s'] / 60:.1f} min** on "
             f"{t['cpus']} CPUs with {cache}" + (f" ({', '.join(extra)} set)" if extra else "")
             + busy + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow)
             + ".")
+    # the last whole run on the other cache state, when one is recorded
+    this = "empty" if mb == 0 else "warm" if mb else None
+    other = {"empty": "warm", "warm": "empty"}.get(this or "")
+    o = t.get("by_cache", {}).get(other or "")
+    if o:
+        what = ("an empty vector cache (a fresh clone)" if other == "empty" else
+                f"{o['vector_cache_mb_at_start']:,.0f} MB of vectors cached by an earlier run")
+        line += (f" With {what} it took **{o['total_s'] / 60:.1f} min** ({o['cpus']} CPUs, "
+                 f"{o['finished'][:10]}).")
+    return line
 
 
 def generated() -> str:

@@ -137,12 +137,28 @@ def write_times(profile: str, times: dict[str, float], total: float,
     env = {"RAGKIT_GEMMA_DIR": bool(settings.gemma_dir),
            "RAGKIT_RERANK_MODEL": bool(settings.rerank_model)}
     if len(times) == len(notebook_sources()):  # a whole run replaces the record
+        from datetime import datetime, timezone
+
         record = {"profile": profile, "cpus": os.cpu_count(), "machine": platform.machine(),
                   "total_s": round(total, 1), "notebooks": times, "env": env,
                   "embed_backend": get_settings().embed_backend,
                   "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {},
                   "cpu_s": cpu or {}, "total_cpu_s": round(sum((cpu or {}).values()), 1),
-                  "load_average_at_start": load_at_start}
+                  "load_average_at_start": load_at_start,
+                  "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        # the last whole run of each cache state (empty, warm) is kept, so a run on a warm
+        # cache does not hide how long a fresh clone takes, nor the other way round
+        state = "empty" if not cache_at_start else "warm"
+        summary = {k: record[k] for k in ("total_s", "total_cpu_s", "cpus", "finished",
+                                          "vector_cache_mb_at_start", "load_average_at_start")}
+        before = old.get("by_cache", {})
+        if not before and old.get("total_s") and old.get("finished") is None:
+            # a record written before states were kept: it stands for its own state
+            was = "empty" if not old.get("vector_cache_mb_at_start") else "warm"
+            before = {was: {k: old.get(k) for k in summary if k != "finished"}}
+            before[was]["finished"] = datetime.fromtimestamp(
+                path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+        record["by_cache"] = {**before, state: summary}
     else:  # a partial run (--only) is kept apart, so the whole run's figures stay coherent
         record = {**old, "partial": {**old.get("partial", {}), **times},
                   "partial_cpu_s": {**old.get("partial_cpu_s", {}), **(cpu or {})}}

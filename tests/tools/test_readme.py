@@ -238,3 +238,42 @@ def test_ragkit_code_chunks_show_the_held_out_half_beside_all(tmp_path, monkeypa
     assert mine[0].split(" | ")[1].startswith("100.0 [")
     assert [x for x in lines if x.startswith("| embeddinggemma, stack |")][0].split(
         " | ")[1].startswith(f"{100 * len(held) / len(ids):.1f} [")
+
+
+def test_a_warm_run_keeps_the_last_fresh_clone_timing_beside_it(tmp_path, monkeypatch):
+    """A whole run on a warm vector cache replaces the record but keeps the last run on an
+    empty cache (and the other way round); the README line gives both."""
+    from ragkit.tools import readme
+    from ragkit.tools.reproduce import notebook_sources, write_times
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    stems = [s.stem for s in notebook_sources()]
+    write_times("full", {s: 240.0 for s in stems}, 240.0 * len(stems), cache_at_start=0.0)
+    first = readme.timing_line(tmp_path)
+    assert "with an empty vector cache" in first and " With " not in first
+    write_times("full", {s: 60.0 for s in stems}, 60.0 * len(stems), cache_at_start=200.0)
+    line = readme.timing_line(tmp_path)
+    assert line.startswith(f"The last full `make reproduce` took **{len(stems):.1f} min** on ")
+    assert "with 200 MB of vectors already cached" in line
+    assert f"With an empty vector cache (a fresh clone) it took **{4 * len(stems):.1f} min**" \
+        in line
+    # a second warm run replaces the warm entry only
+    write_times("full", {s: 30.0 for s in stems}, 30.0 * len(stems), cache_at_start=210.0)
+    record = json.loads((tmp_path / "reproduce_times.json").read_text())
+    assert record["by_cache"]["empty"]["total_s"] == 240.0 * len(stems)
+    assert record["by_cache"]["warm"]["total_s"] == 30.0 * len(stems)
+
+
+def test_a_record_from_before_cache_states_were_kept_counts_as_its_own_state(tmp_path,
+                                                                            monkeypatch):
+    from ragkit.tools import readme
+    from ragkit.tools.reproduce import notebook_sources, write_times
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(
+        {"total_s": 2664.6, "total_cpu_s": 4689.0, "cpus": 2, "notebooks": {"01_x": 600.0},
+         "vector_cache_mb_at_start": 0.0, "load_average_at_start": 1.34}))
+    stems = [s.stem for s in notebook_sources()]
+    write_times("full", {s: 60.0 for s in stems}, 60.0 * len(stems), cache_at_start=212.0)
+    assert "With an empty vector cache (a fresh clone) it took **44.4 min**" in \
+        readme.timing_line(tmp_path)
