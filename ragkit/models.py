@@ -97,13 +97,58 @@ def llama_threads(requested: int | None = None) -> int:
     return requested or max(1, min(4, os.cpu_count() or 1))
 
 
+def cpu_has_amx(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU reports Intel AMX (``amx_int8`` in /proc/cpuinfo's flags).
+
+    >>> cpu_has_amx("flags\t: fpu avx2 avx512f amx_bf16 amx_int8 amx_tile"), cpu_has_amx("flags : avx2")
+    (True, False)
+    """
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            return False
+    return any(line.startswith("flags") and "amx_int8" in line.split()
+               for line in cpuinfo.splitlines())
+
+
+class AmxWarning(UserWarning):
+    """llama.cpp's extra weight buffers were switched off on a CPU with AMX."""
+
+
 def load_llama(model_path: str | Path, *, n_ctx: int, seed: int = 0,
                n_threads: int | None = None, **kw: Any):
-    """A `llama_cpp.Llama` for a GGUF file, quiet, with `llama_threads` threads."""
+    """A `llama_cpp.Llama` for a GGUF file, quiet, with `llama_threads` threads.
+
+    On a CPU with AMX, llama.cpp puts Q4_K weights in its AMX buffers and the first decode
+    crashes the process (a segmentation fault, seen here on a Sapphire Rapids machine; upstream
+    ggml-org/llama.cpp#20824). There the model is loaded with llama.cpp's extra buffer types
+    off (``use_extra_bufts``: no AMX, no repacking), with an `AmxWarning`; elsewhere nothing
+    changes."""
     try:
+        import llama_cpp.llama_cpp as low
         from llama_cpp import Llama
     except ImportError as e:
         raise ImportError("local LLMs need `pip install llama-cpp-python` (the `llm` extra)"
                           ) from e
-    return Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=llama_threads(n_threads),
-                 seed=seed, verbose=False, **kw)
+    args = dict(model_path=str(model_path), n_ctx=n_ctx, n_threads=llama_threads(n_threads),
+                seed=seed, verbose=False, **kw)
+    default = low.llama_model_default_params
+    if not (cpu_has_amx() and hasattr(default(), "use_extra_bufts")):
+        return Llama(**args)
+    import warnings
+
+    warnings.warn("this CPU has AMX, where llama.cpp's AMX weight buffers crash with Q4_K "
+                  "models (ggml-org/llama.cpp#20824): loading with its extra buffer types off",
+                  AmxWarning, stacklevel=2)
+
+    def without_extra_bufts():
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    low.llama_model_default_params = without_extra_bufts  # read once, by Llama.__init__
+    try:
+        return Llama(**args)
+    finally:
+        low.llama_model_default_params = default

@@ -26,8 +26,8 @@ def test_margin_and_grid_follow_the_documented_rule():
     assert grid[:3] == ("dense", "hybrid", "stack(dense 0.5,rrf 0,bm25 identifiers)")
     assert grid[-2:] == ("hybrid+cross-encoder@20", "hybrid+cross-encoder@50")
     stacks = [bench_prose.parse_stack(p) for p in grid if p.startswith("stack(")]
-    assert len(stacks) == len(set(stacks)) == 12
-    assert {w for w, _, _ in stacks} == {0.3, 0.5, 0.7}
+    assert len(stacks) == len(set(stacks)) == 20
+    assert {w for w, _, _ in stacks} == {0.1, 0.2, 0.3, 0.5, 0.7}
     assert {c for _, c, _ in stacks} == {0, 60}
     assert {t for _, _, t in stacks} == {"identifiers", "words"}
     assert bench_prose.pipelines([]) == grid[:-2]  # no cross-encoder unless asked
