@@ -53,9 +53,11 @@ class Outcome:
     def run_id(self, notebook: str, experiment: str, embedder: str, params: dict) -> str:
         return stable_hash(notebook, experiment, self.benchmark, self.strategy, embedder, params)
 
-    def record(self, recorder, *, experiment: str, embedder: str, k: int, **extra: Any) -> str:
+    def record(self, recorder, *, experiment: str, embedder: str, k: int,
+               keep_hits: int = 20, **extra: Any) -> str:
         """Write the means as results rows (one per metric; fixed-k metrics with ``k``, budgeted
-        ones with ``budget``), and the per-query run (hits and scores). Returns the run id."""
+        ones with ``budget``), and the per-query run (hits and scores; `keep_hits` as in
+        `hits_frame`). Returns the run id."""
         params = {**self.params, **extra}
         run = self.run_id(recorder.notebook, experiment, embedder, params)
         common = dict(experiment=experiment, benchmark=self.benchmark, strategy=self.strategy,
@@ -67,7 +69,7 @@ class Outcome:
                 recorder.add(metric=f"{name}@B", value=value, budget=int(b), **common)
             else:
                 recorder.add(metric=metric, value=value, k=k, **common)
-        recorder.add_run(run, self.hits_frame(), self.scores_frame(k))
+        recorder.add_run(run, self.hits_frame(keep_hits), self.scores_frame(k))
         return run
 
     def hits_frame(self, keep: int = 20):

@@ -277,3 +277,26 @@ def test_a_record_from_before_cache_states_were_kept_counts_as_its_own_state(tmp
     write_times("full", {s: 60.0 for s in stems}, 60.0 * len(stems), cache_at_start=212.0)
     assert "With an empty vector cache (a fresh clone) it took **44.4 min**" in \
         readme.timing_line(tmp_path)
+
+
+def test_record_keeps_ranked_hits_as_deep_as_asked_beyond_the_budgets_context(tmp_path,
+                                                                             monkeypatch):
+    from ragkit.pipeline import Outcome
+    from ragkit.results import load_hits
+    from ragkit.retrieve import Hit
+    from ragkit.types import Chunk
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    text = "word " * 400
+    chunks = [Chunk("d", 20 * i, 20 * i + 20, text[20 * i: 20 * i + 20], "fixed")
+              for i in range(25)]
+    hits = {"q0": [Hit(c, 1.0 - i / 100) for i, c in enumerate(chunks)]}
+    pq = pd.DataFrame({"query_id": ["q0"], "type": "lookup", "recall@B16": [1.0]})
+    rec = Recorder("nb")
+    for keep in (20, 10):
+        Outcome("chroma", f"s{keep}", chunks, hits, pq, {"recall@B16": 1.0}, [],
+                {"retriever": "dense"}, {}, 25, (16,)).record(
+                    rec, experiment="x", embedder="e", k=5, keep_hits=keep)
+    rec.save()
+    depth = load_hits(tmp_path).groupby("run")["rank"].max().sort_values().tolist()
+    assert depth == [9, 19]  # a 16-token context holds fewer than ten of these chunks
