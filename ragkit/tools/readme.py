@@ -255,10 +255,9 @@ def wins_table(folder: Path | None = None) -> str:
                                      ("held-out", "all"))):
             for (emb, strategy, run) in sorted(set(zip(frame.embedder, frame.strategy,
                                                         frame.run))):
+                mine = scores[scores.run == run]
                 for split in splits:  # ragkit's chunks were tuned on the other half
-                    sc = scores[scores.run == run]
-                    if split != "all":
-                        sc = sc[sc.query_id.map(split_of) == split]
+                    sc = mine if split == "all" else mine[mine.query_id.map(split_of) == split]
                     cells = [mean_ci(sc[sc.metric == f"pass@{k}"].value) for k in (5, 10, 20)]
                     where = f" ({split}, n {sc.query_id.nunique()})" if len(splits) > 1 else ""
                     lines.append(f"| {emb}, {name(strategy)}{where} | " + " | ".join(cells)
@@ -293,9 +292,10 @@ def timing_line(folder: Path | None = None) -> str:
             + busy + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow)
             + ".")
     # the last whole run on the other cache state, when one is recorded
-    this = "empty" if mb == 0 else "warm" if mb else None
-    other = {"empty": "warm", "warm": "empty"}.get(this or "")
-    o = t.get("by_cache", {}).get(other or "")
+    from .reproduce import cache_state
+
+    other = {"empty": "warm", "warm": "empty"}.get(cache_state(mb))
+    o = t.get("by_cache", {}).get(other) if other else None
     if o:
         what = ("an empty vector cache (a fresh clone)" if other == "empty" else
                 f"{o['vector_cache_mb_at_start']:,.0f} MB of vectors cached by an earlier run")

@@ -120,6 +120,15 @@ def cache_mb(folder: Path) -> float:
     return round(sum(f.stat().st_size for f in files) / 1e6, 1)
 
 
+def cache_state(mb: float | None) -> str | None:
+    """``"empty"`` or ``"warm"``: the vector cache a whole run started from (None: unknown).
+
+    >>> cache_state(0.0), cache_state(213.3), cache_state(None)
+    ('empty', 'warm', None)
+    """
+    return None if mb is None else "warm" if mb else "empty"
+
+
 def write_times(profile: str, times: dict[str, float], total: float,
                 cells: dict | None = None, cache_at_start: float | None = None,
                 cpu: dict | None = None, load_at_start: float | None = None) -> Path:
@@ -148,13 +157,13 @@ def write_times(profile: str, times: dict[str, float], total: float,
                   "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         # the last whole run of each cache state (empty, warm) is kept, so a run on a warm
         # cache does not hide how long a fresh clone takes, nor the other way round
-        state = "empty" if not cache_at_start else "warm"
+        state = cache_state(cache_at_start or 0.0)
         summary = {k: record[k] for k in ("total_s", "total_cpu_s", "cpus", "finished",
                                           "vector_cache_mb_at_start", "load_average_at_start")}
         before = old.get("by_cache", {})
         if not before and old.get("total_s") and old.get("finished") is None:
             # a record written before states were kept: it stands for its own state
-            was = "empty" if not old.get("vector_cache_mb_at_start") else "warm"
+            was = cache_state(old.get("vector_cache_mb_at_start") or 0.0)
             before = {was: {k: old.get(k) for k in summary if k != "finished"}}
             before[was]["finished"] = datetime.fromtimestamp(
                 path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
