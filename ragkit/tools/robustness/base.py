@@ -1,0 +1,52 @@
+"""What every area of the robustness suite shares.
+
+An `Area` counts the cases it tried and keeps the message of each one that failed; a case checks
+one concrete promise (an exit code, a skipped-and-counted file, a row kept, a file unchanged).
+`Context` is what a run hands every area: its own empty folder, the chunkers, the size of the
+long-line input and whether this is the quick subset the tests run. `expect` states a promise,
+`run_cli` runs the real ``ragkit`` command in a subprocess.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass
+class Context:
+    folder: Path            # empty, this area's own
+    chunkers: dict          # name -> chunker, every registered one by default
+    big_line_mb: float = 2  # size of the one-line input
+    quick: bool = False     # the subset the tests run
+
+
+@dataclass
+class Area:
+    name: str
+    tried: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def case(self, label: str, check: Callable[[], None]) -> None:
+        """Run one case; anything but a clean return is a failure with its label."""
+        self.tried += 1
+        try:
+            check()
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
+            self.failures.append(f"{label}: {type(e).__name__}: {str(e)[:300]}")
+
+
+def expect(cond: bool, msg: str) -> None:
+    if not cond:
+        raise AssertionError(msg)
+
+
+def run_cli(args: list[str], env: dict | None = None, timeout: int = 600):
+    """The real ``ragkit`` command in a subprocess (``python -m ragkit``), output captured."""
+    import os
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
