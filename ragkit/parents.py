@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from .cache import atomic_write_text
 from .chunkers.sentences import pack_sentences, sentence_spans
-from .retrieve import DenseRetriever, Hit
+from .retrieve import DenseRetriever, Hit, _per_query
 from .tokens import get_tokenizer
 from .types import Chunk, Document, doc_metadata
 
@@ -101,14 +101,16 @@ class ParentChildRetriever:
         return self.dense.flags
 
     def search(self, queries: Sequence[str], k: int, where=None) -> list[list[Hit]]:
-        child_hits = self.dense.search(queries, max(self.child_k, k), where)
-        self.last_collapse = []
-        out = []
-        for hits in child_hits:
+        collapse: list[dict[str, int]] = [{} for _ in queries]
+
+        def units(i: int, hits: list[Hit]) -> list[Hit]:
             counts = Counter(h.chunk.parent_id for h in hits)
-            self.last_collapse.append(dict(counts))
-            out.append(self._collapse(hits, k) if self.mode == "parents"
-                       else self._merge(hits, counts, k))
+            collapse[i] = dict(counts)
+            return (self._collapse(hits, k) if self.mode == "parents"
+                    else self._merge(hits, counts, k))
+
+        out = widen_until_k(self.dense, queries, k, max(self.child_k, k), where, units)
+        self.last_collapse = collapse
         return out
 
     def _collapse(self, hits: list[Hit], k: int) -> list[Hit]:
@@ -157,24 +159,49 @@ class SentenceWindowRetriever:
         return self.dense.flags
 
     def search(self, queries: Sequence[str], k: int, where=None) -> list[list[Hit]]:
-        out = []
-        for hits in self.dense.search(queries, max(self.candidates, k), where):
-            windows: list[Hit] = []
-            for h in hits:
-                doc_id, i = self._pos[h.chunk.id]
-                spans = self._spans[doc_id]
-                lo, hi = max(0, i - self.window), min(len(spans) - 1, i + self.window)
-                s, e = spans[lo][0], spans[hi][1]
-                if any(w.chunk.doc_id == doc_id and w.chunk.start < e and s < w.chunk.end
-                       for w in windows):
-                    continue  # overlaps a better-ranked window already returned
-                windows.append(Hit(Chunk.make(self.docs[doc_id], s, e, strategy="sentence_window",
-                                              metadata={**h.chunk.metadata,
-                                                        "window": self.window}), h.score))
-                if len(windows) == k:
-                    break
-            out.append(windows)
-        return out
+        return widen_until_k(self.dense, queries, k, max(self.candidates, k), where,
+                             lambda i, hits: self._windows(hits, k))
+
+    def _windows(self, hits: list[Hit], k: int) -> list[Hit]:
+        """Each sentence hit widened to its window, best first; a window that overlaps a
+        better-ranked one is left out."""
+        windows: list[Hit] = []
+        for h in hits:
+            doc_id, i = self._pos[h.chunk.id]
+            spans = self._spans[doc_id]
+            lo, hi = max(0, i - self.window), min(len(spans) - 1, i + self.window)
+            s, e = spans[lo][0], spans[hi][1]
+            if any(w.chunk.doc_id == doc_id and w.chunk.start < e and s < w.chunk.end
+                   for w in windows):
+                continue  # overlaps a better-ranked window already returned
+            windows.append(Hit(Chunk.make(self.docs[doc_id], s, e, strategy="sentence_window",
+                                          metadata={**h.chunk.metadata,
+                                                    "window": self.window}), h.score))
+            if len(windows) == k:
+                break
+        return windows
+
+
+def widen_until_k(dense, queries: Sequence[str], k: int, pool: int, where,
+                  units: Callable[[int, list[Hit]], list[Hit]]) -> list[list[Hit]]:
+    """Search `pool` small units per query and turn them into at most `k` returned units
+    (``units(query index, hits)``: parents, merged spans, sentence windows); for a query whose
+    units fall short of `k` while `dense` still had more to give, search again with twice the
+    pool. Several small hits collapse into one returned unit, so a fixed pool can give fewer
+    than `k` units even when more exist, and `ragkit.pipeline.search_deep` reads fewer than
+    asked as "nothing more" (the `Retriever` contract)."""
+    wheres = _per_query(where, len(queries))
+    out: list[list[Hit]] = [[] for _ in queries]
+    todo, n = list(range(len(queries))), max(pool, k)
+    while todo:
+        found = dense.search([queries[i] for i in todo], n, [wheres[i] for i in todo])
+        short = []
+        for i, hits in zip(todo, found):
+            out[i] = units(i, hits)
+            if len(out[i]) < k and len(hits) >= n:
+                short.append(i)
+        todo, n = short, 2 * n
+    return out
 
 
 def comparison_strategies(bench, embedder, parents, child_tokens: int = 160, child_k: int = 20,

@@ -35,7 +35,8 @@ class Retriever(Protocol):
     """What every retriever offers (dense, BM25, TF-IDF, hybrid, late, parent-child, sentence
     window, reranked): `search` and `flags`. `ragkit.pipeline` relies on nothing else.
 
-    ``search(queries, k, where=None)`` returns, per query, at most k `Hit`s, best first; `where`
+    ``search(queries, k, where=None)`` returns, per query, at most k `Hit`s, best first, and
+    fewer than k only when no more exist (`ragkit.pipeline.search_deep` relies on it); `where`
     is one filter for every query or one per query (see `ragkit.index.matches`). ``flags`` is a
     read-only property: the list of strings a results row must carry about how the retriever was
     built (e.g. ``"truncated:73"``, chunks the encoder cut short), empty when there is nothing
