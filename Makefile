@@ -67,7 +67,7 @@ gpu-check:
 
 # The robustness suite at full size, then ten minutes of random documents through the chunkers.
 fuzz: setup
-	$(PY) -m ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
+	$(PY) -m ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000 --record
 
 clean:
 	rm -rf .cache results/smoke

@@ -1,8 +1,10 @@
 """``ragkit readme``: regenerate the README's results section from the results rows (never typed
 by hand).
 
-The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->``; `update_readme`
-replaces what is between the markers and leaves the rest of the README alone. A full
+The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->``, and the
+reliability table (from ``results/robustness.json``, written by ``make fuzz``) between
+``<!-- reliability:start -->`` and ``<!-- reliability:end -->``; `update_readme` replaces what
+is between each pair of markers and leaves the rest of the README alone. A full
 ``ragkit reproduce`` calls it; ``ragkit readme`` (or ``python -m ragkit.tools.readme``) runs it
 alone, on the results already there.
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 from ..config import PROJECT_ROOT
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+RELIABILITY = "<!-- reliability:start -->", "<!-- reliability:end -->"
 README_BUDGET = 1024
 
 
@@ -74,8 +77,12 @@ def claims_table(folder: Path | None = None) -> str:
         "\n\nValues in %. Each claim's metric, configuration, baseline, subset and tolerance "
         "(10 % of the claimed value) are declared in `ragkit/claims.py` before any number is "
         "read; an effect is the paired difference (or, for Anthropic, the relative cut in "
-        "top-20 failures) with its bootstrap interval. Verdicts: held / direction only / "
-        "not held / not measurable here.")
+        "top-20 failures) with its bootstrap interval. Verdicts (`ragkit.claims.decide`): held "
+        "(the estimate within 10 % of the claim and the interval excluding 0; for \"at least\" "
+        "claims the interval's lower end at 90 % of the claim or beyond) / consistent, not shown "
+        "(only the interval reaches the claim) / direction only / not held / held, not "
+        "attributable to a part (a composite claim whose control without that part meets it "
+        "alone) / not measurable here.")
 
 
 def verdict_cell(row: dict) -> str:
@@ -304,6 +311,35 @@ def timing_line(folder: Path | None = None) -> str:
     return line
 
 
+def reliability_table(folder: Path | None = None) -> str:
+    """The robustness suite's last recorded run (``ragkit robustness --record``, which ``make
+    fuzz`` runs): per area what its cases check, how many were tried and passed, and the first
+    remaining failure."""
+    import json
+
+    from .robustness import RECORD
+
+    path = (folder or PROJECT_ROOT / "results") / RECORD
+    if not path.exists():
+        return "_Not recorded yet: run `make fuzz`._"
+    run = json.loads(path.read_text(encoding="utf-8"))
+    lines = ["| area | what a case checks | cases | passed | first remaining failure |",
+             "|---|---|---|---|---|"]
+    for r in run["areas"]:
+        worst = " ".join(r["worst"].replace("|", "\\|").split())[:160] or "none"
+        lines.append(f"| {r['area']} | {r['checks'] or '–'} | {r['tried']:,} | "
+                     f"{r['tried'] - r['failed']:,} | {worst} |")
+    a = run["args"]
+    cmd = (f"ragkit robustness --fuzz-seconds {a['fuzz_seconds']:g} --big-line-mb "
+           f"{a['big_line_mb']:g} --late-tokens {a['late_tokens']}"
+           + (" --quick" if a.get("quick") else ""))
+    failed = sum(r["failed"] for r in run["areas"])
+    return "\n".join(lines) + (
+        f"\n\n`{cmd}` ({run['chunkers']} chunkers, {run['seconds'] / 60:.1f} min, "
+        f"{run['finished'][:10]}): {failed} failed. A case fails on a wrong number, a traceback, "
+        "an unclear error or a user file changed unasked.")
+
+
 def generated() -> str:
     parts = [results_table(), "### Wins at an equal budget", wins_table(), "### Claim check",
              claims_table(), timing_line()]
@@ -313,10 +349,12 @@ def generated() -> str:
 def update_readme(readme: Path = PROJECT_ROOT / "README.md") -> bool:
     """Replace the table between the markers; returns True if the README changed."""
     text = readme.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        raise ValueError(f"{readme}: results markers {START} / {END} are missing")
-    new = re.sub(re.escape(START) + r".*?" + re.escape(END),
-                 lambda _: f"{START}\n{generated()}\n{END}", text, flags=re.S)
+    new = text
+    for (start, end), make in (((START, END), generated), (RELIABILITY, reliability_table)):
+        if start not in text or end not in text:
+            raise ValueError(f"{readme}: markers {start} / {end} are missing")
+        new = re.sub(re.escape(start) + r".*?" + re.escape(end),
+                     lambda _: f"{start}\n{make()}\n{end}", new, flags=re.S)
     if new != text:
         readme.write_text(new, encoding="utf-8")
     return new != text

@@ -90,3 +90,32 @@ def test_robustness_main_prints_tried_and_failed_per_area(capsys, tmp_path):
     assert main(["--areas", "golden files,caches", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "golden files" in out and "caches" in out and "total:" in out and ", 0 failed" in out
+
+
+def test_a_recorded_run_becomes_the_readme_reliability_table(tmp_path, monkeypatch):
+    """`ragkit robustness --record` (make fuzz) writes per-area counts; the README's reliability
+    table is generated from them, between its own markers, leaving the rest alone."""
+    import json
+
+    from ragkit.config import get_settings
+    from ragkit.tools import readme
+    from ragkit.tools.robustness import main
+
+    assert main(["--areas", "caches", "--quick", "--record"]) == 0
+    folder = get_settings().results_dir
+    run = json.loads((folder / "robustness.json").read_text())
+    [caches] = run["areas"]
+    assert caches["area"] == "caches" and caches["tried"] > 0 and caches["failed"] == 0
+    assert caches["checks"].startswith("Caches:")
+    table = readme.reliability_table(folder)
+    assert f"| caches | {caches['checks']} | {caches['tried']:,} | {caches['tried']:,} | none |" \
+        in table and "0 failed" in table and "--quick" in table
+    page = tmp_path / "README.md"
+    page.write_text(f"intro\n{readme.RELIABILITY[0]}\nstale table\n{readme.RELIABILITY[1]}\nrest\n"
+                    f"{readme.START}\n{readme.END}\n")
+    monkeypatch.setattr(readme, "generated", lambda: "results")
+    monkeypatch.setattr(readme, "reliability_table", lambda: table)
+    assert readme.update_readme(page)
+    text = page.read_text()
+    assert text.startswith("intro\n") and "stale table" not in text and table in text
+    assert "rest\n" in text and "results" in text

@@ -42,6 +42,7 @@ what they share.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -98,6 +99,9 @@ def main(argv: list[str] | None = None, prog: str = "ragkit robustness") -> int:
     p.add_argument("--quick", action="store_true", help="the subset the tests run")
     p.add_argument("--areas", default=",".join(AREAS),
                    help=f"comma-separated areas (default all: {', '.join(AREAS)})")
+    p.add_argument("--record", action="store_true",
+                   help=f"write the counts to results/{RECORD} (make fuzz does; the README's "
+                        "reliability table is generated from it)")
     args = p.parse_args(argv)
     only = tuple(x.strip() for x in args.areas.split(",") if x.strip())
     unknown = [x for x in only if x not in AREAS]
@@ -144,6 +148,48 @@ def main(argv: list[str] | None = None, prog: str = "ragkit robustness") -> int:
     for name, tried, fails in extra:
         print(f"{name:<16} {tried:>7} {fails:>7}")
     tried = sum(a.tried for a in areas)
+    seconds = time.perf_counter() - t0
     print(f"total: {tried} cases tried ({len(chunkers)} chunkers), {failed} failed, "
-          f"{time.perf_counter() - t0:.0f} s")
+          f"{seconds:.0f} s")
+    if args.record:
+        path = record(areas, extra, vars(args), len(chunkers), seconds)
+        print(f"recorded in {path}")
     return 1 if failed else 0
+
+
+RECORD = "robustness.json"
+
+
+def record(areas: list[Area], extra: list[tuple[str, int, int]], args: dict, chunkers: int,
+           seconds: float) -> Path:
+    """Write what a run found to ``results/robustness.json`` (the README's reliability table is
+    generated from it): per area the cases tried, how many failed and the first failure, and
+    the run's arguments."""
+    import json
+    from datetime import datetime, timezone
+
+    from ...cache import atomic_write_text
+    from ...config import get_settings
+
+    rows = [{"area": a.name, "checks": area_doc(a.name), "tried": a.tried,
+             "failed": len(a.failures), "worst": a.failures[0] if a.failures else ""}
+            for a in areas]
+    rows += [{"area": name, "checks": "", "tried": tried, "failed": fails, "worst": ""}
+             for name, tried, fails in extra]
+    out = {"areas": rows, "chunkers": chunkers, "seconds": round(seconds, 1),
+           "args": {k: v for k, v in args.items() if k != "record"},
+           "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    path = get_settings().results_dir / RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def area_doc(name: str) -> str:
+    """The first sentence of an area module's docstring: what its cases check.
+
+    >>> area_doc("concurrency")
+    'Concurrency: processes appending to one results file keep every row.'
+    """
+    doc = sys.modules[AREAS[name].__module__].__doc__ or ""
+    return " ".join(doc.split("\n\n")[0].split())

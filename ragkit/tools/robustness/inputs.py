@@ -1,6 +1,8 @@
-"""The hostile documents of the ``documents`` area, and random ones for fuzzing.
+"""Documents: every hostile input through every chunker gives correct chunks or a clear error
+naming file and line.
 
-Every chunker must chunk each input correctly (every chunk's text is its span, every
+The inputs of the ``documents`` area, and random ones for fuzzing. Every chunker must chunk
+each input correctly (every chunk's text is its span, every
 non-whitespace character is covered, chunks are sorted) or raise a `DocumentError` whose message
 starts with ``path:line:``. The inputs are generated, not stored.
 """
