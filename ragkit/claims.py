@@ -13,17 +13,24 @@ Each `Claim` is declared here, before the notebooks run, with everything its ver
 The measurement is per query (`ragkit.results.load_scores`), so every effect has a paired
 bootstrap 95 % interval (`ragkit.stats`). `decide` turns (claim, interval) into a verdict:
 
-- **held** — ``≈`` claims: the interval, widened by the tolerance, contains the claimed value;
-  ``at least`` claims: the interval excludes 0 and reaches the claimed magnitude (less the
-  tolerance); ``direction`` claims: the interval excludes 0 on the claimed side;
+- **held** — the point estimate lies within the tolerance (10 %) of the claimed value and the
+  interval excludes 0 (``≈`` claims); for ``at least`` claims, the interval's lower end reaches
+  the claimed magnitude less the tolerance; ``direction`` claims: the interval excludes 0 on the
+  claimed side;
+- **consistent, not shown** — the interval contains the claimed value (or reaches the claimed
+  magnitude), but the estimate is not near it: the data do not refute the claim, nor show it;
 - **direction only** — an effect with the claimed sign whose interval excludes 0 but does not
   reach (or contain) the claimed magnitude;
 - **not held** — anything else (an interval containing 0 is "no measurable difference");
+- **held, not attributable to <part>** — a composite claim (a preamble *and* BM25) that held,
+  while its control without that part (the same baseline) also meets the claim on its own;
 - **not measurable here** — no run, a baseline the encoder truncated, a judge we cannot run;
   always with the reason.
 
-    >>> decide("at_least", 0.35, 0.30, 0.20, 0.40, tolerance=0.10)
+    >>> decide("at_least", 0.35, 0.40, 0.33, 0.47, tolerance=0.10)
     'held'
+    >>> decide("at_least", 0.35, 0.30, 0.20, 0.40, tolerance=0.10)
+    'consistent, not shown'
     >>> decide("at_least", 0.35, 0.10, 0.05, 0.15, tolerance=0.10)
     'direction only'
 """
@@ -44,8 +51,9 @@ from .stats import interval, paired, ratio_effect
 
 Kind = Literal["approx_level", "approx_effect", "at_least", "direction"]
 Effect = Literal["level", "diff", "failure_reduction"]
-HELD, DIRECTION, NOT_HELD, UNMEASURABLE = ("held", "direction only", "not held",
-                                           "not measurable here")
+HELD, CONSISTENT, DIRECTION, NOT_HELD, UNMEASURABLE = (
+    "held", "consistent, not shown", "direction only", "not held", "not measurable here")
+NOT_ATTRIBUTABLE = "held, not attributable to {part}"
 TOLERANCE = 0.10  # relative to the claimed value, the same for every claim
 
 
@@ -62,16 +70,19 @@ def decide(kind: Kind, claimed: float | None, estimate: float | None, low: float
     if kind == "direction":
         return HELD if excludes_zero else NOT_HELD
     slack = tolerance * abs(claimed)
-    if kind == "approx_level":
-        return HELD if low - slack <= claimed <= high + slack else NOT_HELD
+    near = abs(estimate - claimed) <= slack
+    contains = low <= claimed <= high
+    if kind == "approx_level":  # a level: far from 0 whatever the claim, only nearness counts
+        return HELD if near else CONSISTENT if contains else NOT_HELD
     if kind == "approx_effect":
-        if low - slack <= claimed <= high + slack and excludes_zero:
+        if near and excludes_zero:
             return HELD
-        return DIRECTION if excludes_zero else NOT_HELD
-    # at_least: the interval reaches the claimed magnitude (less the tolerance)
-    reaches = high >= claimed - slack if sign > 0 else low <= claimed + slack
-    if excludes_zero and reaches:
-        return HELD
+    else:  # at_least: the whole interval past the claimed magnitude (less the tolerance)
+        if (low >= claimed - slack) if sign > 0 else (high <= claimed + slack):
+            return HELD
+        contains = high >= claimed - slack if sign > 0 else low <= claimed + slack
+    if contains:
+        return CONSISTENT
     return DIRECTION if excludes_zero else NOT_HELD
 
 
@@ -131,6 +142,10 @@ class Claim:
     sensitivity: tuple[tuple[str, "Select", "Select | None"], ...] = field(default_factory=tuple)
     # flags that make a run unfit for this claim (e.g. a big-chunk baseline the encoder cut)
     refuse_flags: tuple[str, ...] = ()
+    # a composite claim's control: (the part it leaves out, the configuration without it),
+    # measured against the claim's own baseline; when the control alone meets the claim, a
+    # held claim reads "held, not attributable to <part>"
+    control: tuple[str, "Select"] | None = None
 
 
 # --- question subsets ---------------------------------------------------------------------
@@ -206,6 +221,8 @@ def _anthropic(stage: str, reduction: float, source: str, statement: str, cid: s
         id=cid, source=source, statement=statement, metric="pass@20", kind="at_least",
         effect="failure_reduction", claimed=reduction,
         config=sel(f"{stage} · gemma"), baseline=sel("basic"),
+        control=("the preamble", sel("BM25 + embeddings, no preamble")) if "BM25" in stage
+        else None,
         missing="needs notebook 04 with gemma-3-270m preambles for every file (committed "
                 "cache)" + ("; the rerank stage needs RAGKIT_RERANK_MODEL or RAGKIT_GEMMA_DIR"
                             if "rerank" in stage else ""),
@@ -380,6 +397,9 @@ def check_claims(rows, scores=None, claims: Sequence[Claim] | None = None,
         reason = m["reason"]
         if c.metric_note and v != UNMEASURABLE:
             reason = f"not the claim's metric: {c.metric_note}"
+        if c.control and v != UNMEASURABLE:
+            v, share = attribute(c, v, m, measure(c, rows, scores, c.control[1]))
+            reason = "; ".join(x for x in (reason, share) if x)
         out.append({"id": c.id, "source": c.source, "claim": c.statement, "metric": c.metric,
                     "kind": c.kind, "claimed": c.claimed, "ours": m["ours"],
                     "baseline": m["baseline"], "estimate": m["estimate"], "low": m["low"],
@@ -399,6 +419,36 @@ def check_claims(rows, scores=None, claims: Sequence[Claim] | None = None,
                         "reason": "", "flags": s["flags"], "subset": c.subset or "all",
                         "role": "sensitivity"})
     return pd.DataFrame(out)
+
+
+def attribute(claim: Claim, verdict: str, full: dict, control: dict) -> tuple[str, str]:
+    """A composite claim's verdict and what its parts account for: the control (the claim's
+    configuration without one part, against the same baseline) alone, and the share of the
+    effect the left-out part adds. A held claim whose control alone is held reads "held, not
+    attributable to <part>".
+
+    >>> c = Claim("x", "s", "cuts failures by 49 %", "pass@20", "at_least",
+    ...           "failure_reduction", 0.49, None, control=("the preamble", None))
+    >>> v, note = attribute(c, "held", {"estimate": 0.55}, {"estimate": 0.50, "low": 0.46,
+    ...                                                     "high": 0.55, "reason": ""})
+    >>> v
+    'held, not attributable to the preamble'
+    >>> note
+    'without the preamble: 50.0 [46.0, 55.0]; the preamble adds 9 % of the effect'
+    """
+    part = claim.control[0]
+    if control["reason"]:
+        return verdict, f"the control without {part} was not measured: {control['reason']}"
+    alone = decide(claim.kind, claim.claimed, control["estimate"], control["low"],
+                   control["high"], claim.tolerance)
+    est = full["estimate"]
+    share = (1 - control["estimate"] / est) if est and est == est else float("nan")
+    note = (f"without {part}: {100 * control['estimate']:.1f} [{100 * control['low']:.1f}, "
+            f"{100 * control['high']:.1f}]" + (f"; {part} adds {100 * share:.0f} % of the effect"
+                                                 if share == share else ""))
+    if verdict == HELD and alone == HELD:
+        return NOT_ATTRIBUTABLE.format(part=part), note
+    return verdict, note
 
 
 def claims_for(*prefixes: str) -> list[Claim]:

@@ -7,25 +7,33 @@ import pytest
 from ragkit.claims import (CLAIMS, Claim, Select, check_claims, decide, needs_cross_reference,
                            subset_ids)
 
-# (kind, claimed, estimate, low, high) -> verdict
+# (kind, claimed, estimate, low, high) -> verdict. Held needs the estimate itself within 10 % of
+# the claim (and an interval that excludes 0); an interval that merely reaches the claim is
+# "consistent, not shown" (issue 31: with the old rule, 34 of 36 Chroma configurations read
+# "recall ≈ 78.7" as held).
 CASES = [
-    # ≈ a published level: the interval, widened by 10 % of the claim, contains it
+    # ≈ a published level: the estimate within 10 % of the claim
     ("approx_level", 0.787, 0.78, 0.75, 0.81, "held"),
     ("approx_level", 0.049, 0.047, 0.044, 0.050, "held"),
     ("approx_level", 0.035, 0.049, 0.045, 0.053, "not held"),      # 4.9 is not ≈ 3.5
     ("approx_level", 0.787, 0.70, 0.67, 0.70, "not held"),
+    ("approx_level", 0.787, 0.65, 0.55, 0.80, "consistent, not shown"),  # reaches, estimate far
     # ≈ an effect
-    ("approx_effect", 0.07, 0.06, 0.01, 0.11, "held"),
+    ("approx_effect", 0.07, 0.068, 0.01, 0.11, "held"),
+    ("approx_effect", 0.07, 0.06, 0.01, 0.11, "consistent, not shown"),  # 14 % off the claim
     ("approx_effect", 0.19, 0.03, 0.01, 0.05, "direction only"),
     ("approx_effect", 0.19, 0.03, -0.02, 0.08, "not held"),       # includes 0
     ("approx_effect", 0.19, -0.05, -0.09, -0.01, "not held"),     # the other way
-    ("approx_effect", 0.07, 0.05, -0.01, 0.10, "not held"),       # contains 0.07 but also 0
-    # at least a magnitude
-    ("at_least", 0.35, 0.30, 0.20, 0.40, "held"),
-    ("at_least", 0.35, 0.25, 0.10, 0.32, "held"),                 # reaches 0.315 = 0.35 - 10 %
+    ("approx_effect", 0.07, 0.05, -0.01, 0.10, "consistent, not shown"),  # 0.07 and 0 inside
+    ("approx_effect", 0.07, 0.07, -0.01, 0.15, "consistent, not shown"),  # near, 0 inside
+    # at least a magnitude: the interval's lower end at 90 % of the claim or beyond
+    ("at_least", 0.35, 0.40, 0.33, 0.47, "held"),
+    ("at_least", 0.35, 0.30, 0.20, 0.40, "consistent, not shown"),
+    ("at_least", 0.35, 0.25, 0.10, 0.32, "consistent, not shown"),  # reaches 0.315 only at the top
     ("at_least", 0.49, 0.397, 0.30, 0.43, "direction only"),
-    ("at_least", 0.67, 0.55, -0.10, 0.90, "not held"),            # 47 queries: includes 0
+    ("at_least", 0.67, 0.55, -0.10, 0.90, "consistent, not shown"),  # 47 queries: includes 0
     ("at_least", 0.35, -0.1, -0.2, -0.05, "not held"),
+    ("at_least", -0.35, -0.40, -0.47, -0.33, "held"),             # a drop of at least 35 %
     # direction
     ("direction", None, 0.03, 0.01, 0.05, "held"),
     ("direction", None, 0.03, -0.01, 0.05, "not held"),
@@ -134,3 +142,41 @@ def test_no_best_of_n_a_better_sensitivity_row_does_not_change_the_verdict():
     sens = out[out.role == "sensitivity"].iloc[0]
     assert sens.estimate == pytest.approx(0.6) and sens.verdict == "(sensitivity)"
     assert main.n == n
+
+
+def _contextual(base, treated, control):
+    """Rows and per-query pass@20 for basic retrieval, the contextual hybrid (gemma) and the
+    no-preamble control, as notebook 04 records them."""
+    exp = "contextual · upstream chunks"
+    rows, scores = [], []
+    for run, strategy, v in (("b", "basic · upstream chunks", base),
+                             ("h", "contextual embeddings + BM25 · gemma · upstream chunks",
+                              treated),
+                             ("c", "BM25 + embeddings, no preamble · upstream chunks", control)):
+        rows.append({"notebook": "04_contextual_retrieval", "experiment": exp,
+                     "benchmark": "anthropic", "strategy": strategy, "embedder": "m",
+                     "metric": "recall@B", "value": v.mean(), "run": run, "flags": [],
+                     "params": {}})
+        scores += [{"run": run, "query_id": f"q{i}", "type": "lookup", "metric": "pass@20",
+                    "budget": -1, "value": x} for i, x in enumerate(v)]
+    return pd.DataFrame(rows), pd.DataFrame(scores)
+
+
+@pytest.mark.parametrize("control_failures,expected", [
+    (45, "held, not attributable to the preamble"),  # the control alone cuts failures 55 %
+    (90, "held"),                                    # the control alone: ~10 %
+])
+def test_a_composite_claim_names_the_part_its_control_does_not_need(control_failures,
+                                                                    expected):
+    """Anthropic's "contextual embeddings + contextual BM25 cut top-20 failures by 49 %": a
+    control without the preamble (plain embeddings + plain BM25) against the same baseline
+    decides whether the preamble is what meets the claim."""
+    n = 1000
+    base = np.r_[np.ones(n - 100), np.zeros(100)]           # 100 failures
+    treated = np.r_[np.ones(n - 40), np.zeros(40)]          # 60 % fewer
+    control = np.r_[np.ones(n - control_failures), np.zeros(control_failures)]
+    claim = next(c for c in CLAIMS if c.id == "anthropic-ctx-bm25")
+    r = check_claims(*_contextual(base, treated, control), [claim])
+    main = r[r.role == "claim"].iloc[0]
+    assert main.verdict == expected
+    assert "without the preamble" in main.reason and "% of the effect" in main.reason
