@@ -179,6 +179,24 @@ def covered_fraction(unit: Span, chunks: Sequence[Chunk], text: str | None = Non
     return total(parts) / len(unit) if len(unit) else 0.0
 
 
+
+def exact_pass(units: Sequence[Span], chunks: Sequence[Chunk], texts: Mapping[str, str]) -> float:
+    """Anthropic's Pass@k rule for one question: the share of its gold units whose text equals
+    the text of one of `chunks` (the top k). ragkit's rule (`covered_fraction` of the union of
+    the top k, whitespace aside) agrees with it wherever the retrieved units are the gold's own
+    non-overlapping chunks, as on Anthropic's set; on other chunks only the span rule applies.
+
+    >>> d = "alpha beta gamma"
+    >>> g = [Span("d", 0, 10)]
+    >>> exact_pass(g, [Chunk.make(Document("d", d), 0, 10, "t")], {"d": d})
+    1.0
+    >>> exact_pass(g, [Chunk.make(Document("d", d), 0, 16, "t")], {"d": d})  # holds it, not it
+    0.0
+    """
+    got = {c.text for c in chunks}
+    return sum(texts[u.doc_id][u.start:u.end] in got for u in units) / len(units) if units \
+        else 0.0
+
 def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
                  chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None,
                  texts: Mapping[str, str] | None = None) -> dict[str, float]:

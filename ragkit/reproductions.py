@@ -83,3 +83,29 @@ def anthropic_baseline(smoke: bool = False) -> list[list]:
     rec.save()
     print(text_table(["run", "Pass@5", "Pass@10", "Pass@20"], rows))
     return rows
+
+
+def anthropic_pass(hits, bench, ks=(5, 10, 20)):
+    """Pass@k by Anthropic's own rule, from a run's saved hits (`ragkit.results.load_hits`
+    rows of one run: query_id, rank, doc_id, start, end): per question, the share of its gold
+    chunks whose content equals one of the top k retrieved chunks
+    (`ragkit.evaluate.exact_pass`). A DataFrame indexed by query id, one column per k. ragkit's
+    span rule agrees with it on their chunks except where a chunk with the same text sits
+    elsewhere (their set repeats a few, licence headers among them)."""
+    import pandas as pd
+
+    from .evaluate import exact_pass
+    from .types import Chunk
+
+    texts = {d.id: d.text for d in bench.documents}
+    ranked = {q: g.sort_values("rank") for q, g in hits.groupby("query_id")}
+    out = {}
+    for q in bench.queries:
+        if not q.gold:
+            continue
+        h = ranked.get(q.id)
+        top = [] if h is None else [
+            Chunk(doc_id=d, start=int(s), end=int(e), text=texts[d][int(s):int(e)],
+                  strategy="hit") for d, s, e in zip(h.doc_id, h.start, h.end)]
+        out[q.id] = {f"pass@{k}": exact_pass(q.gold, top[:k], texts) for k in ks}
+    return pd.DataFrame.from_dict(out, orient="index")

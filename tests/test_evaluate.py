@@ -1,6 +1,7 @@
 """Metric tests on cases small enough to compute by hand."""
 
 import pytest
+from conftest import needs_benchmarks
 
 from ragkit.evaluate import (calibrate_threshold, evaluate_retrieval, precision_omega,
                              query_scores, refusal_scores, span_scores)
@@ -130,3 +131,40 @@ def test_a_unit_spanning_a_blank_line_is_whole_when_both_trimmed_chunks_are_ther
     q = Query("q", "?", (unit,))
     assert query_scores(q, [a, b], 2, texts={"d": text})["recall@k"] == 1.0
     assert query_scores(q, [a], 2, texts={"d": text})["recall@k"] == 0.0
+
+
+@needs_benchmarks()
+def test_on_anthropics_chunks_their_exact_rule_differs_from_spans_only_on_copies():
+    """Anthropic's Pass@k counts a gold chunk when a retrieved chunk has its content; ragkit's
+    span rule when the top k cover its place. Their chunks do not overlap, so a span pass is
+    always an exact pass, and the two differ only when a chunk with the same text from another
+    place is retrieved (their set repeats a few, licence headers among them). Random rankings
+    of each question's own documents' chunks, with random others."""
+    import random
+
+    from ragkit.benchmarks import load
+    from ragkit.evaluate import covered_fraction, exact_pass
+
+    bench = load("anthropic")
+    texts = {d.id: d.text for d in bench.documents}
+    by_doc: dict[str, list] = {}
+    for c in bench.chunks:
+        by_doc.setdefault(c.doc_id, []).append(c)
+    rng, passed, differ = random.Random(0), 0, 0
+    for q in bench.queries:
+        if not q.gold:
+            continue
+        pool = [c for g in q.gold for c in by_doc[g.doc_id]] + rng.sample(bench.chunks, 20)
+        for _ in range(4):
+            top = rng.sample(pool, min(20, len(pool)))[:rng.choice((5, 10, 20))]
+            span = sum(covered_fraction(g, top, texts[g.doc_id]) >= 1.0
+                       for g in q.gold) / len(q.gold)
+            exact = exact_pass(q.gold, top, texts)
+            assert span <= exact, q.id
+            if span < exact:
+                differ += 1
+                assert any(texts[g.doc_id][g.start:g.end] == c.text
+                           and (c.doc_id, *c.span) != (g.doc_id, g.start, g.end)
+                           for g in q.gold for c in top), q.id
+            passed += span > 0
+    assert passed > 100  # the rankings did hold gold chunks
