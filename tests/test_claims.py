@@ -226,3 +226,45 @@ def test_a_composite_claim_names_the_part_its_control_does_not_need(control_fail
     main = r[r.role == "claim"].iloc[0]
     assert main.verdict == expected
     assert "without the preamble" in main.reason and "% of the effect" in main.reason
+
+
+def _late_hits(found_late: int, found_naive: int):
+    """Rows, scores (precision@k only, as runs recorded before doc_hit@k had) and ranked hits
+    of a late and a naive run on the listed cross-reference questions: in the first
+    `found_*` questions a gold document is ranked 3rd, in the others only 6th (outside k = 5)."""
+    golden = {r["id"]: r for r in map(json.loads, (get_settings().data_dir / "golden"
+                                                   / "golden.jsonl").read_text().splitlines())}
+    ids = sorted(subset_ids("cross_reference"))
+    rows, scores, hits = [], [], []
+    for run, mode, found in (("ra", "late", found_late), ("rb", "naive", found_naive)):
+        rows.append({"notebook": "05_late_chunking", "experiment": "late", "benchmark": "course",
+                     "strategy": f"{mode} · fixed_tokens(256/0,minilm)",
+                     "embedder": "all-MiniLM-L6-v2", "metric": "hit@k", "value": 0.5,
+                     "run": run, "flags": [], "params": {}, "k": 5})
+        for i, qid in enumerate(ids):
+            gold = golden[qid]["evidence"][0]["doc_id"]
+            scores.append({"run": run, "query_id": qid, "type": "lookup",
+                           "metric": "precision@k", "budget": -1, "value": 0.2})
+            where = 2 if i < found else 5
+            hits += [{"run": run, "query_id": qid, "rank": r,
+                      "doc_id": gold if r == where else "not-a-gold-document"}
+                     for r in range(10)]
+    return pd.DataFrame(rows), pd.DataFrame(scores), pd.DataFrame(hits)
+
+
+def test_seed002_late_reads_the_seeds_own_metric_derived_from_saved_hits():
+    """Seed 002's precision@K is "did the right document appear in the top-K": doc_hit@k,
+    derived from the ranked hits when a saved run's per-query scores lack it."""
+    claim = next(c for c in CLAIMS if c.id == "seed002-late")
+    assert claim.metric == "doc_hit@k" and not claim.metric_note
+    rows, scores, hits = _late_hits(found_late=10, found_naive=9)
+    r = check_claims(rows, scores, [claim], hits=hits).iloc[0]
+    assert r.n == 10 and r.ours == 1.0 and r.baseline == pytest.approx(0.9)
+    assert r.estimate == pytest.approx(0.1) and r.reason == ""
+    rows, scores, hits = _late_hits(found_late=7, found_naive=7)
+    assert check_claims(rows, scores, [claim], hits=hits).iloc[0].estimate == 0.0
+    # a run that recorded doc_hit@k is read as recorded, not derived
+    scores = pd.concat([scores, scores.assign(metric="doc_hit@k", value=1.0)])
+    scores.loc[(scores.metric == "doc_hit@k") & (scores.run == "rb"), "value"] = 0.0
+    r = check_claims(rows, scores, [claim], hits=hits).iloc[0]
+    assert r.estimate == 1.0 and r.n == 10
