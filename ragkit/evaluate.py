@@ -17,6 +17,9 @@ Rank metrics treat a chunk as relevant when its body overlaps a gold span:
                  "Pass@k" when the gold units are their chunks (= ragas' IDBasedContextRecall);
 - precision@k  = fraction of the top k chunks that overlap the gold (= ragas'
                  IDBasedContextPrecision when chunks are the gold units);
+- doc_hit@k    = 1 when any of the top k chunks comes from a document that holds gold evidence:
+                 seed 002's "retrieval precision@K" ("did the right document appear in the
+                 top-K?"); `doc_hits` computes it again from a run's saved ranked hits;
 - MRR@k through ranx; nDCG@10 from the top 10 hits (at least 10 are always retrieved), with
   one relevance granularity for every retriever: the gold characters. A hit's gain is the share
   of the query's gold it adds (text already returned by a better-ranked hit earns nothing
@@ -210,9 +213,38 @@ def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
     out["recall@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
     out["hit@k"] = float(out["recall"] >= 1.0 - 1e-12)
     out["precision@k"] = float(np.mean([overlaps(c, gold) for c in top])) if top else 0.0
+    gold_docs = {g.doc_id for g in gold}
+    out["doc_hit@k"] = float(any(c.doc_id in gold_docs for c in top))
     if chunks_by_doc is not None:
         out["precision_omega"] = precision_omega(chunks_by_doc, gold)
     return out
+
+
+def doc_hits(hits, gold_docs: Mapping[str, Iterable[str]], k: int):
+    """Per-query ``doc_hit@k`` from a run's saved ranked hits (a DataFrame with query_id, rank
+    and doc_id, as in ``results/runs/<notebook>.hits.parquet``): 1.0 when any of a query's k
+    best-ranked hits comes from one of its gold documents (`gold_docs`: query id -> doc ids),
+    else 0.0. One value per query of `gold_docs` that has gold documents (a query without hits
+    scores 0); the same value `query_scores` records for the same ranking.
+
+    >>> import pandas as pd
+    >>> hits = pd.DataFrame({"query_id": ["a", "a", "b"], "rank": [0, 1, 0],
+    ...                      "doc_id": ["x", "y", "x"]})
+    >>> doc_hits(hits, {"a": ["y"], "b": ["y"], "c": ["y"]}, k=2).to_dict()
+    {'a': 1.0, 'b': 0.0, 'c': 0.0}
+    >>> doc_hits(hits, {"a": ["y"]}, k=1).to_dict()
+    {'a': 0.0}
+    """
+    import pandas as pd
+
+    want = {str(q): {str(d) for d in docs} for q, docs in gold_docs.items() if docs}
+    top = hits[hits["query_id"].astype(str).isin(want)]
+    top = top.sort_values(["query_id", "rank"], kind="stable").groupby("query_id").head(k)
+    found = {q: float(any(d in want[q] for d in g)) for q, g in
+             top.groupby("query_id", sort=False)["doc_id"]}
+    ids = sorted(want)
+    return pd.Series([found.get(q, 0.0) for q in ids], index=pd.Index(ids, name="query_id"),
+                     name="value", dtype=float)
 
 
 def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:

@@ -168,3 +168,42 @@ def test_on_anthropics_chunks_their_exact_rule_differs_from_spans_only_on_copies
                            for g in q.gold for c in top), q.id
             passed += span > 0
     assert passed > 100  # the rankings did hold gold chunks
+
+
+def test_doc_hit_is_the_right_document_in_the_top_k():
+    """Seed 002's retrieval precision@K: did a document holding gold evidence appear in the
+    top k (whatever the chunk's range)."""
+    q = Query("q", "?", gold=(Span("d", 0, 10),))
+    top = [ch(OTHER, 0, 5), ch(DOC, 40, 45)]  # the gold's document, not its range, at rank 2
+    assert query_scores(q, top, k=2)["doc_hit@k"] == 1.0
+    assert query_scores(q, top, k=2)["precision@k"] == 0.0
+    assert query_scores(q, top, k=1)["doc_hit@k"] == 0.0
+    both = Query("q", "?", gold=(Span("d", 0, 10), Span("e", 50, 70)))
+    assert query_scores(both, top, k=1)["doc_hit@k"] == 1.0  # any gold document counts
+    assert query_scores(q, [], k=5)["doc_hit@k"] == 0.0
+
+
+def test_doc_hits_from_saved_hits_match_query_scores():
+    """The value derived from a saved ranking (query_id, rank, doc_id) equals the one
+    `query_scores` records for the same ranking, for every k."""
+    import numpy as np
+    import pandas as pd
+
+    from ragkit.evaluate import doc_hits
+
+    rng = np.random.default_rng(3)
+    docs = {"d": DOC, "e": OTHER}
+    queries, rows = [], []
+    for i in range(40):
+        gold_doc = "d" if i % 2 else "e"
+        q = Query(f"q{i}", "?", gold=(Span(gold_doc, 0, 10),))
+        ranking = [ch(docs[rng.choice(["d", "e"], p=[0.3, 0.7])], 0, 5) for _ in range(8)]
+        queries.append((q, ranking))
+        rows += [{"query_id": q.id, "rank": r, "doc_id": c.doc_id, "start": c.start,
+                  "end": c.end} for r, c in enumerate(ranking)]
+    hits = pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # order must not matter
+    gold = {q.id: [g.doc_id for g in q.gold] for q, _ in queries}
+    for k in (1, 3, 5):
+        derived = doc_hits(hits, gold, k)
+        for q, ranking in queries:
+            assert derived[q.id] == query_scores(q, ranking, k)["doc_hit@k"], (q.id, k)
