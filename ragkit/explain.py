@@ -32,10 +32,35 @@ def chunks_touching(span: Span, chunks: Sequence[Chunk]) -> list[Chunk]:
                                                                                  span.end))]
 
 
+def gold_pieces(span: Span, chunks: Sequence[Chunk]) -> int:
+    """The number of pieces a chunker cut a gold span into: the fewest chunks whose union
+    covers as much of the span as all the chunks do. A span inside one chunk is 1 piece even
+    when an overlapping neighbour also touches it; a span cut across two windows is 2.
+
+    >>> from ragkit.types import Chunk, Span
+    >>> gold = Span("d", 100, 200)
+    >>> chunk = lambda start, end: Chunk("d", start, end, "x" * (end - start), "fixed")
+    >>> cut, overlapping = [chunk(0, 150), chunk(150, 300)], [chunk(0, 250), chunk(180, 400)]
+    >>> gold_pieces(gold, cut), gold_pieces(gold, overlapping)
+    (2, 1)
+    """
+    spans = [(max(c.start, span.start), min(c.end, span.end))
+             for c in chunks_touching(span, chunks)]
+    pieces, pos = 0, span.start
+    while pos < span.end:
+        reach = max((end for start, end in spans if start <= pos < end), default=None)
+        if reach is None:  # a gap no chunk covers: go on from the next chunk
+            pos = min((start for start, _ in spans if start > pos), default=span.end)
+            continue
+        pieces, pos = pieces + 1, reach
+    return pieces
+
+
 def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int) -> dict:
-    """Why did this query succeed or fail? Computed from spans, per the module docstring."""
+    """Why did this query succeed or fail? Computed from spans, per the module docstring.
+    ``gold_pieces`` is `gold_pieces` of the most cut gold span."""
     top = [h.chunk for h in hits[:k]]
-    pieces = [len(chunks_touching(g, chunks)) for g in query.gold]
+    pieces = [gold_pieces(g, chunks) for g in query.gold]
     whole = all(any(c.start <= g.start and g.end <= c.end for c in chunks_touching(g, chunks))
                 for g in query.gold)
     ranks = [i + 1 for i, h in enumerate(hits) if overlaps(h.chunk, query.gold)]

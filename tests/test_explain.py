@@ -3,7 +3,7 @@
 import pytest
 
 from ragkit.chunkers import FixedCharChunker
-from ragkit.explain import chunk_view, hits_text, staged_status
+from ragkit.explain import chunk_view, diagnose, gold_pieces, hits_text, staged_status
 from ragkit.retrieve import Hit
 from ragkit.types import Chunk, Document, Query, Span
 
@@ -31,6 +31,29 @@ def test_a_split_gold_span_shows_both_pieces():
     view = chunk_view(DOC, chunks, GOLD, fmt="text")
     assert view.count("holds part of the gold") == 2
     assert view.count("⟦") == 2 and view.count("⟧") == 2
+
+
+@pytest.mark.parametrize("cuts, pieces, whole", [
+    ([(None, 0), (0, None)], 1, True),            # the neighbour ends where the gold starts
+    ([(None, 8), (8, None)], 2, False),           # cut once inside the gold
+    ([(None, 4), (4, 8), (8, None)], 3, False),   # cut twice
+    ([(None, None), (4, None)], 1, True),         # overlapping windows, gold whole in the first
+    ([(None, 10), (2, None)], 2, False),          # overlapping windows, neither holds it whole
+    ([(None, 3), (2, None), (5, None)], 2, False),  # three touch it, two cover it
+])
+def test_gold_pieces_counts_the_pieces_not_the_chunks_touching(cuts, pieces, whole):
+    """Chunk ends are offsets from the gold's start (None: the document's start or end). An
+    overlapping chunk that touches a gold span another chunk holds whole does not make it two
+    pieces (q031 and q099 in notebook 01)."""
+    def chunk(a, b):
+        return Chunk.make(DOC, 0 if a is None else GOLD.start + a,
+                          len(TEXT) if b is None else GOLD.start + b, "t")
+
+    chunks = [chunk(a, b) for a, b in cuts]
+    assert len(GOLD) > 12
+    assert gold_pieces(GOLD, chunks) == pieces
+    d = diagnose(Query("q", "?", gold=(GOLD,)), chunks, [], k=3)
+    assert (d["gold_pieces"], d["gold_in_one_chunk"]) == (pieces, whole)
 
 
 def test_html_view_escapes_and_highlights():
