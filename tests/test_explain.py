@@ -105,3 +105,21 @@ def test_score_views_scores_one_ranking_at_k_and_at_budgets():
     assert top["recall"] == 1.0 and top["pass"] == 1.0
     assert tiny["tokens"] == 8 and tiny["recall"] < 1.0      # the budget cuts the evidence
     assert big["recall"] == 1.0 and big["precision"] < top["precision"]  # more text, diluted
+
+
+def test_encoder_overflow_counts_bodies_that_fill_the_input_alone():
+    """A preamble placed after a body that fills the encoder's input is never read: the count
+    uses the body alone, with the encoder's own token counts (special tokens included)."""
+    from ragkit.explain import encoder_overflow
+
+    class Words:  # one token per word, plus [CLS] and [SEP]
+        max_tokens = 6
+
+        def count_tokens(self, texts, kind="document"):
+            return [len(t.split()) + 2 for t in texts]
+
+    doc = Document("d", "one two three\nfour five six seven")
+    chunks = [Chunk.make(doc, 0, 13, "t", prefix="a very long prefix that is not the body"),
+              Chunk.make(doc, 14, len(doc.text), "t")]
+    assert encoder_overflow(chunks, Words()) == {"chunks": 2, "over": 1, "limit": 6}
+    assert encoder_overflow([], Words()) == {"chunks": 0, "over": 0, "limit": 6}
