@@ -128,3 +128,43 @@ def test_closing_sentences_from_the_guide_and_the_boards(tmp_path, monkeypatch):
     router = closing.router_findings(boards, scores, 1024)[0]
     assert router.startswith("On **course** the router ranks 3 of 3 at 1,024 tokens; "
                              "**fixed_chars(1000/200)** beats **router** on recall@1024 by 25.0")
+
+
+def test_a_splitter_inside_a_retrieval_stack_is_a_challenger_not_the_baseline(tmp_path,
+                                                                              monkeypatch):
+    """The guide's label says what its baseline is: a simple splitter under plain dense
+    retrieval. The same splitter with a stack and a cross-encoder is compared with it."""
+    from ragkit import leaderboard as lb
+
+    base = [1.0, 0.0] * 40
+    rows, scores = _saved(tmp_path, monkeypatch, [
+        (("fixed_chars(1000/200)", base), {}),
+        (("fixed_chars(1000/200)+stack+cross-encoder", [1.0, 1.0, 1.0, 0.0] * 20), {}),
+        (("langchain markdown+recursive(254/0,minilm)", [1.0, 0.0, 0.0, 0.0] * 20), {})])
+    r = guide.decision_guide(rows, scores, budgets=[1024]).iloc[0]
+    assert r.baseline == "fixed_chars(1000/200)"
+    assert r.pick == "fixed_chars(1000/200)+stack+cross-encoder"
+    assert lb.BASELINE_LABEL in guide.markdown(guide.decision_guide(rows, scores))
+    assert "fixed-size or recursive splitter)" not in guide.markdown(
+        guide.decision_guide(rows, scores))
+
+
+def test_budget_chart_draws_lines_and_names_the_single_budget_runs(tmp_path, monkeypatch):
+    """A run scored at one budget is a point, not a line: `curve_runs` leaves it out of the
+    chart and names it, and still draws the leading runs measured at several budgets and the
+    best simple baseline."""
+    from ragkit import leaderboard as lb
+
+    rows, scores = _saved(tmp_path, monkeypatch, [
+        (("fixed_chars(1000/200)", [1.0, 0.0] * 40), {}),
+        (("router", [1.0, 1.0, 1.0, 0.0] * 20), {})])
+    one = scores[scores.run == rows[rows.strategy == "router"].run.dropna().iloc[0]]
+    only_1024 = one[one.budget.isin((-1, 1024))].assign(run="r1024")
+    rows = pd.concat([rows, rows[rows.strategy == "router"].assign(
+        run="r1024", strategy="prose+stack", value=0.99)])
+    scores = pd.concat([scores, only_1024.assign(value=1.0)])
+    b = lb.board(rows, scores, "course", 1024)
+    assert b.strategy.iloc[0] == "prose+stack"
+    runs, skipped = lb.curve_runs(b, scores, top=3, budgets=(512, 1024), min_budgets=2)
+    assert skipped == ["prose+stack"]
+    assert [b.set_index("run").strategy[r] for r in runs] == ["router", "fixed_chars(1000/200)"]
