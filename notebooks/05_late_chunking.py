@@ -137,7 +137,7 @@ show(claims)
 # ## Window and overlap
 # With MiniLM the window is at most `254` text tokens (its `256` less the two special
 # tokens). Smaller windows give each token less context; overlap gives the tokens near a cut
-# a second, better-placed view.
+# a second view, from a window in which they sit farther from the edge.
 
 # %%
 from ragkit.plots import lines

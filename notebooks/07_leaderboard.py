@@ -92,7 +92,7 @@ step_display(steps)
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
-# The course question whose recall changes the most for the worse when the structural
+# The course question whose recall drops the most when the structural
 # preamble is added to the breadcrumbed chunks (if any does). The top hits of both, in full,
 # with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
 
