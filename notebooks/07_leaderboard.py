@@ -14,8 +14,9 @@
 # Seed 002 puts the rule plainly: "You cannot say "this chunker is better" without
 # measurements." Every notebook so far wrote its numbers as rows of one schema. This one reads
 # them all and asks the question a practitioner ends with: **at an equal context budget, does
-# any of the fixes beat a simple splitter (fixed-size, recursive, LangChain's or chonkie's,
-# under plain dense retrieval), by how much, and at what cost?** It adds a few combinations, checks each quantitative claim the course quoted, runs
+# any of the fixes beat the best run on a simple splitter's chunks (fixed-size, recursive,
+# LangChain's or chonkie's, with whatever retrieval it ran with), by how much, and at what
+# cost?** It adds a few combinations, checks each quantitative claim the course quoted, runs
 # one generation experiment (does the position of the evidence in the prompt matter?) and ends
 # with the decision guide, regenerated from the rows on every `make reproduce`.
 

@@ -6,9 +6,10 @@ memos in Markdown, with tables), Chroma's corpora (web, wiki, chat and finance t
 Anthropic's (a code base) stand in for three document classes — and each budget of
 `BUDGETS` cl100k tokens:
 
-- the **baseline** is the best simple splitter on that board (a fixed-size, recursive,
-  LangChain or chonkie splitter under plain dense retrieval: `ragkit.leaderboard.is_baseline`;
-  the same splitter inside a retrieval stack is a challenger, not a baseline);
+- the **baseline** is the best run on a simple splitter's chunks on that board (fixed-size,
+  recursive, LangChain's or chonkie's, with whatever retrieval it was measured with, a fused
+  stack and a cross-encoder included: `ragkit.leaderboard.is_baseline`), so a fix is measured
+  against the strongest simple run, not the weakest;
 - every other configuration is compared with it, paired over the same questions
   (`ragkit.stats.paired`, 95 % bootstrap interval of the difference in span recall);
 - the **pick** is the configuration with the highest recall among those whose interval lies
