@@ -191,9 +191,10 @@ else:
 # and late, for each window (`limit`: the encoder's own) and each way of pooling the special
 # tokens and the prompt (`edges`, `every`, `exclude`; the module docstring of
 # `ragkit.tools.bench_late_quality` says what each tests), with each encoder it was run with
-# (the `embedder` column: MiniLM, and EmbeddingGemma where it was given). Its rows are saved in `results/bench_late_quality.jsonl`; this cell reads
-# them, it does not re-run them. Each row is late − naive with its paired 95 % interval; the
-# sentences under the table, directions included, are counted from those intervals.
+# (the `embedder` column: MiniLM, and EmbeddingGemma where it was given). Its rows are saved
+# in `results/bench_late_quality.jsonl`; this cell reads them, it does not re-run them. Each
+# row is late − naive with its paired 95 % interval; the sentences under the table,
+# directions included, are counted from those intervals.
 
 # %%
 from ragkit.late import late_quality_sentences, late_quality_table
