@@ -75,6 +75,7 @@ print("device:", device)
 
 # %%
 import numpy as np
+from IPython.display import Markdown, display
 from ragkit.embed import Embedder
 
 embedder = Embedder()
@@ -94,13 +95,15 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # %% [markdown]
 # On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch: the graph is
 # exported from the same weights when the embedder starts, and checked against torch before it
-# is used. Embedding is most of what a cold `make reproduce` spends its time on, so this is
-# the setting that matters most for your wait. Compare the two on some course text (set
+# is used. Embedding is most of what a cold `make reproduce` spends its time on, so the
+# backend's speed on your machine is part of your wait. The next cell times both backends on
+# the same course text and says, from that timing, which one was quicker here (set
 # `RAGKIT_EMBED_BACKEND=torch` to run the whole course on torch):
 
 # %%
 from ragkit.benchmarks import load
 from ragkit.embed import compare_backends
+from ragkit.report import speed_sentence
 
 paragraphs = [p for d in load("course").documents for p in d.text.split("\n\n")
               if len(p) > 400][:96]
@@ -111,6 +114,8 @@ else:
     t = compare_backends(paragraphs)
     print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.1f} s · onnx {t['onnx']:.1f} s · "
           f"{t['torch'] / t['onnx']:.1f}x · largest difference {t['max_abs_difference']:.1e}")
+    display(Markdown(speed_sentence("ONNX Runtime", t["onnx"], "torch", t["torch"],
+                                    what=f"the same {len(paragraphs)} paragraphs")))
 print(f"this run embeds with: {embedder.backend}")
 
 # %% [markdown]

@@ -105,7 +105,9 @@ for case in staged:
 # ## What went wrong, in one table
 # A verdict computed from the spans for each retriever: `split` (no chunk holds the whole gold),
 # `missed` (nothing in the top `K` touches it), `partial` (the top `K` hold part of it) or `ok`.
-# `gold_pieces` is the number of chunks the gold span was cut into. The status column says
+# `gold_pieces` is the number of pieces the gold span was cut into: the fewest chunks that
+# together cover it (`ragkit.explain.gold_pieces`), so a span that sits whole in one chunk is
+# one piece even when an overlapping neighbour also touches it. The status column says
 # whether the naive dense retriever fails the case, and whether keyword retrieval (TF-IDF) on the
 # same chunks gets the whole evidence where it fails; the fixes come in notebooks 02–06.
 
@@ -226,9 +228,10 @@ if refusal:
 percent_table(table, counts=["n_chunks"])
 
 # %% [markdown]
-# Which baseline does best at the `1024`-token budget, and is the small window's lead over the
-# tutorial splitter more than noise? Each comparison is paired over the same questions, with a
-# 95 % bootstrap interval (`ragkit.stats.paired`).
+# Which baseline has the most span recall at the `1024`-token budget, and how does the small
+# window compare with the tutorial splitter on each benchmark? Each comparison is paired over
+# the same questions, with a 95 % bootstrap interval (`ragkit.stats.paired`); the sentences
+# below, direction included, are written from that interval.
 
 # %%
 from ragkit.report import finding

@@ -242,7 +242,8 @@ percent_table(pd.DataFrame([{"filter": m, **{x: o.means[x] for x in ("recall", "
 # they are superseded (the rule of `ragkit.filters`); chunks that look like a flattened table
 # (long, no line break and no pipe, many digits) or are empty; chunks whose text repeats
 # another's after whitespace normalisation (the newest document's copy kept). Gold text in a
-# pruned document still counts, so a question about a superseded document loses its gold.
+# pruned document still counts, so a question about a superseded document has its gold pruned
+# away.
 
 # %%
 from ragkit.chunkers import FixedCharChunker

@@ -95,7 +95,9 @@ print(samples_text(samples))
 # %% [markdown]
 # The structural and extractive preambles are pieces of the document itself: the title, the
 # heading path, a sentence from elsewhere. The LLM preambles are the thing to judge: in the
-# committed caches, how many are flagged, repeated word for word, or echo the prompt?
+# committed caches, how many are flagged, repeated word for word, or echo the prompt? (How fast
+# each generator writes them is measured by `ragkit bench context-speed`, not by this notebook:
+# here the LLM preambles come from the caches.)
 
 # %%
 quality = preamble_quality("course", LLMS)
@@ -163,14 +165,30 @@ show_table(pd.concat(llm_tables, ignore_index=True)) if llm_tables else None
 # rows answer "which chunker", not "which row of the article". Here the first stage is the
 # article's plain dense search, which reads only the first `max_seq_length` tokens of such a
 # chunk (the flags say how many); `ragkit bench code` compares the chunkers inside the stack, whose dense
-# search reads long chunks in windows. One generator (structural) is enough to show whether
-# context still helps on these chunks; each generator re-embeds every chunk.
+# search reads long chunks in windows. One generator (structural) is measured here; each
+# generator re-embeds every chunk.
+#
+# Where the preamble goes matters on these chunks. Upstream appends the context after the
+# chunk, and MiniLM truncates its input at `max_seq_length` tokens: a chunk whose body alone
+# fills that window leaves nothing of an appended preamble for the encoder to read. The next
+# cell counts such chunks with the encoder's own tokenizer (`ragkit.explain.encoder_overflow`),
+# and places the preamble *before* the code chunk for this comparison.
 
 # %%
 from ragkit.chunkers import REGISTRY
+from ragkit.explain import encoder_overflow
 
 code_chunks = REGISTRY["code"]().chunk_all(anthropic.documents)
-show_table(measure(anthropic, code_chunks, ["structural"], label="code chunks"))
+overflow = {name: encoder_overflow(chunks, embedder)
+            for name, chunks in (("code", code_chunks), ("upstream", anthropic.chunks))}
+display(Markdown("\n".join(
+    f"- {o['over']} of {o['chunks']} {name} chunks fill {embedder.name}'s {o['limit']}-token "
+    "input with their body alone: a preamble placed after them is cut before the encoder "
+    "reads it." for name, o in overflow.items())
+    + "\n\nThe code chunks below carry the preamble before the chunk (`placement=\"before\"`), "
+    "where the encoder reads it; the upstream rows above keep the article's order."))
+show_table(measure(anthropic, code_chunks, ["structural"], label="code chunks",
+                   placement="before"))
 
 # %% [markdown]
 # ## Before or after the chunk?
@@ -244,19 +262,6 @@ from ragkit.claims import check_claims, claims_for, show
 
 claims = check_claims(*rec.frames(), claims=claims_for("anthropic", "seed002-preamble"))
 show(claims)
-
-# %% [markdown]
-# ## What it costs
-# `ragkit bench context-speed` times each generator on this CPU (preambles per
-# second, and the speed-up from reusing the document's evaluated prefix). Its last results:
-
-# %%
-from ragkit.results import load_results
-
-speed = load_results()
-speed = speed[speed.notebook == "bench_context"]
-speed[["strategy", "metric", "value", "params"]] if len(speed) else Markdown(
-    "_Run `ragkit bench context-speed` to measure generator speed._")
 
 # %% [markdown]
 # ## Exercises
@@ -336,6 +341,10 @@ display(Markdown(what_we_measured([
     *[f"The {g} preambles: {pct(r['echoes the prompt'])} open with the "
       f"prompt's words, {pct(r.repeated)} repeat another preamble word for word, "
       f"{pct(r.flagged)} are flagged." for g, r in weak.iterrows()],
+    *[f"{o['over']} of {o['chunks']} {name} chunks fill {embedder.name}'s {o['limit']}-token "
+      "input with their body alone, so a preamble placed after them is not read"
+      + (" (the code chunks' preamble was placed before them)." if name == "code" else ".")
+      for name, o in overflow.items()],
     finding(code_vs_upstream, "ragkit's code chunks", "upstream chunks",
             "Pass@5 (Anthropic's set, basic retrieval)"),
     finding(placement_c, "preamble before the chunk", "preamble after it",

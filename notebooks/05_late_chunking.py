@@ -137,7 +137,7 @@ show(claims)
 # ## Window and overlap
 # With MiniLM the window is at most `254` text tokens (its `256` less the two special
 # tokens). Smaller windows give each token less context; overlap gives the tokens near a cut
-# a second, better-placed view.
+# a second view, from a window in which they sit farther from the edge.
 
 # %%
 from ragkit.plots import lines
@@ -163,8 +163,8 @@ percent_table(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"
 # A long-context encoder (`2048` tokens) sees whole sections in one window, so its chunk
 # vectors come closer to having read the whole document. It is not bundled (about `1.2` GB):
 # assemble it with `../shared/tools/assemble-embeddinggemma DIR` and set `RAGKIT_GEMMA_DIR`.
-# On a CPU it is slow, so it runs on the course corpus only. Issue 15 notes that with it late
-# chunking reversed; whether this run shows that depends on the rows below.
+# On a CPU it is slow, so it runs on the course corpus only, and only when it is there; the
+# section after this one reads the rows `ragkit bench late-quality` saved for it.
 
 # %%
 gemma_dir = str(get_settings().gemma_dir or "")
@@ -184,6 +184,30 @@ else:
             flags=["not_run:RAGKIT_GEMMA_DIR unset"])
     display(Markdown("EmbeddingGemma not found (`RAGKIT_GEMMA_DIR` unset): **not run** in this "
                      "run; the results file records that."))
+
+# %% [markdown]
+# ## Both encoders in `ragkit bench late-quality`
+# `ragkit bench late-quality` embeds the same course spans (fixed `256` MiniLM tokens) naively
+# and late, for each window (`limit`: the encoder's own) and each way of pooling the special
+# tokens and the prompt (`edges`, `every`, `exclude`; the module docstring of
+# `ragkit.tools.bench_late_quality` says what each tests), with each encoder it was run with
+# (the `embedder` column: MiniLM, and EmbeddingGemma where it was given). Its rows are saved
+# in `results/bench_late_quality.jsonl`; this cell reads them, it does not re-run them. Each
+# row is late − naive with its paired 95 % interval; the sentences under the table,
+# directions included, are counted from those intervals.
+
+# %%
+from ragkit.late import late_quality_sentences, late_quality_table
+from ragkit.results import load_results
+
+quality = late_quality_table(load_results())
+if len(quality):
+    display(quality.style.format({"late − naive": "{:+.1%}", "low": "{:+.1%}",
+                                  "high": "{:+.1%}"}).hide(axis="index"))
+    display(Markdown("\n".join(f"- {line}" for line in late_quality_sentences(quality))))
+else:
+    display(Markdown("No saved rows of `ragkit bench late-quality` in `results/`: run it "
+                     "(`--model DIR` for EmbeddingGemma) to fill this table."))
 
 # %% [markdown]
 # ## Exercises
@@ -245,7 +269,8 @@ display(Markdown(what_we_measured([
     finding(gemma_sens.comparison.iloc[0], "late", "naive",
             "nDCG@10 (EmbeddingGemma, course, 256-token spans)")
     if gemma_sens is not None and len(gemma_sens) else
-    "EmbeddingGemma was not run in this run (`RAGKIT_GEMMA_DIR` unset), so whether late "
-    "chunking helps or reverses with a long-context encoder is not measured here; every "
-    "finding above is MiniLM's, whose chunk vectors have read a window, not the document.",
+    "EmbeddingGemma was not run in this run (`RAGKIT_GEMMA_DIR` unset); its late-chunking "
+    "rows, if any, are the saved `ragkit bench late-quality` rows read above, not this run's.",
+    *[f"Saved `ragkit bench late-quality` rows: {line}"
+      for line in late_quality_sentences(quality)],
 ])))

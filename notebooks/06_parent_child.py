@@ -13,10 +13,10 @@
 #
 # Seed 000's third fix is "Embed small. Return big.": match the question against a small
 # chunk, then hand the model the section it came from. A chunk does two jobs: it must *match*
-# the question (small is better: one idea per vector) and it must *answer* it (big is better:
-# the caveat in the next sentence comes along). Parent-child retrieval splits the jobs. Small
-# children — groups of whole sentences — are embedded and searched; what comes back is their
-# parent section. Two variants:
+# the question (small suits that: one idea per vector) and it must *answer* it (big suits
+# that: the caveat in the next sentence comes along). Parent-child retrieval splits the jobs.
+# Small children — groups of whole sentences — are embedded and searched; what comes back is
+# their parent section. Two variants:
 #
 # - **auto-merging** returns the children, except that when at least half of a parent's
 #   children are retrieved they are replaced by the parent;

@@ -14,7 +14,8 @@
 # Seed 002 puts the rule plainly: "You cannot say "this chunker is better" without
 # measurements." Every notebook so far wrote its numbers as rows of one schema. This one reads
 # them all and asks the question a practitioner ends with: **at an equal context budget, does
-# any of the fixes beat a simple fixed-size or recursive splitter, by how much, and at what
+# any of the fixes beat the best run on a simple splitter's chunks (fixed-size, recursive,
+# LangChain's or chonkie's, with whatever retrieval it ran with), by how much, and at what
 # cost?** It adds a few combinations, checks each quantitative claim the course quoted, runs
 # one generation experiment (does the position of the evidence in the prompt matter?) and ends
 # with the decision guide, regenerated from the rows on every `make reproduce`.
@@ -92,7 +93,7 @@ step_display(steps)
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
-# The course question whose recall changes the most for the worse when the structural
+# The course question whose recall drops the most when the structural
 # preamble is added to the breadcrumbed chunks (if any does). The top hits of both, in full,
 # with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
 
@@ -115,12 +116,15 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 
 # %% [markdown]
 # ## The leaderboard, at an equal context budget
-# Every configuration the course measured, one row each (a configuration measured by two
-# notebooks is one row naming both), ranked by span recall when **`1024` cl100k tokens** of
-# retrieved text reach the model. Each value is a mean over the benchmark's questions with its
-# 95 % bootstrap interval; `n` is the number of questions scored; recall@5 (a fixed number of
-# hits, whatever their size) is kept as a secondary column. (Run `make reproduce` first; in
-# the smoke profile this reads the smoke results.)
+# The configurations the course measured, ranked by span recall when **`1024` cl100k tokens**
+# of retrieved text reach the model. A configuration measured by two notebooks with the same
+# per-question scores is one row naming both; runs that share a name but scored differently
+# (the same strategy inside two scripts with different settings) are separate rows, told
+# apart by the "measured in" column. Each board shows its leading rows; its heading says how
+# many of how many. Each value is a mean over the benchmark's questions with its 95 %
+# bootstrap interval; `n` is the number of questions scored; recall@5 (a fixed number of hits,
+# whatever their size) is kept as a secondary column. (Run `make reproduce` first; in the
+# smoke profile this reads the smoke results.)
 
 # %%
 rec.save()  # so the combinations are part of what we read
@@ -132,8 +136,10 @@ rows, scores = load_results(), load_scores()
 BUDGET = 1024
 boards = {b: lb.board(rows, scores, b, BUDGET) for b in lb.MAIN_BENCHMARKS
           if (rows.benchmark == b).any()}
+SHOWN = 15
 for name, b in boards.items():
-    display(Markdown(f"### {name}\n\n" + lb.markdown(b, max_rows=15)))
+    display(Markdown(f"### {name} (the first {min(SHOWN, len(b))} of {len(b)} rows)\n\n"
+                     + lb.markdown(b, max_rows=SHOWN)))
 
 # %% [markdown]
 # The same boards as a ranked chart: the leading configurations, best on top, each a dot at
@@ -147,21 +153,28 @@ from ragkit.plots import ranked_intervals
 from ragkit.results import show_figure
 
 for name, b in boards.items():
-    show_figure(ranked_intervals(b, top=12, highlight=lambda s: s.startswith(lb.BASELINES),
+    show_figure(ranked_intervals(b, top=12, highlight=lb.is_baseline,
                                  title=f"{name}: span recall at {BUDGET:,} tokens"),
                 f"07_board_{name}")
 
 # %% [markdown]
 # ## Recall against budget
-# The three leading configurations and the best simple baseline at every budget in
-# `ragkit.evaluate.BUDGETS` (the shaded band is the 95 % interval). Where two lines cross,
-# which strategy "wins" depends on how much context you can afford.
+# The three leading configurations that were measured at three or more budgets of
+# `ragkit.evaluate.BUDGETS`, and the best simple baseline, against budget (the shaded band is
+# the 95 % interval). A configuration scored at one budget only (a tuning script's pick) is a
+# point, not a line, so it is left out; the sentence under each chart names what was left
+# out. Where two lines cross, which strategy has more recall depends on how much context you
+# can afford.
 
 # %%
 for name, b in boards.items():
-    top = list(b.run.head(3)) + list(b[b.strategy.str.startswith(lb.BASELINES)].run.head(1))
+    top, skipped = lb.curve_runs(b, scores, top=3)
     fig = lb.plot_curves(lb.curves(rows, scores, name, runs=top), f"{name}: recall vs budget")
     show_figure(fig, f"07_budget_{name}")
+    display(Markdown(f"**{name}**: " + ("ranked above these lines but measured at fewer "
+                                       "budgets, so not drawn: " + "; ".join(skipped) + "."
+                                       if skipped else "the three leading configurations of "
+                                       "the board are all drawn.")))
 
 # %% [markdown]
 # ## By question type (course corpus)

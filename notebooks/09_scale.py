@@ -199,11 +199,15 @@ with tempfile.TemporaryDirectory() as tmp:
 display(Markdown("\n".join(lines)))
 
 # %% [markdown]
-# Recall and latency trade through `nprobe`: more cells probed, closer to exact and slower.
-# The filter stays a *pre*-filter: `ScaledIndex.search(..., where=...)` hands faiss a bitmap
-# of the allowed rows, and a filter that leaves few rows is searched exactly among them.
+# On real vectors, `nprobe` sets a trade: more cells probed, closer to exact search and slower.
+# Whether this sweep shows both sides of it is read from its rows below. The filter stays a
+# *pre*-filter: `ScaledIndex.search(..., where=...)` hands faiss a bitmap of the allowed rows,
+# and a filter that leaves few rows is searched exactly among them.
 
 # %%
+from ragkit.scale import sweep_reading
+
+display(Markdown(sweep_reading(sweep, len(base_vectors))))
 path = rec.save()
 print(f"rows: {path}")
 
@@ -221,7 +225,8 @@ findings = [
     + ("." if len(rates) > 1 else " (no other runner ran in this profile)."),
     f"The cost fit gives {a:.2f} s of start-up plus {b:.3f} s a document on one core, so "
     f"{N_DOCS:,} documents would take about {cpu_days:,.0f} core-days (arithmetic, not a run).",
-] + [f"At {r['size']:,} synthetic vectors, IVF with nprobe {int(r['nprobe'])} found "
+] + [sweep_reading(sweep, len(base_vectors))] + [
+    f"At {r['size']:,} synthetic vectors, IVF with nprobe {int(r['nprobe'])} found "
      f"{pct(r['recall'])} of the exact top 10 at {r['speedup']:.1f}x the speed of exact search."
      for r in largest]
 if FLAGS:

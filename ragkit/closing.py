@@ -191,13 +191,13 @@ def router_findings(boards: Mapping[str, pd.DataFrame], scores: pd.DataFrame,
                     budget: int = 1024, name: str = "router") -> list[str]:
     """Where the router ranks on each board, and how it compares with that board's best
     simple baseline (paired)."""
-    from .leaderboard import BASELINES, versus
+    from .leaderboard import is_baseline, versus
     from .report import finding
 
     out = []
     for bench, b in boards.items():
         where = rank_of(b, name)
-        base = b[b.strategy.str.startswith(BASELINES)]
+        base = b[b.strategy.map(is_baseline).astype(bool)]
         if where is None or base.empty:
             continue
         row = b.iloc[where[0] - 1]

@@ -12,6 +12,8 @@ These helpers make the course's failure stories computed rather than told:
   `hits_text` prints the top hits in full;
 - `staged_status` turns the verdicts of several strategies on the staged cases into one
   status per case: fails naively / fixed by which strategy / not fixed / does not fail;
+- `encoder_overflow` counts the chunks whose body alone fills the encoder's input, so that
+  whatever is placed after the body (a preamble with ``placement="after"``) is never read;
 - `score_views` scores one query's ranked hits both ways the course reports — the top k
   chunks, and contexts of a few token budgets — so a reader sees where each number comes from.
 """
@@ -32,10 +34,56 @@ def chunks_touching(span: Span, chunks: Sequence[Chunk]) -> list[Chunk]:
                                                                                  span.end))]
 
 
+def gold_pieces(span: Span, chunks: Sequence[Chunk]) -> int:
+    """The number of pieces a chunker cut a gold span into: the fewest chunks whose union
+    covers as much of the span as all the chunks do. A span inside one chunk is 1 piece even
+    when an overlapping neighbour also touches it; a span cut across two windows is 2.
+
+    >>> from ragkit.types import Chunk, Span
+    >>> gold = Span("d", 100, 200)
+    >>> chunk = lambda start, end: Chunk("d", start, end, "x" * (end - start), "fixed")
+    >>> cut, overlapping = [chunk(0, 150), chunk(150, 300)], [chunk(0, 250), chunk(180, 400)]
+    >>> gold_pieces(gold, cut), gold_pieces(gold, overlapping)
+    (2, 1)
+    """
+    spans = [(max(c.start, span.start), min(c.end, span.end))
+             for c in chunks_touching(span, chunks)]
+    pieces, pos = 0, span.start
+    while pos < span.end:
+        reach = max((end for start, end in spans if start <= pos < end), default=None)
+        if reach is None:  # a gap no chunk covers: go on from the next chunk
+            pos = min((start for start, _ in spans if start > pos), default=span.end)
+            continue
+        pieces, pos = pieces + 1, reach
+    return pieces
+
+
+def encoder_overflow(chunks: Sequence[Chunk], embedder) -> dict:
+    """How many chunks fill the encoder's input with their body alone (the chunk's own prefix
+    left out), counted with the encoder's own tokenizer, special tokens included: ``chunks``,
+    ``over`` (bodies of at least ``limit`` tokens) and ``limit`` (``embedder.max_tokens``).
+    The encoder truncates at the limit, so text appended after such a body is cut unread.
+
+    >>> from ragkit.types import Chunk
+    >>> class Words:  # a stand-in encoder: one token per word, plus [CLS] and [SEP]
+    ...     max_tokens = 6
+    ...     def count_tokens(self, texts, kind="document"):
+    ...         return [len(t.split()) + 2 for t in texts]
+    >>> chunks = [Chunk("d", 0, 7, "a b c d", "x", prefix="a long prefix is not counted"),
+    ...           Chunk("d", 0, 3, "a b", "x")]
+    >>> encoder_overflow(chunks, Words())
+    {'chunks': 2, 'over': 1, 'limit': 6}
+    """
+    lengths = embedder.count_tokens([c.text for c in chunks]) if chunks else []
+    return {"chunks": len(lengths), "over": sum(n >= embedder.max_tokens for n in lengths),
+            "limit": embedder.max_tokens}
+
+
 def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int) -> dict:
-    """Why did this query succeed or fail? Computed from spans, per the module docstring."""
+    """Why did this query succeed or fail? Computed from spans, per the module docstring.
+    ``gold_pieces`` is `gold_pieces` of the most cut gold span."""
     top = [h.chunk for h in hits[:k]]
-    pieces = [len(chunks_touching(g, chunks)) for g in query.gold]
+    pieces = [gold_pieces(g, chunks) for g in query.gold]
     whole = all(any(c.start <= g.start and g.end <= c.end for c in chunks_touching(g, chunks))
                 for g in query.gold)
     ranks = [i + 1 for i, h in enumerate(hits) if overlaps(h.chunk, query.gold)]

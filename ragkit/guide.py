@@ -6,8 +6,10 @@ memos in Markdown, with tables), Chroma's corpora (web, wiki, chat and finance t
 Anthropic's (a code base) stand in for three document classes — and each budget of
 `BUDGETS` cl100k tokens:
 
-- the **baseline** is the best simple splitter on that board (a fixed-size or recursive
-  splitter: `ragkit.leaderboard.BASELINES`);
+- the **baseline** is the best run on a simple splitter's chunks on that board (fixed-size,
+  recursive, LangChain's or chonkie's, with whatever retrieval it was measured with, a fused
+  stack and a cross-encoder included: `ragkit.leaderboard.is_baseline`), so a fix is measured
+  against the strongest simple run, not the weakest;
 - every other configuration is compared with it, paired over the same questions
   (`ragkit.stats.paired`, 95 % bootstrap interval of the difference in span recall);
 - the **pick** is the configuration with the highest recall among those whose interval lies
@@ -86,7 +88,7 @@ def costs(rows: pd.DataFrame, run: str) -> dict:
 
 
 def _is_baseline(strategy: str, baselines: Sequence[str]) -> bool:
-    return str(strategy).startswith(tuple(baselines))
+    return lb.is_baseline(strategy, baselines)
 
 
 def _decide(rows, scores, board: pd.DataFrame, budget: int, baselines: Sequence[str]) -> dict:
@@ -208,8 +210,8 @@ def markdown(guide: pd.DataFrame, types: pd.DataFrame | None = None,
     head = ["# Decision guide", "",
             "Generated from this run's results rows by `ragkit.guide` (notebook 07). For each "
             "benchmark and context budget (cl100k tokens reaching the model), every "
-            "configuration is compared with the best simple baseline (fixed-size or recursive "
-            "splitter) on span recall, paired over the same questions; the pick is the best "
+            f"configuration is compared with the best simple baseline ({lb.BASELINE_LABEL}) "
+            "on span recall, paired over the same questions; the pick is the best "
             "configuration whose 95 % interval lies above 0, otherwise the simple baseline. "
             f"Costs are the pick's (the baseline's when nothing beats it): chunks indexed, "
             f"tokens embedded (characters / {CHARS_PER_TOKEN:g}), LLM calls for generated "

@@ -799,3 +799,79 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
                     "low": c.low, "high": c.high, "n": c.n, "wins": c.wins,
                     "losses": c.losses, "ties": c.ties, "comparison": c})
     return pd.DataFrame(out)
+
+
+def late_quality_table(rows) -> "pd.DataFrame":
+    """The paired rows of ``ragkit bench late-quality`` (``results/bench_late_quality.jsonl``,
+    experiment ``late_quality_paired``) as one table: per encoder, metric (with the question
+    subset it was scored on), window (``limit``: the encoder's own) and pooling of the special
+    tokens, late − naive with its 95 % interval, wins / losses / ties, and the verdict read
+    from the interval (`ragkit.report.verdict`: late "beats", "loses" or "no measurable
+    difference" against naive). `rows` is `ragkit.results.load_results()` or any frame with
+    those columns; rows of other experiments are ignored.
+
+    >>> import pandas as pd
+    >>> row = dict(notebook="bench_late_quality", experiment="late_quality_paired",
+    ...            embedder="gemma", metric="diff_ndcg@10", value=-0.04,
+    ...            params={"window": None, "specials": "edges", "subset": "all",
+    ...                    "ci95": ["-0.07", "-0.006"], "wins": 48, "losses": 74, "ties": 111})
+    >>> late_quality_table(pd.DataFrame([row]))[["window", "verdict"]].values.tolist()
+    [['limit', 'loses']]
+    """
+    import pandas as pd
+
+    from .report import verdict
+
+    cols = ["embedder", "metric", "questions", "window", "pooling", "late − naive", "low",
+            "high", "wins", "losses", "ties", "verdict"]
+    if not {"experiment", "metric", "params"} <= set(rows.columns):
+        return pd.DataFrame(columns=cols)
+    sub = rows[(rows.experiment == "late_quality_paired") & rows.metric.str.startswith("diff_")]
+    if "notebook" in sub:
+        sub = sub[sub.notebook == "bench_late_quality"]
+    out = []
+    for r in sub.itertuples():
+        p = r.params if isinstance(r.params, dict) else {}
+        low, high = (float(x) for x in p.get("ci95", ("nan", "nan")))
+        out.append({"embedder": r.embedder, "metric": r.metric.removeprefix("diff_"),
+                    "questions": p.get("subset", "all"),
+                    "window": "limit" if p.get("window") is None else int(p["window"]),
+                    "pooling": p.get("specials", ""), "late − naive": float(r.value),
+                    "low": low, "high": high, "wins": p.get("wins"), "losses": p.get("losses"),
+                    "ties": p.get("ties"), "verdict": verdict(low, high)})
+    df = pd.DataFrame(out, columns=cols)
+    order = {"limit": -1}
+    return df.sort_values(["embedder", "metric", "pooling", "window"],
+                          key=lambda s: s.map(lambda v: order.get(v, v)) if s.name == "window"
+                          else s).reset_index(drop=True)
+
+
+def late_quality_sentences(table) -> list[str]:
+    """One sentence per (encoder, metric) of `late_quality_table`, its direction counted from
+    the verdicts: in how many (window, pooling) settings late chunking beats naive, loses to
+    it, or shows no measurable difference, and the setting with the largest difference.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"embedder": ["gemma"] * 2, "metric": ["ndcg@10"] * 2,
+    ...                   "questions": ["all"] * 2, "window": ["limit", 128],
+    ...                   "pooling": ["edges"] * 2, "late − naive": [-0.04, 0.017],
+    ...                   "low": [-0.07, -0.009], "high": [-0.006, 0.044],
+    ...                   "verdict": ["loses", "no measurable difference"]})
+    >>> late_quality_sentences(t)[0]
+    'gemma, ndcg@10 (all questions), late − naive over 2 (window, pooling) settings: late chunking beats naive in 0, loses in 1, no measurable difference in 1; the largest difference, -4.0 points [-7.0, -0.6], is at window limit with edges pooling.'
+    """
+    from .report import ci
+
+    out = []
+    for (embedder, metric, questions), g in table.groupby(["embedder", "metric", "questions"],
+                                                          sort=False):
+        counts = g.verdict.value_counts()
+        top = g.loc[g["late − naive"].abs().idxmax()]
+        out.append(
+            f"{embedder}, {metric} ({questions.replace('_', '-')} questions), late − naive over "
+            f"{len(g)} (window, pooling) settings: late chunking beats naive in "
+            f"{counts.get('beats', 0)}, loses in {counts.get('loses', 0)}, no measurable "
+            f"difference in {counts.get('no measurable difference', 0)}; the largest "
+            f"difference, {100 * top['late − naive']:+.1f} points {ci(top.low, top.high)}, is at "
+            f"window {top.window} with {top.pooling} pooling.")
+    return out

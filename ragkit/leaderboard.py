@@ -27,8 +27,24 @@ MAIN_BENCHMARKS = ("course", "chroma", "anthropic")
 # configurations on the questions they are then scored on; the chosen point is recorded
 # under another experiment and is ranked
 TUNING_SWEEPS = ("prose_candidates", "code_fusion_candidates")
-# the simple baselines every fix must beat (strategy-name prefixes)
+# the simple baselines every fix must beat (strategy-name prefixes): a run whose chunks come
+# from one of these splitters is a baseline, whatever retrieval it was measured with, so the
+# bar is the strongest run on simple chunks (a fused stack with a cross-encoder on fixed
+# 1000-character windows included), not the weakest
 BASELINES = ("fixed_chars", "fixed_tokens", "recursive", "langchain", "chonkie")
+BASELINE_LABEL = ("the best run on a simple splitter's chunks: fixed-size, recursive, "
+                  "LangChain's or chonkie's, with whatever retrieval it was measured with")
+
+
+def is_baseline(strategy: str, prefixes: Sequence[str] = BASELINES) -> bool:
+    """A simple baseline: a run on the chunks of a splitter named by one of `prefixes`
+    (`BASELINES`), whatever retrieval it was measured with (`BASELINE_LABEL`).
+
+    >>> [is_baseline(s) for s in ("fixed_chars(1000/200)", "langchain markdown+recursive(254/0)",
+    ...                           "fixed_chars(1000/200)+stack+cross-encoder", "router+stack")]
+    [True, True, True, False]
+    """
+    return str(strategy).startswith(tuple(prefixes))
 
 
 def configurations(rows, scores=None) -> pd.DataFrame:
@@ -143,9 +159,10 @@ def curves(rows, scores, benchmark: str, runs: Sequence[str] | None = None,
     """Mean recall@B (and its interval) per budget for each run: run, strategy, budget, mean,
     low, high."""
     confs = configurations(rows, scores)
-    confs = confs[confs.benchmark == benchmark].drop_duplicates("config")
-    if runs is not None:
+    confs = confs[confs.benchmark == benchmark]
+    if runs is not None:  # the runs asked for, even when another run of their config is first
         confs = confs[confs.run.isin(runs)]
+    confs = confs.drop_duplicates("config")
     out = []
     for r in confs.itertuples():
         for b in budgets:
@@ -155,6 +172,30 @@ def curves(rows, scores, benchmark: str, runs: Sequence[str] | None = None,
                 out.append({"run": r.run, "strategy": r.strategy, "embedder": r.embedder,
                             "budget": b, "mean": mean, "low": lo, "high": hi})
     return pd.DataFrame(out)
+
+
+def curve_runs(b: pd.DataFrame, scores, top: int = 3, budgets: Sequence[int] = BUDGETS,
+               min_budgets: int = 3) -> tuple[list[str], list[str]]:
+    """The runs a recall-against-budget chart can draw as lines: the `top` leading runs of a
+    board measured at `min_budgets` or more of `budgets`, then the best simple baseline
+    (`is_baseline`) measured that widely. Returns (runs, skipped): `skipped` names the
+    better-ranked configurations left out because they were measured at fewer budgets (a
+    tuning script that scored only the default budget is one point, not a line), so a caption
+    can say so."""
+    def full(run: str) -> bool:
+        return sum(bool(len(_per_query(scores, run, "recall@B", x))) for x in budgets) >= min(
+            min_budgets, len(budgets))
+
+    runs, skipped = [], []
+    for r in b.itertuples():
+        if len(runs) == top:
+            break
+        if full(r.run):
+            runs.append(r.run)
+        else:
+            skipped.append(r.strategy)
+    base = [r.run for r in b.itertuples() if is_baseline(r.strategy) and full(r.run)]
+    return runs + [x for x in base[:1] if x not in runs], skipped
 
 
 def plot_curves(table: pd.DataFrame, title: str):
@@ -195,7 +236,7 @@ def best_against_baseline(rows, scores, benchmark: str, budget: int = DEFAULT_BU
     b = board(rows, scores, benchmark, budget)
     if b.empty:
         return None
-    is_base = b.strategy.str.startswith(BASELINES)
+    is_base = b.strategy.map(is_baseline).astype(bool)
     if not is_base.any() or is_base.all():
         return None
     best, base = b[~is_base].iloc[0], b[is_base].iloc[0]

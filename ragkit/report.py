@@ -5,6 +5,9 @@ The course's prose never types a number; it renders one from this run's values:
 - `pct` / `ci` format a share and its interval (``pct(0.783) -> '78.3 %'``);
 - `finding` turns a paired `ragkit.stats.Comparison` into one sentence with the difference, its
   95 % interval, n and the wins / losses / ties, or "no measurable difference";
+- `verdict` names the direction of a paired interval ("beats", "loses", "no measurable
+  difference") and `speed_sentence` the direction of a measured speed ratio, so a sentence's
+  direction word comes from the numbers, never from the prose around them;
 - `what_we_measured` renders a notebook's closing section from those sentences;
 - `percent_table` formats a results table for display (shares as percentages, counts as
   integers) without changing the values;
@@ -84,6 +87,35 @@ def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
         return (f"No measurable difference between **{a}** and **{b}** on {metric}: "
                 f"{100 * diff:+.{digits}f} points {detail}.")
     return f"**{lead}** beats **{trail}** on {metric} by {100 * diff:.{digits}f} points {detail}."
+
+
+def verdict(low: float, high: float) -> str:
+    """The course's reading of a paired interval of A − B: A "beats" B when the interval lies
+    above 0, "loses" when it lies below, otherwise "no measurable difference".
+
+    >>> verdict(0.01, 0.05), verdict(-0.02, 0.03), verdict(-0.05, -0.01)
+    ('beats', 'no measurable difference', 'loses')
+    """
+    return "beats" if low > 0 else "loses" if high < 0 else "no measurable difference"
+
+
+def speed_sentence(a: str, seconds_a: float, b: str, seconds_b: float,
+                   tolerance: float = 0.1, what: str = "the same texts") -> str:
+    """One sentence on a timed pair, direction included: `a`'s throughput as a multiple of
+    `b`'s, called faster or slower only when it differs from 1 by more than `tolerance` (a
+    single timing has no interval, so small ratios read "about as fast").
+
+    >>> speed_sentence("ONNX Runtime", 3.1, "torch", 2.8)
+    'On this machine ONNX Runtime took 3.1 s and torch 2.8 s on the same texts: ONNX Runtime ran at 0.90x the throughput of torch, so here it is about as fast as torch (within 10 %).'
+    >>> speed_sentence("ONNX Runtime", 1.0, "torch", 1.8).split(": ")[1]
+    'ONNX Runtime ran at 1.80x the throughput of torch, so here it is faster than torch.'
+    """
+    ratio = seconds_b / seconds_a
+    reading = (f"faster than {b}" if ratio > 1 + tolerance else
+               f"slower than {b}" if ratio < 1 - tolerance else
+               f"about as fast as {b} (within {tolerance:.0%})".replace("%", " %"))
+    return (f"On this machine {a} took {seconds_a:.1f} s and {b} {seconds_b:.1f} s on {what}: "
+            f"{a} ran at {ratio:.2f}x the throughput of {b}, so here it is {reading}.")
 
 
 def what_we_measured(findings: Iterable[str], title: str = "What we measured") -> str:

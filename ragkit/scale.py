@@ -12,6 +12,9 @@ the memory of building from shards, and cost fitted against corpus size.
 - `index_sweep`: for each size, the exact index (`IndexFlatIP`) and IVF-Flat at several
   ``nprobe``: recall@k of the approximate hits against the exact ones, and the time per query
   of each, both measured on the same batch of queries in the same process.
+- `sweep_reading`: what a sweep's rows show, written from them: whether recall moved with
+  nprobe and size at all (on near-copies of a few real vectors it may not), and the latency
+  range;
 - `build_peak_memory`: the peak resident memory of a *fresh process* that builds an index from
   a shard folder (so this process's own arrays do not count).
 - `fit_cost`: a least-squares line seconds = a + b * size through measured points, and what it
@@ -135,6 +138,39 @@ def index_sweep(vectors: np.ndarray, queries: np.ndarray, index: Any, k: int = 1
                      "exact_ms": 1000 * t_exact / len(queries),
                      "approx_ms": 1000 * t / len(queries), "speedup": t_exact / t})
     return rows
+
+
+def sweep_reading(rows: Sequence[dict[str, Any]], base_vectors: int, k: int = 10) -> str:
+    """What an `index_sweep` over several sizes shows, from its rows (each with ``size``,
+    ``nprobe``, ``recall``, ``exact_ms``, ``approx_ms``): when recall@k is the same at every
+    nprobe and size, the sweep says nothing about the recall side of the trade (the synthetic
+    vectors are drawn from `base_vectors` real ones), and measures latency only.
+
+    >>> rows = [{"size": n, "nprobe": p, "recall": 1.0, "exact_ms": n / 1e4,
+    ...          "approx_ms": p / 100} for n in (10_000, 100_000) for p in (4, 16)]
+    >>> sweep_reading(rows, 266).split(": ")[0]
+    'recall@10 against exact search is 1.000 at every nprobe and every size here'
+    """
+    recalls = [float(r["recall"]) for r in rows]
+    if not rows:
+        return "The sweep has no rows."
+    exact = [float(r["exact_ms"]) for r in rows]
+    approx = [float(r["approx_ms"]) for r in rows]
+    latency = (f"IVF took {min(approx):.3f}-{max(approx):.3f} ms a query where exact search "
+               f"took {min(exact):.2f}-{max(exact):.2f} ms, over "
+               f"{len({r['size'] for r in rows})} sizes and nprobe "
+               f"{', '.join(str(int(p)) for p in sorted({r['nprobe'] for r in rows}))}")
+    if max(recalls) - min(recalls) < 5e-4:
+        return (f"recall@{k} against exact search is {recalls[0]:.3f} at every nprobe and every "
+                f"size here: the synthetic vectors are near-copies of {base_vectors:,} real "
+                "chunk vectors, tight clusters that any probe finds, so this sweep is not "
+                "informative about recall. What it measures is latency and build memory: "
+                f"{latency}.")
+    low = min(rows, key=lambda r: r["recall"])
+    high = max(rows, key=lambda r: r["recall"])
+    return (f"recall@{k} against exact search ranges from {low['recall']:.3f} (nprobe "
+            f"{int(low['nprobe'])}, {low['size']:,} vectors) to {high['recall']:.3f} (nprobe "
+            f"{int(high['nprobe'])}, {high['size']:,} vectors); {latency}.")
 
 
 def _peak_rss_mb() -> float:

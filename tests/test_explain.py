@@ -3,7 +3,7 @@
 import pytest
 
 from ragkit.chunkers import FixedCharChunker
-from ragkit.explain import chunk_view, hits_text, staged_status
+from ragkit.explain import chunk_view, diagnose, gold_pieces, hits_text, staged_status
 from ragkit.retrieve import Hit
 from ragkit.types import Chunk, Document, Query, Span
 
@@ -31,6 +31,29 @@ def test_a_split_gold_span_shows_both_pieces():
     view = chunk_view(DOC, chunks, GOLD, fmt="text")
     assert view.count("holds part of the gold") == 2
     assert view.count("⟦") == 2 and view.count("⟧") == 2
+
+
+@pytest.mark.parametrize("cuts, pieces, whole", [
+    ([(None, 0), (0, None)], 1, True),            # the neighbour ends where the gold starts
+    ([(None, 8), (8, None)], 2, False),           # cut once inside the gold
+    ([(None, 4), (4, 8), (8, None)], 3, False),   # cut twice
+    ([(None, None), (4, None)], 1, True),         # overlapping windows, gold whole in the first
+    ([(None, 10), (2, None)], 2, False),          # overlapping windows, neither holds it whole
+    ([(None, 3), (2, None), (5, None)], 2, False),  # three touch it, two cover it
+])
+def test_gold_pieces_counts_the_pieces_not_the_chunks_touching(cuts, pieces, whole):
+    """Chunk ends are offsets from the gold's start (None: the document's start or end). An
+    overlapping chunk that touches a gold span another chunk holds whole does not make it two
+    pieces (q031 and q099 in notebook 01)."""
+    def chunk(a, b):
+        return Chunk.make(DOC, 0 if a is None else GOLD.start + a,
+                          len(TEXT) if b is None else GOLD.start + b, "t")
+
+    chunks = [chunk(a, b) for a, b in cuts]
+    assert len(GOLD) > 12
+    assert gold_pieces(GOLD, chunks) == pieces
+    d = diagnose(Query("q", "?", gold=(GOLD,)), chunks, [], k=3)
+    assert (d["gold_pieces"], d["gold_in_one_chunk"]) == (pieces, whole)
 
 
 def test_html_view_escapes_and_highlights():
@@ -82,3 +105,21 @@ def test_score_views_scores_one_ranking_at_k_and_at_budgets():
     assert top["recall"] == 1.0 and top["pass"] == 1.0
     assert tiny["tokens"] == 8 and tiny["recall"] < 1.0      # the budget cuts the evidence
     assert big["recall"] == 1.0 and big["precision"] < top["precision"]  # more text, diluted
+
+
+def test_encoder_overflow_counts_bodies_that_fill_the_input_alone():
+    """A preamble placed after a body that fills the encoder's input is never read: the count
+    uses the body alone, with the encoder's own token counts (special tokens included)."""
+    from ragkit.explain import encoder_overflow
+
+    class Words:  # one token per word, plus [CLS] and [SEP]
+        max_tokens = 6
+
+        def count_tokens(self, texts, kind="document"):
+            return [len(t.split()) + 2 for t in texts]
+
+    doc = Document("d", "one two three\nfour five six seven")
+    chunks = [Chunk.make(doc, 0, 13, "t", prefix="a very long prefix that is not the body"),
+              Chunk.make(doc, 14, len(doc.text), "t")]
+    assert encoder_overflow(chunks, Words()) == {"chunks": 2, "over": 1, "limit": 6}
+    assert encoder_overflow([], Words()) == {"chunks": 0, "over": 0, "limit": 6}

@@ -128,3 +128,44 @@ def test_closing_sentences_from_the_guide_and_the_boards(tmp_path, monkeypatch):
     router = closing.router_findings(boards, scores, 1024)[0]
     assert router.startswith("On **course** the router ranks 3 of 3 at 1,024 tokens; "
                              "**fixed_chars(1000/200)** beats **router** on recall@1024 by 25.0")
+
+
+def test_the_baseline_is_the_strongest_run_on_simple_chunks_and_the_label_says_so(
+        tmp_path, monkeypatch):
+    """The bar is the best run on a simple splitter's chunks, whatever retrieval it ran with
+    (a stack and a cross-encoder on fixed windows included), and the guide's label says that
+    rather than "fixed-size or recursive splitter"."""
+    from ragkit import leaderboard as lb
+
+    rows, scores = _saved(tmp_path, monkeypatch, [
+        (("fixed_chars(1000/200)", [1.0, 0.0] * 40), {}),
+        (("fixed_chars(1000/200)+stack+cross-encoder", [1.0, 1.0, 1.0, 0.0] * 20), {}),
+        (("langchain markdown+recursive(254/0,minilm)", [1.0, 0.0, 0.0, 0.0] * 20), {}),
+        (("router+stack", [1.0, 1.0, 0.0, 1.0] * 20), {})])
+    g = guide.decision_guide(rows, scores, budgets=[1024])
+    r = g.iloc[0]
+    assert r.baseline == "fixed_chars(1000/200)+stack+cross-encoder"
+    assert r.pick == guide.NOTHING and r.leader == "router+stack"
+    text = guide.markdown(g)
+    assert lb.BASELINE_LABEL in text and "fixed-size or recursive splitter)" not in text
+
+
+def test_budget_chart_draws_lines_and_names_the_single_budget_runs(tmp_path, monkeypatch):
+    """A run scored at one budget is a point, not a line: `curve_runs` leaves it out of the
+    chart and names it, and still draws the leading runs measured at several budgets and the
+    best simple baseline."""
+    from ragkit import leaderboard as lb
+
+    rows, scores = _saved(tmp_path, monkeypatch, [
+        (("fixed_chars(1000/200)", [1.0, 0.0] * 40), {}),
+        (("router", [1.0, 1.0, 1.0, 0.0] * 20), {})])
+    one = scores[scores.run == rows[rows.strategy == "router"].run.dropna().iloc[0]]
+    only_1024 = one[one.budget.isin((-1, 1024))].assign(run="r1024")
+    rows = pd.concat([rows, rows[rows.strategy == "router"].assign(
+        run="r1024", strategy="prose+stack", value=0.99)])
+    scores = pd.concat([scores, only_1024.assign(value=1.0)])
+    b = lb.board(rows, scores, "course", 1024)
+    assert b.strategy.iloc[0] == "prose+stack"
+    runs, skipped = lb.curve_runs(b, scores, top=3, budgets=(512, 1024), min_budgets=2)
+    assert skipped == ["prose+stack"]
+    assert [b.set_index("run").strategy[r] for r in runs] == ["router", "fixed_chars(1000/200)"]

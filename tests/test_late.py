@@ -271,3 +271,36 @@ def test_a_second_chunking_of_the_same_documents_reuses_the_forward_passes(embed
                                                                               by_sentence)
     np.testing.assert_array_equal(reused, fresh)
     late_module.STATES.clear()
+
+
+def test_late_quality_table_reads_the_saved_paired_rows_and_their_verdicts():
+    """notebook 05 shows `ragkit bench late-quality`'s saved rows: one row per encoder,
+    metric, window and pooling, the verdict from each interval, and sentences whose counts of
+    beats / loses / no measurable difference come from those verdicts."""
+    import pandas as pd
+
+    from ragkit.late import late_quality_sentences, late_quality_table
+
+    def row(embedder, window, specials, value, low, high, metric="diff_ndcg@10"):
+        return {"notebook": "bench_late_quality", "experiment": "late_quality_paired",
+                "embedder": embedder, "metric": metric, "value": value,
+                "params": {"window": window, "specials": specials, "subset": "all",
+                           "ci95": [str(low), str(high)], "wins": 1, "losses": 2, "ties": 3}}
+
+    rows = pd.DataFrame([
+        row("gemma", None, "edges", -0.04, -0.07, -0.006),
+        row("gemma", 128, "every", 0.034, 0.007, 0.063),
+        row("gemma", 512, "every", 0.008, -0.02, 0.04),
+        row("minilm", None, "edges", 0.016, -0.006, 0.039),
+        {**row("minilm", None, "edges", 0.5, 0.4, 0.6), "experiment": "late_quality"},
+    ])
+    table = late_quality_table(rows)
+    assert len(table) == 4
+    assert dict(zip(zip(table.embedder, table.window.astype(str)), table.verdict)) == {
+        ("gemma", "limit"): "loses", ("gemma", "128"): "beats",
+        ("gemma", "512"): "no measurable difference",
+        ("minilm", "limit"): "no measurable difference"}
+    gemma, minilm = late_quality_sentences(table)
+    assert "beats naive in 1, loses in 1, no measurable difference in 1" in gemma
+    assert "beats naive in 0, loses in 0, no measurable difference in 1" in minilm
+    assert late_quality_table(pd.DataFrame()).empty

@@ -40,7 +40,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from ..report import ci
+from ..report import ci, verdict  # noqa: F401  (verdict: the pre-declared reading)
 from ..tables import text_table
 from .common import run_script
 
@@ -67,15 +67,6 @@ def diff_ci(c) -> str:
     '+1.6 [-3.0, +6.4]'
     """
     return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
-
-
-def verdict(low: float, high: float) -> str:
-    """The pre-declared reading of a paired interval.
-
-    >>> verdict(0.01, 0.05), verdict(-0.02, 0.03), verdict(-0.05, -0.01)
-    ('beats', 'no measurable difference', 'loses')
-    """
-    return "beats" if low > 0 else "loses" if high < 0 else "no measurable difference"
 
 
 def run_leaderboard(benchmarks: Sequence[str] = BENCHMARKS, candidates: int = 20,
