@@ -155,14 +155,17 @@ def _embedder(model: str | None):
     """The embedder, loaded now so that a model that cannot be loaded is a one-line error
     (exit 2), not a traceback in the middle of the run."""
     from ..embed import Embedder
+    from ..models import ModelNotFound, locate_model
 
     if model in _EMBEDDERS:
         return _EMBEDDERS[model]
-    looks_local = model and (os.sep in model or model.startswith(".") or Path(model).exists())
-    if looks_local and not Path(model).exists():
-        raise UsageError(f"--embedder {model}: no such folder")
-    try:
+    try:  # a folder, a path that must exist, or a hub id (offline: in the local cache)
+        if model and model != "minilm":
+            locate_model(model, "--embedder")
         emb = Embedder(model)
+    except ModelNotFound as e:  # names --embedder or RAGKIT_EMBEDDER, the model and why
+        raise UsageError(str(e)) from None
+    try:
         emb.model  # noqa: B018 - load it now
     except Exception as e:  # noqa: BLE001 - any failure to load is the argument's
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
