@@ -17,7 +17,8 @@ span. A quote that is missing or occurs more than once is reported with its line
 never guessed. Files that cannot be read are reported and skipped too; the run continues.
 
 Exit codes: 0 = done, nothing to report; 1 = done, but some files or questions were skipped
-(see the summary); 2 = bad command line (a one-line reason); 3 = nothing to evaluate (no
+(see the summary); 2 = bad command line, or a ``RAGKIT_*`` variable ragkit cannot use
+(a one-line reason naming it); 3 = nothing to evaluate (no
 readable documents or no usable question), or an input or environment ragkit cannot use (an
 unreadable questions file, a corrupt results file). None of these prints a traceback;
 ``--debug`` does. A traceback without ``--debug`` is a bug in ragkit (exit 4).
@@ -407,6 +408,7 @@ def run_tool(name: str, argv: list[str]) -> int:
     a CliError, is one line on stderr and exit code 3, as for the built-in commands; anything
     else is a bug and keeps its traceback."""
     from ..benchmarks import BenchmarkUnavailable, ChecksumError
+    from ..config import SettingsError
 
     module = importlib.import_module(f"{__package__}.{TOOLS[name][0]}")
     try:
@@ -414,6 +416,9 @@ def run_tool(name: str, argv: list[str]) -> int:
     except (CliError, BenchmarkUnavailable, ChecksumError) as e:
         print(f"ragkit {name}: {e}", file=sys.stderr)
         return getattr(e, "code", EXIT_FATAL)
+    except SettingsError as e:  # a RAGKIT_* variable changed under the tool: still one line
+        print(f"ragkit {name}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"ragkit {name}: interrupted", file=sys.stderr)
         return 130
@@ -447,9 +452,26 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def environment_error() -> str | None:
+    """The one-line problem with the ``RAGKIT_*`` variables (`ragkit.config.check_environment`:
+    a value outside its allowed ones, a folder that is not there), or None. Every subcommand,
+    the tools included, runs it first: a bad variable is exit code 2, before any work."""
+    from ..config import SettingsError, check_environment
+
+    try:
+        check_environment()
+    except SettingsError as e:
+        return str(e)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     argv = sys.argv[1:] if argv is None else list(argv)
+    problem = environment_error()
+    if problem:
+        print(f"ragkit: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if argv and argv[0] in TOOLS:
         return run_tool(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
