@@ -189,8 +189,12 @@ class JsonlCache:
                           "kept in memory for this run only", CacheWarning, stacklevel=2)
 
     def rewrite(self, records: Iterable[dict[str, Any]] | None = None) -> None:
-        """Write the cache anew, sorted by key (for committed caches that diff well)."""
+        """Write the cache anew, sorted by key (for committed caches that diff well), to a
+        temporary file renamed into place. With no records nothing is written: a cache file
+        exists only with content in it (an existing one is left as it is)."""
         recs = list(records) if records is not None else list(self.load().values())
+        if not recs:
+            return
         recs.sort(key=lambda r: r["key"])
         atomic_write_text(self.path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False)
                                              + "\n" for r in recs))

@@ -44,6 +44,11 @@ variable                                  `Settings` field and meaning
                                           document, in MB (default 1; tests only)
 ========================================  ==========================================================
 
+A value ragkit cannot use is never replaced by a default: `get_settings` raises `SettingsError`
+naming the variable, its value and the allowed values (integers, numbers, choices, the 1/0
+flags), and `check_environment` adds the paths that must exist. The ``ragkit`` command runs
+`check_environment` first: a bad variable is one line on stderr and exit code 2.
+
 Flags and names that are not ragkit's own (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``,
 ``HF_HUB_OFFLINE``) stay with the clients that use them.
 """
@@ -90,27 +95,42 @@ class Settings:
         return self.profile == "smoke"
 
 
+class SettingsError(ValueError):
+    """A ``RAGKIT_*`` variable holds a value ragkit cannot use. The message is one line naming
+    the variable, its value and what is allowed (the command line prints it and exits 2)."""
+
+    def __init__(self, name: str, value: str, allowed: str):
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        super().__init__(f"{name}={shown!r} is not valid: {allowed}")
+        self.name, self.value, self.allowed = name, value, allowed
+
+
+SEED_MAX = 2**32 - 1  # numpy's seeds are unsigned 32-bit
+
+
 def get_settings() -> Settings:
-    """Read the settings from the environment (cheap; call it whenever you need them)."""
+    """Read the settings from the environment (cheap; call it whenever you need them).
+
+    Every variable with a constrained value is checked here: a value outside it raises
+    `SettingsError` naming the variable, its value and the allowed values (an empty value is
+    the same as an unset one). Paths are checked by `check_environment`, which the command
+    line runs first."""
     env = os.environ
-    profile = env.get("RAGKIT_PROFILE", "full").strip().lower()
-    if profile not in ("smoke", "full"):
-        raise ValueError(f"RAGKIT_PROFILE must be 'smoke' or 'full', not {profile!r}")
-    device = env.get("RAGKIT_DEVICE", "auto").strip().lower()
-    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-        raise ValueError(f"RAGKIT_DEVICE must be auto, cpu or cuda, not {device!r}")
-    seed = _number(env, "RAGKIT_SEED", "13", int)
-    backend = env.get("RAGKIT_EMBED_BACKEND", "auto").strip().lower()
-    if backend not in ("auto", "torch", "onnx"):
-        raise ValueError(f"RAGKIT_EMBED_BACKEND must be auto, torch or onnx, not {backend!r}")
+    profile = _choice(env, "RAGKIT_PROFILE", "full", ("full", "smoke"))
+    device = _text(env, "RAGKIT_DEVICE", "auto").lower()
+    if device not in ("auto", "cpu", "cuda") and not (
+            device.startswith("cuda:") and device[5:].isdigit()):
+        raise SettingsError("RAGKIT_DEVICE", device, "expected auto, cpu, cuda or cuda:N")
+    seed = _number(env, "RAGKIT_SEED", "13", int, 0, SEED_MAX)
+    backend = _choice(env, "RAGKIT_EMBED_BACKEND", "auto", ("auto", "torch", "onnx"))
     default_results = PROJECT_ROOT / "results" / ("smoke" if profile == "smoke" else "")
-    data_dir = Path(env.get("RAGKIT_DATA_DIR", PROJECT_ROOT / "data"))
+    data_dir = Path(_text(env, "RAGKIT_DATA_DIR") or PROJECT_ROOT / "data")
     return Settings(
         profile=profile,  # type: ignore[arg-type]
         seed=seed,
         device=device,
-        cache_dir=Path(env.get("RAGKIT_CACHE_DIR", PROJECT_ROOT / ".cache")),
-        results_dir=Path(env.get("RAGKIT_RESULTS_DIR", default_results)),
+        cache_dir=Path(_text(env, "RAGKIT_CACHE_DIR") or PROJECT_ROOT / ".cache"),
+        results_dir=Path(_text(env, "RAGKIT_RESULTS_DIR") or default_results),
         data_dir=data_dir,
         benchmarks_dir=_path(env, "RAGKIT_BENCHMARKS_DIR"),
         embedder=env.get("RAGKIT_EMBEDDER") or None,
@@ -121,28 +141,93 @@ def get_settings() -> Settings:
         regenerate_answers=_flag(env, "RAGKIT_REGENERATE_ANSWERS"),
         judge_model=env.get("RAGKIT_JUDGE_MODEL", "gpt-4o-mini"),
         judge_embeddings=env.get("RAGKIT_JUDGE_EMBEDDINGS", "text-embedding-3-small"),
-        byod_corpus=Path(env.get("RAGKIT_BYOD_CORPUS", data_dir / "corpus")),
-        byod_golden=Path(env.get("RAGKIT_BYOD_GOLDEN", data_dir / "golden" / "questions.jsonl")),
+        byod_corpus=Path(_text(env, "RAGKIT_BYOD_CORPUS") or data_dir / "corpus"),
+        byod_golden=Path(_text(env, "RAGKIT_BYOD_GOLDEN")
+                         or data_dir / "golden" / "questions.jsonl"),
         byod_strategies=env.get("RAGKIT_BYOD_STRATEGIES", BYOD_STRATEGIES),
-        hypothesis_examples=_number(env, "RAGKIT_HYPOTHESIS_EXAMPLES", "1000", int),
-        big_line_mb=_number(env, "RAGKIT_BIG_LINE_MB", "1", float),
+        hypothesis_examples=_number(env, "RAGKIT_HYPOTHESIS_EXAMPLES", "1000", int, 1),
+        big_line_mb=_number(env, "RAGKIT_BIG_LINE_MB", "1", float, 0.001, 10000),
     )
 
 
+# Variables naming something that must already be there when they are set: (name, kind).
+# The cache and results folders are made on demand; they must only not be files.
+INPUT_PATHS = (("RAGKIT_DATA_DIR", "folder"), ("RAGKIT_BENCHMARKS_DIR", "folder"),
+               ("RAGKIT_GEMMA_DIR", "folder"), ("RAGKIT_BYOD_CORPUS", "folder"),
+               ("RAGKIT_BYOD_GOLDEN", "file"))
+OUTPUT_PATHS = ("RAGKIT_CACHE_DIR", "RAGKIT_RESULTS_DIR")
+
+
+def check_environment() -> Settings:
+    """`get_settings`, and the paths: a folder or file variable that is set must name one that
+    exists (``RAGKIT_DATA_DIR``, ``RAGKIT_BENCHMARKS_DIR``, ``RAGKIT_GEMMA_DIR``,
+    ``RAGKIT_BYOD_CORPUS``, ``RAGKIT_BYOD_GOLDEN``), the cache and results folders must not be
+    files, and ``RAGKIT_EMBEDDER`` / ``RAGKIT_RERANK_MODEL``, where they are paths by
+    `ragkit.models.locate_model`'s rule, must exist. Raises `SettingsError`. The ``ragkit``
+    command (and every tool, through `ragkit.tools.common.prepare`) runs it first, so a bad
+    variable is one line and exit code 2 before any work."""
+    settings = get_settings()
+    env = os.environ
+    for name, kind in INPUT_PATHS:
+        value = _text(env, name)
+        if value and not (Path(value).is_dir() if kind == "folder" else Path(value).is_file()):
+            what = "no such" if not Path(value).exists() else "not a"
+            raise SettingsError(name, value, f"{what} {kind}")
+    for name in OUTPUT_PATHS:
+        value = _text(env, name)
+        if value and Path(value).exists() and not Path(value).is_dir():
+            raise SettingsError(name, value, "exists and is not a folder")
+    from .models import ModelNotFound, locate_model
+
+    for name in ("RAGKIT_EMBEDDER", "RAGKIT_RERANK_MODEL"):
+        value = _text(env, name)
+        if value and value not in ("minilm", "packaged"):
+            try:
+                locate_model(value, name, check_hub=False)
+            except ModelNotFound as e:
+                raise SettingsError(name, value, e.reason) from None
+    return settings
+
+
+def _text(env, name: str, default: str = "") -> str:
+    return (env.get(name) or "").strip() or default
+
+
+def _choice(env, name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = _text(env, name, default).lower()
+    if value not in allowed:
+        raise SettingsError(name, value, f"expected {' or '.join(allowed)} (default {default})")
+    return value
+
+
 def _path(env, name: str) -> Path | None:
-    value = env.get(name)
+    value = _text(env, name)
     return Path(value) if value else None
 
 
+FALSE = ("0", "false", "no")
+
+
 def _flag(env, name: str) -> bool:
-    return env.get(name, "").strip().lower() in TRUE
+    value = _text(env, name).lower()
+    if value and value not in TRUE + FALSE:
+        raise SettingsError(name, value, "expected 1, true or yes (on), 0, false or no (off)")
+    return value in TRUE
 
 
-def _number(env, name: str, default: str, kind):
+def _number(env, name: str, default: str, kind, low=None, high=None):
+    value = _text(env, name, default)
+    what = "a whole number" if kind is int else "a number"
+    bounds = (f" from {low} to {high}" if low is not None and high is not None
+              else f" of at least {low}" if low is not None else "")
     try:
-        return kind(env.get(name, default))
-    except ValueError as e:
-        raise ValueError(f"{name} must be a number ({kind.__name__}): {e}") from None
+        number = kind(value)
+    except ValueError:
+        number = None
+    if number is None or number != number or (low is not None and number < low) \
+            or (high is not None and number > high):
+        raise SettingsError(name, value, f"expected {what}{bounds} (default {default})")
+    return number
 
 
 def resolve_device(device: str | None = None) -> str:

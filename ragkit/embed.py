@@ -39,7 +39,7 @@ import numpy as np
 
 from .cache import VectorCache
 from .config import get_settings, resolve_device
-from .models import bundled_minilm
+from .models import bundled_minilm, folder_fingerprint, locate_model
 from .onnx_backend import (ONNX_MODEL_TYPES, ONNX_TOLERANCE, OnnxFallbackWarning,  # noqa: F401
                            OnnxTransformer, checked_graph, onnx_runtime_missing)
 
@@ -54,11 +54,15 @@ class TruncationWarning(UserWarning):
 
 def resolve_model(model: str | Path | None) -> str:
     """A model argument -> something `SentenceTransformer()` loads: the bundled folder for
-    None / 'minilm' / the MiniLM hub id (offline copy), a local folder, or a hub id as given."""
-    model = model or get_settings().embedder
+    None / 'minilm' / the MiniLM hub id (offline copy), else `ragkit.models.locate_model`'s
+    rule (an existing folder, a path that must exist, or a hub id, which offline must be in the
+    local cache): a `ModelNotFound` naming the model otherwise."""
+    what = "embedder"
+    if not model:
+        model, what = get_settings().embedder, "RAGKIT_EMBEDDER"
     if model in (None, "minilm", BUNDLED_NAME, "all-MiniLM-L6-v2"):
         return str(bundled_minilm())
-    return str(model)
+    return locate_model(model, what)
 
 
 def model_label(model: str | Path | None) -> str:
@@ -70,21 +74,10 @@ def model_label(model: str | Path | None) -> str:
 
 
 def _fingerprint(path_or_id: str) -> str:
-    """Identify model weights cheaply: config files + weight sizes for a folder, else the id."""
+    """What identifies the weights in cache keys: a local folder's `folder_fingerprint` (every
+    file's whole content, remembered by stat), else the hub id as given."""
     p = Path(path_or_id)
-    if not p.is_dir():
-        return path_or_id
-    h = hashlib.sha256()
-    for f in sorted(p.rglob("*")):
-        if f.is_file() and f.suffix in (".json", ".txt", ".safetensors", ".bin", ".model"):
-            h.update(f.relative_to(p).as_posix().encode())
-            if f.suffix in (".safetensors", ".bin"):
-                h.update(str(f.stat().st_size).encode())
-                with f.open("rb") as fh:
-                    h.update(fh.read(1 << 20))
-            else:
-                h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    return folder_fingerprint(p) if p.is_dir() else path_or_id
 
 
 def compare_backends(texts: Sequence[str], model: str | Path | None = None,

@@ -12,7 +12,10 @@ policy, `llama_threads`. Nothing here loads a model at import.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +86,173 @@ def packaged_cross_encoder() -> Path:
     return folder
 
 
+class ModelNotFound(ValueError):
+    """A model name that is neither a local folder nor a hub id ragkit can use here. The
+    message is one line: what asked for it (``--embedder``, ``RAGKIT_EMBEDDER`` ...), the
+    name, and `reason`."""
+
+    def __init__(self, what: str, name: str, reason: str):
+        super().__init__(f"{what} {name}: {reason}")
+        self.what, self.name, self.reason = what, name, reason
+
+
+_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+_HUB_ID = re.compile(rf"(?:{_HUB_PART}/)?{_HUB_PART}")
+_TRUE = ("1", "true", "yes", "on")
+
+
+def looks_like_path(name: str | Path) -> bool:
+    """The path half of `locate_model`'s rule: a `Path`, or a string that starts with ``/``,
+    ``./``, ``../`` or ``~``, contains a backslash, has a ``/`` beyond one ``org/name``, ends
+    with ``/``, or holds a character a hub id cannot (hub ids are letters, digits, ``-``,
+    ``_`` and ``.``).
+
+    >>> [looks_like_path(n) for n in ("BAAI/bge-small-en-v1.5", "bert-base-uncased",
+    ...  "./m", "../m", "~/m", "/m", "a/b/c", "org/name/", "C:\\\\m", "my model")]
+    [False, False, True, True, True, True, True, True, True, True]
+    """
+    if isinstance(name, Path):
+        return True
+    return not _HUB_ID.fullmatch(name) or ".." in name or "--" in name
+
+
+def hub_offline() -> str | None:
+    """The value of ``HF_HUB_OFFLINE`` when it switches the hub off (the ``ragkit`` command sets
+    it to 1 unless it is set), else None."""
+    value = os.environ.get("HF_HUB_OFFLINE", "").strip()
+    return value if value.lower() in _TRUE else None
+
+
+def locate_model(name: str | Path, what: str = "model", *, check_hub: bool = True) -> str:
+    """The one rule for a model name, wherever ragkit resolves one (the embedder, the reranker,
+    a Hugging Face tokenizer, ``--embedder``, ``RAGKIT_EMBEDDER``, ``RAGKIT_RERANK_MODEL``):
+
+    1. a name that is an existing folder is that local folder, however it is spelled;
+    2. a name that `looks_like_path` (starts with ``/``, ``./``, ``../`` or ``~``, has a
+       backslash, a ``/`` beyond one ``org/name``, a trailing ``/``, or characters a hub id
+       cannot have) is a path: missing, or not a folder, it is a `ModelNotFound` naming it;
+    3. anything else, ``org/name`` or a bare ``name``, is a Hugging Face hub id. When the hub
+       is offline (``HF_HUB_OFFLINE=1``, the ``ragkit`` command's default) it must already be
+       in the local Hugging Face cache; if not, `ModelNotFound` says the hub is offline and to
+       pass a local folder instead. ``check_hub=False`` skips that look (syntax only).
+
+    Returns the folder (``~`` expanded) or the hub id, as a string. `what` names who asked,
+    for the message.
+    """
+    text = str(name).strip()
+    folder = Path(text).expanduser()
+    if folder.is_dir():
+        return str(folder)
+    if looks_like_path(name if isinstance(name, Path) else text):
+        if folder.exists():
+            raise ModelNotFound(what, text, "not a folder (a model is a folder of files)")
+        raise ModelNotFound(what, text, "no such folder")
+    offline = hub_offline() if check_hub else None
+    if offline and not _in_hub_cache(text):
+        raise ModelNotFound(what, text, f"not a local folder, and as a Hugging Face hub id it "
+                            f"cannot be fetched: the hub is offline (HF_HUB_OFFLINE={offline}) "
+                            "and it is not in the local cache; pass a local folder instead")
+    return text
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - sentence-transformers brings it
+        return False
+    found = try_to_load_from_cache(repo_id, "config.json")
+    return isinstance(found, str)
+
+
+# -- what identifies a model's weights in cache keys -------------------------------------------
+_HASHES: dict[str, list] = {}  # path -> [size, mtime_ns, ctime_ns, inode, sha256], this process
+RACY_SECONDS = 2.0  # a file written this recently is hashed but not remembered
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """The identity of a local model folder in cache keys: the relative name and the sha256 of
+    the whole content of every file in it (following links; dot-files and dot-folders such as
+    ``.git`` aside, which are not the model).
+
+    Why whole contents rather than size, mtime and the first bytes of each file: an edit past
+    the first MiB of a same-size weights file (a fine-tuned copy written in place) changed
+    nothing the old fingerprint read, so stale vectors were served; mtimes alone would also
+    give a copied folder (``cp`` without ``-p``) new keys for identical weights. Whole contents
+    catch every edit and give identical folders the same key. It stays cheap because each
+    file's hash is remembered by (path, size, mtime_ns, ctime_ns, inode) in
+    ``<cache>/file_hashes.json``: the bundled all-MiniLM-L6-v2 is read once per cache folder,
+    and every later run costs one ``stat`` per file. A file modified less than `RACY_SECONDS`
+    ago is hashed but not remembered (a second write within the filesystem's timestamp tick
+    would keep the same stat; git's racy-clean rule). The memo is only a shortcut: if it cannot
+    be read or written, files are hashed again.
+    """
+    folder = Path(folder)
+    files = sorted(f for f in folder.rglob("*")
+                   if f.is_file() and not any(part.startswith(".")
+                                              for part in f.relative_to(folder).parts))
+    memo = _load_memo()
+    changed = False
+    h = hashlib.sha256()
+    for f in files:
+        digest, fresh = _file_sha256(f, memo)
+        changed |= fresh
+        h.update(f"{f.relative_to(folder).as_posix()}\0{digest}\n".encode())
+    if changed:
+        _save_memo(memo)
+    return h.hexdigest()[:16]
+
+
+def _memo_path() -> Path:
+    return get_settings().cache_dir / "file_hashes.json"
+
+
+def _load_memo() -> dict[str, list]:
+    try:
+        data = json.loads(_memo_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if isinstance(data, dict):
+        _HASHES.update({k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5})
+    return _HASHES
+
+
+def _save_memo(memo: dict[str, list]) -> None:
+    from .cache import atomic_write_text
+
+    try:
+        atomic_write_text(_memo_path(), json.dumps(memo, sort_keys=True))
+    except OSError:  # a read-only cache folder: the hashes are recomputed next run
+        pass
+
+
+def _file_sha256(path: Path, memo: dict[str, list]) -> tuple[str, bool]:
+    """(sha256 of the file's content, whether it was computed now and remembered)."""
+    st = path.stat()
+    key = str(path.resolve())
+    stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    known = memo.get(key)
+    if known and known[:4] == stamp:
+        return known[4], False
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    digest = h.hexdigest()
+    racy = time.time() - st.st_mtime < RACY_SECONDS
+    if racy:
+        memo.pop(key, None)
+        return digest, False
+    memo[key] = [*stamp, digest]
+    return digest, True
+
+
 def file_fingerprint(path: Path) -> str:
-    """A cheap identity for a model file: its size and first MiB."""
+    """A cheap identity for a single model file: its size and first MiB.
+
+    Used for files that come from pinned packages (the GGUF LLMs, reassembled with a sha256
+    check, and the packaged ONNX cross-encoder): the committed preamble and answer caches in
+    ``data/cache`` are keyed by it, so it is kept as it is. Model *folders* (embedders) use
+    `folder_fingerprint`, which reads every byte."""
     h = hashlib.sha256(str(path.stat().st_size).encode())
     with path.open("rb") as f:
         h.update(f.read(1 << 20))

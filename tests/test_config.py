@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+import ragkit
+
 from ragkit.config import PROJECT_ROOT, get_settings
 
 # variable -> (value set, Settings field, expected value)
@@ -95,3 +97,114 @@ def test_no_ragkit_variable_read_outside_config():
              if p.name != "config.py"
              for line, name in _environ_reads(ast.parse(p.read_text(), str(p)))]
     assert not found
+
+
+# -- bad values through the real command: one line naming the variable, exit 2 -------------------
+# variable -> a value ragkit cannot use (each would otherwise be a traceback, a silent default
+# or a later, unrelated error)
+BAD = {
+    "RAGKIT_SEED": "abc",
+    "RAGKIT_PROFILE": "huge",
+    "RAGKIT_EMBED_BACKEND": "jax",
+    "RAGKIT_DEVICE": "cuda:x",
+    "RAGKIT_REGENERATE_PREAMBLES": "maybe",
+    "RAGKIT_REGENERATE_ANSWERS": "2",
+    "RAGKIT_HYPOTHESIS_EXAMPLES": "0",
+    "RAGKIT_BIG_LINE_MB": "nan",
+    "RAGKIT_DATA_DIR": "/no/such/ragkit-data",
+    "RAGKIT_BENCHMARKS_DIR": "/no/such/ragkit-benchmarks",
+    "RAGKIT_GEMMA_DIR": "/no/such/ragkit-gemma",
+    "RAGKIT_BYOD_CORPUS": "/no/such/ragkit-corpus",
+    "RAGKIT_BYOD_GOLDEN": "/no/such/ragkit-questions.jsonl",
+    "RAGKIT_EMBEDDER": "./no-such-ragkit-model",
+    "RAGKIT_RERANK_MODEL": "/no/such/ragkit-reranker",
+}
+
+
+def _ragkit(args, env=None, cwd=None):
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGKIT_")}
+    return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd,
+                          env={**clean, "PYTHONPATH": str(Path(ragkit.__file__).parents[1]), **(env or {})})
+
+
+def _one_line_naming(proc, name, value):
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert len(lines) == 1 and name in lines[0] and value in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_bad_variable_is_one_line_and_exit_2(name, tmp_path):
+    """Before any work: `ragkit eval` (on inputs that are not there: the variable comes first)."""
+    proc = _ragkit(["eval", "--corpus", str(tmp_path / "nope"), "--golden",
+                    str(tmp_path / "nope.jsonl")], {name: BAD[name]})
+    _one_line_naming(proc, name, BAD[name])
+
+
+def test_the_message_gives_the_allowed_values(monkeypatch):
+    monkeypatch.setenv("RAGKIT_SEED", "-1")
+    with pytest.raises(ValueError, match=r"RAGKIT_SEED='-1' is not valid: expected a whole "
+                                         r"number from 0 to 4294967295 \(default 13\)"):
+        get_settings()
+    monkeypatch.setenv("RAGKIT_SEED", "5")
+    monkeypatch.setenv("RAGKIT_PROFILE", "Huge")
+    with pytest.raises(ValueError, match="RAGKIT_PROFILE='huge' is not valid: expected full or "
+                                         "smoke"):
+        get_settings()
+
+
+@pytest.mark.parametrize("value,expected", [("", False), (" 0 ", False), ("no", False),
+                                            ("YES", True), ("1", True)])
+def test_flags_take_on_and_off_values(monkeypatch, value, expected):
+    monkeypatch.setenv("RAGKIT_REGENERATE_ANSWERS", value)
+    assert get_settings().regenerate_answers is expected
+
+
+def test_paths_that_exist_and_hub_ids_pass_the_check(monkeypatch, tmp_path):
+    from ragkit.config import check_environment
+
+    monkeypatch.setenv("RAGKIT_GEMMA_DIR", str(tmp_path))
+    monkeypatch.setenv("RAGKIT_EMBEDDER", "BAAI/bge-small-en-v1.5")  # a hub id: not a path
+    monkeypatch.setenv("RAGKIT_RERANK_MODEL", "packaged")
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "not-yet"))  # made on demand
+    assert check_environment().gemma_dir == tmp_path
+    (tmp_path / "a-file").write_text("x")
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path / "a-file"))
+    with pytest.raises(ValueError, match="RAGKIT_RESULTS_DIR=.*exists and is not a folder"):
+        check_environment()
+
+
+def _tool_args(tmp_path):
+    """Each `ragkit` subcommand with arguments it would accept and act on."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("# A\n\nsome text\n")
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir(exist_ok=True)
+    return {
+        "chunk": ["chunk", str(doc)],
+        "eval": ["eval", "--corpus", str(tmp_path), "--golden", str(tmp_path / "q.jsonl")],
+        "show": ["show", "--corpus", str(tmp_path), "--golden", str(tmp_path / "q.jsonl"),
+                 "--question", "1"],
+        "preambles": ["preambles", "--benchmark", "course", "--generator", "structural"],
+        "smoke-diff": ["smoke-diff", str(tmp_path / "a"), str(tmp_path / "b")],
+        "robustness": ["robustness", "--areas", "caches", "--quick"],
+        "golden": ["golden", "--help"],
+        "bench": ["bench", "--help"],
+        "index": ["index", "--help"],
+        "readme": ["readme", "--help"],
+        "reproduce": ["reproduce", "--help"],
+    }
+
+
+@pytest.mark.parametrize("command", ["chunk", "eval", "show", "preambles", "smoke-diff",
+                                     "robustness", "golden", "bench", "index", "readme",
+                                     "reproduce"])
+def test_every_subcommand_checks_the_environment_first(command, tmp_path):
+    proc = _ragkit(_tool_args(tmp_path)[command], {"RAGKIT_SEED": "abc"})
+    _one_line_naming(proc, "RAGKIT_SEED", "abc")

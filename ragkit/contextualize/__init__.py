@@ -59,8 +59,8 @@ and the llama.cpp loader are in `ragkit.models`.
 
 from ..models import file_fingerprint, gemma_gguf, smollm2_gguf
 from .anthropic import API_KEY_ENV, PRICES, AnthropicContextualizer, _redact
-from .base import (FLAGS, Contextualizer, Placement, Preamble, _clean, loop_fraction,
-                   quality_flags, verbatim_fraction, words)
+from .base import (FLAGS, Contextualizer, GeneratorUnavailable, Placement, Preamble, _clean,
+                   loop_fraction, quality_flags, verbatim_fraction, words)
 from .cache import (GENERATORS, cached_documents, contextualize, make_contextualizer,
                     preamble_cache, preamble_cache_path, summarize_stats)
 from .extractive import ExtractiveContextualizer, candidate_sentences
@@ -68,7 +68,8 @@ from .llamacpp import LlamaCppContextualizer, gemma, smollm2
 from .structural import StructuralContextualizer
 
 __all__ = ["API_KEY_ENV", "FLAGS", "GENERATORS", "PRICES", "AnthropicContextualizer",
-           "Contextualizer", "ExtractiveContextualizer", "LlamaCppContextualizer", "Placement",
+           "Contextualizer", "ExtractiveContextualizer", "GeneratorUnavailable", "LlamaCppContextualizer",
+           "Placement",
            "Preamble", "StructuralContextualizer", "_clean", "_redact", "cached_documents",
            "candidate_sentences", "contextualize", "file_fingerprint", "gemma", "gemma_gguf",
            "loop_fraction", "make_contextualizer", "preamble_cache", "preamble_cache_path",

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from ..types import Chunk, Document
-from .base import Contextualizer, Preamble, _clean
+from .base import Contextualizer, GeneratorUnavailable, Preamble, _clean
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 # USD per million tokens: (input, cache write, cache read, output), from Anthropic's price list
@@ -34,7 +34,9 @@ _API_CHUNK = ("Here is a chunk of the document above:\n<chunk>\n{chunk}\n</chunk
 class AnthropicContextualizer(Contextualizer):
     """A Haiku-class model over the Messages API, the document block marked for prompt caching.
 
-    The key is read from ``ANTHROPIC_API_KEY`` inside `_post`, handed to a client made for that
+    Without a key, or when the API cannot be reached or refuses the request, `_post` raises
+    `GeneratorUnavailable` (one line, the key redacted). The key is read from
+    ``ANTHROPIC_API_KEY`` inside `_post`, handed to a client made for that
     request and dropped: it is not an attribute, not in `settings()` (so not in cache records),
     and any error text is redacted. Anthropic caches a block only above a minimum length (2,048
     tokens for Haiku models), so short documents show no cache reads. `stats` counts input,
@@ -58,6 +60,9 @@ class AnthropicContextualizer(Contextualizer):
     def available() -> bool:
         return bool(os.environ.get(API_KEY_ENV, "").strip())
 
+    def unavailable(self) -> str | None:
+        return None if self.available() else f"set {API_KEY_ENV} to use the Anthropic generator"
+
     def settings(self) -> dict[str, Any]:
         return {**super().settings(), "temperature": 0}
 
@@ -79,7 +84,7 @@ class AnthropicContextualizer(Contextualizer):
         """One Messages API call (the only place the key is touched)."""
         key = os.environ.get(API_KEY_ENV, "").strip()
         if not key:
-            raise RuntimeError(f"set {API_KEY_ENV} to use the Anthropic generator")
+            raise GeneratorUnavailable(self.unavailable())
         try:
             import anthropic
         except ImportError as e:
@@ -96,13 +101,14 @@ class AnthropicContextualizer(Contextualizer):
         except anthropic.APIStatusError as e:
             problem = f"Anthropic API error {e.status_code}: {str(e)[:400]}"
         except anthropic.APIConnectionError as e:
-            problem = f"Anthropic API unreachable: {e}"
+            problem = (f"Anthropic API unreachable: the API could not be reached "
+                       f"({str(e).strip() or type(e).__name__}); check the network")
         finally:
             if self.http_client is None:  # a client of our own; the caller's stays open
                 client.close()
         # raised outside the handler, so that the SDK's error (which may echo the request)
         # is not kept as the context of this one
-        raise RuntimeError(_redact(problem, key))
+        raise GeneratorUnavailable(" ".join(_redact(problem, key).split()))
 
     def generate(self, doc: Document, chunk: Chunk) -> Preamble:
         resp = self._post(self.payload(doc.text, chunk.text))

@@ -87,6 +87,11 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+class GeneratorUnavailable(RuntimeError):
+    """A generator that cannot run here (no API key, an API that cannot be reached or refuses
+    the request): a one-line message saying what to do, without the key."""
+
+
 class Contextualizer(ABC):
     """A preamble generator. Subclasses set `name`, `model`, `template_version` and implement
     `generate`; everything that decides the output goes into `settings()` (and so the cache key).
@@ -128,6 +133,11 @@ class Contextualizer(ABC):
 
     def preamble(self, doc: Document, chunk: Chunk) -> str:
         return self.generate(doc, chunk).text
+
+    def unavailable(self) -> str | None:
+        """Why this generator cannot run here, known before any call (e.g. no API key), or
+        None."""
+        return None
 
     def record_info(self) -> dict[str, Any]:
         """Extra fields for cache records (e.g. the runtime's version); not part of the key."""

@@ -17,7 +17,8 @@ span. A quote that is missing or occurs more than once is reported with its line
 never guessed. Files that cannot be read are reported and skipped too; the run continues.
 
 Exit codes: 0 = done, nothing to report; 1 = done, but some files or questions were skipped
-(see the summary); 2 = bad command line (a one-line reason); 3 = nothing to evaluate (no
+(see the summary); 2 = bad command line, or a ``RAGKIT_*`` variable ragkit cannot use
+(a one-line reason naming it); 3 = nothing to evaluate (no
 readable documents or no usable question), or an input or environment ragkit cannot use (an
 unreadable questions file, a corrupt results file). None of these prints a traceback;
 ``--debug`` does. A traceback without ``--debug`` is a bug in ragkit (exit 4).
@@ -155,14 +156,17 @@ def _embedder(model: str | None):
     """The embedder, loaded now so that a model that cannot be loaded is a one-line error
     (exit 2), not a traceback in the middle of the run."""
     from ..embed import Embedder
+    from ..models import ModelNotFound, locate_model
 
     if model in _EMBEDDERS:
         return _EMBEDDERS[model]
-    looks_local = model and (os.sep in model or model.startswith(".") or Path(model).exists())
-    if looks_local and not Path(model).exists():
-        raise UsageError(f"--embedder {model}: no such folder")
-    try:
+    try:  # a folder, a path that must exist, or a hub id (offline: in the local cache)
+        if model and model != "minilm":
+            locate_model(model, "--embedder")
         emb = Embedder(model)
+    except ModelNotFound as e:  # names --embedder or RAGKIT_EMBEDDER, the model and why
+        raise UsageError(str(e)) from None
+    try:
         emb.model  # noqa: B018 - load it now
     except Exception as e:  # noqa: BLE001 - any failure to load is the argument's
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -404,6 +408,7 @@ def run_tool(name: str, argv: list[str]) -> int:
     a CliError, is one line on stderr and exit code 3, as for the built-in commands; anything
     else is a bug and keeps its traceback."""
     from ..benchmarks import BenchmarkUnavailable, ChecksumError
+    from ..config import SettingsError
 
     module = importlib.import_module(f"{__package__}.{TOOLS[name][0]}")
     try:
@@ -411,6 +416,9 @@ def run_tool(name: str, argv: list[str]) -> int:
     except (CliError, BenchmarkUnavailable, ChecksumError) as e:
         print(f"ragkit {name}: {e}", file=sys.stderr)
         return getattr(e, "code", EXIT_FATAL)
+    except SettingsError as e:  # a RAGKIT_* variable changed under the tool: still one line
+        print(f"ragkit {name}: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"ragkit {name}: interrupted", file=sys.stderr)
         return 130
@@ -444,9 +452,26 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def environment_error() -> str | None:
+    """The one-line problem with the ``RAGKIT_*`` variables (`ragkit.config.check_environment`:
+    a value outside its allowed ones, a folder that is not there), or None. Every subcommand,
+    the tools included, runs it first: a bad variable is exit code 2, before any work."""
+    from ..config import SettingsError, check_environment
+
+    try:
+        check_environment()
+    except SettingsError as e:
+        return str(e)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     argv = sys.argv[1:] if argv is None else list(argv)
+    problem = environment_error()
+    if problem:
+        print(f"ragkit: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if argv and argv[0] in TOOLS:
         return run_tool(argv[0], argv[1:])
     args = build_parser().parse_args(argv)

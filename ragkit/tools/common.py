@@ -8,10 +8,20 @@ from typing import Any, Callable
 
 
 def prepare() -> None:
-    """Offline by default (the models are bundled), and every random generator seeded."""
+    """Offline by default (the models are bundled), the ``RAGKIT_*`` variables checked, and
+    every random generator seeded. A bad variable ends the tool here with one line naming it
+    and exit code 2 (as ``ragkit NAME`` does before it starts the tool), also when the tool is
+    run as ``python -m ragkit.tools.NAME``."""
+    import sys
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ..config import seed_everything
+    from .cli import EXIT_USAGE, environment_error
 
+    problem = environment_error()
+    if problem:
+        print(f"ragkit: {problem}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
     seed_everything()
 
 

@@ -59,9 +59,12 @@ def resolve_model(model: str | None) -> str:
 
     model = model or get_settings().embedder
     if model:
-        if not os.path.isdir(model):
-            raise Skip(f"model folder {model} does not exist (copy one made with --export-model)")
-        return model
+        from ..models import ModelNotFound, locate_model
+
+        try:  # ragkit's one rule for model names: a folder, a path, or a hub id
+            return locate_model(model, "--model")
+        except ModelNotFound as e:
+            raise Skip(f"{e} (copy a folder made with --export-model)") from None
     try:
         from ..embed import bundled_minilm
 

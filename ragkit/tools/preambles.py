@@ -28,11 +28,24 @@ from .common import prepare
 
 def generate(benchmark: str, generator: str, budget: int = 100, max_chunks: int | None = None,
              regenerate: bool | None = None, prune: bool = False) -> dict[str, Any]:
-    """Fill the cache of one (benchmark, generator); prints timings and flag counts."""
-    from ..cache import JsonlCache
-    from ..contextualize import (contextualize, make_contextualizer, preamble_cache_path,
-                                summarize_stats)
+    """Fill the cache of one (benchmark, generator); prints timings and flag counts.
 
+    The cache file is touched only when there is something to write: records are appended as
+    they are made, and the file is rewritten (sorted, atomically) only if this run added
+    records or `prune` was asked for. A generator that cannot run (no API key, an API that
+    cannot be reached) raises `GeneratorUnavailable` saying how many preambles were written
+    before it ("nothing written" when none), before the corpus is even loaded when it can
+    tell (no key)."""
+    from ..cache import JsonlCache
+    from ..contextualize import (GeneratorUnavailable, contextualize, make_contextualizer,
+                                 preamble_cache_path, summarize_stats)
+
+    gen = make_contextualizer(generator, budget)
+    path = preamble_cache_path(benchmark, gen)
+    why = gen.unavailable()
+    if why:  # e.g. no API key: say so before any work
+        gen.close()
+        raise GeneratorUnavailable(f"{why}; nothing written")
     docs, chunks = corpus_and_chunks(benchmark)
     n_all = len(chunks)
     if max_chunks is not None and max_chunks < n_all:
@@ -41,12 +54,11 @@ def generate(benchmark: str, generator: str, budget: int = 100, max_chunks: int 
         docs = [d for d in docs if d.id in keep]
         print(f"subset: {len(docs)} documents, {len(chunks)} of {n_all} chunks "
               f"(documents by hash of id, up to {max_chunks} chunks)")
-    gen = make_contextualizer(generator, budget)
-    path = preamble_cache_path(benchmark, gen)
     cache = JsonlCache(path)
     by_id = {d.id: d for d in docs}
     t0, c0 = time.perf_counter(), time.process_time()
     per_doc = []
+    recs: list = []
     try:
         for d in docs:  # one document at a time, to report per-document timings
             mine = [c for c in chunks if c.doc_id == d.id]
@@ -59,11 +71,17 @@ def generate(benchmark: str, generator: str, budget: int = 100, max_chunks: int 
             if n_new:
                 per_doc.append((d.id, n_new, time.perf_counter() - t))
                 print(f"  {d.id}: {n_new} preambles in {per_doc[-1][2]:.1f}s", flush=True)
+    except GeneratorUnavailable as e:
+        n = gen.stats["generated"]
+        done = (f"{n} preambles written to {path} before it (a second run resumes)" if n
+                else "nothing written")
+        raise GeneratorUnavailable(f"{e}; {done}") from None
     finally:
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         keys = {gen.key(by_id[c.doc_id], c) for c in chunks}
         recs = [r for r in cache.load().values() if not prune or r["key"] in keys]
-        cache.rewrite(recs)
+        if gen.stats["generated"] or prune:  # else the file is as this run found it
+            cache.rewrite(recs)
         gen.close()
     n_new = gen.stats["generated"]
     size = path.stat().st_size if path.exists() else 0
@@ -81,21 +99,32 @@ def generate(benchmark: str, generator: str, budget: int = 100, max_chunks: int 
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit preambles") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Exit codes: 0 done; 2 a bad command line; 3 the generator cannot run here (no
+    ``ANTHROPIC_API_KEY``, the API cannot be reached, a model package missing): one line on
+    stderr, and nothing written beyond the preambles made before it."""
+    from ..contextualize import GeneratorUnavailable
+    from .cli import EXIT_FATAL, Parser, positive_int
+
+    p = Parser(prog=prog, description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--benchmark", choices=["anthropic", "course"], required=True)
     p.add_argument("--generator", required=True,
                    choices=["structural", "extractive", "gemma", "smollm2", "anthropic"])
-    p.add_argument("--budget", type=int, default=100)
-    p.add_argument("--max-chunks", type=int, default=None,
+    p.add_argument("--budget", type=positive_int, default=100,
+                   help="the preamble's size limit in tokens (at least 1; default 100)")
+    p.add_argument("--max-chunks", type=positive_int, default=None,
                    help="a deterministic subset of whole documents (see subset_documents)")
     p.add_argument("--regenerate", action="store_true", default=None)
     p.add_argument("--prune", action="store_true",
                    help="drop records of chunks not in this run when rewriting the cache")
     args = p.parse_args(argv)
     prepare()
-    generate(args.benchmark, args.generator, args.budget, args.max_chunks, args.regenerate,
-             args.prune)
+    try:
+        generate(args.benchmark, args.generator, args.budget, args.max_chunks, args.regenerate,
+                 args.prune)
+    except (GeneratorUnavailable, ImportError) as e:
+        print(f"{prog}: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_FATAL
     return 0
 
 

@@ -9,8 +9,13 @@ are dropped, and the rows of each file are compared as multisets. Differing rows
 ``-`` for a row only BEFORE has and ``+`` for a row only AFTER has, under the file's name; a
 file that only one folder has is named. Metrics that are wall-clock measurements (speeds,
 seconds) differ between any two runs: ``--ignore-metric`` leaves out the rows whose metric
-matches a regular expression (the default ignores none). Exit status 0 when the rows are
-identical, 1 when they differ, 2 for a folder that does not exist.
+matches a regular expression (the default ignores none).
+
+Exit codes (the README's): 0 = the rows are identical; 1 = they differ (and only that: 1 always
+means "differences found"); 2 = a bad command line (a missing argument, a bad ``--ignore-metric``
+expression); 3 = an input it cannot use: a folder that is not there or not a folder, a results
+file that cannot be read, or a line in one that is not a JSON row (named with its line). Each
+error is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -24,9 +29,23 @@ from pathlib import Path
 from ..results import comparable, read_rows
 
 
+class InputError(Exception):
+    """An input smoke-diff cannot use: one line, exit code 3."""
+
+
+def _rows(path: Path) -> list[dict]:
+    """`read_rows`, with a file that cannot be read or holds a bad line as an `InputError`."""
+    try:
+        return read_rows(path)
+    except ValueError as e:  # ResultsFileError: names the file and the line
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror or e})") from None
+
+
 def row_differences(before: Path, after: Path, ignore: list[str] = ()) -> dict[str, list[str]]:
     """{file name: ["- row", "+ row", ...]} for every file whose rows differ (missing files
-    included as a single line)."""
+    included as a single line). `InputError` for a file that cannot be read or parsed."""
     patterns = [re.compile(p) for p in ignore]
     names = sorted({p.name for d in (before, after) for p in d.glob("*.jsonl")})
     out: dict[str, list[str]] = {}
@@ -35,7 +54,7 @@ def row_differences(before: Path, after: Path, ignore: list[str] = ()) -> dict[s
         if not (a.exists() and b.exists()):
             out[name] = [f"only in {'BEFORE' if a.exists() else 'AFTER'}"]
             continue
-        rows = [Counter(comparable(r for r in read_rows(p)
+        rows = [Counter(comparable(r for r in _rows(p)
                                    if not any(x.search(str(r.get("metric"))) for x in patterns)))
                 for p in (a, b)]
         lines = [f"- {r}" for r in sorted((rows[0] - rows[1]).elements())]
@@ -45,24 +64,37 @@ def row_differences(before: Path, after: Path, ignore: list[str] = ()) -> dict[s
     return out
 
 
-def main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+def _pattern(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a regular expression ({e})") from None
+    return value
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit smoke-diff") -> int:
+    from .cli import EXIT_FATAL, Parser
+
+    p = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
     p.add_argument("--ignore-metric", action="append", default=[], metavar="REGEX",
-                   help="leave out rows whose metric matches (repeatable)")
+                   type=_pattern, help="leave out rows whose metric matches (repeatable)")
     args = p.parse_args(argv)
-    for d in (args.before, args.after):
-        if not d.is_dir():
-            print(f"ragkit smoke-diff: {d} is not a folder", file=sys.stderr)
-            return 2
-    diff = row_differences(args.before, args.after, args.ignore_metric)
-    files = sorted({x.name for d in (args.before, args.after) for x in d.glob("*.jsonl")})
+    try:
+        for d in (args.before, args.after):
+            if not d.is_dir():
+                raise InputError(f"{d}: {'not a folder' if d.exists() else 'no such folder'}")
+        diff = row_differences(args.before, args.after, args.ignore_metric)
+        files = sorted({x.name for d in (args.before, args.after) for x in d.glob("*.jsonl")})
+        n_rows = sum(len(_rows(args.after / f)) for f in files if (args.after / f).exists())
+    except InputError as e:
+        print(f"{prog}: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_FATAL
     for name, lines in diff.items():
         print(f"{name}:")
         for line in lines:
             print(f"  {line}")
-    n_rows = sum(len(read_rows(args.after / f)) for f in files if (args.after / f).exists())
     print(f"{len(files)} results files, {n_rows} rows after; "
           + (f"{len(diff)} file(s) differ" if diff else "identical rows (timestamps and git sha "
              "aside)"))

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from ragkit.results import SCHEMA
 from ragkit.tools.smoke_diff import main, row_differences
 
@@ -47,5 +49,46 @@ def test_a_duplicated_row_and_a_missing_file_count(tmp_path):
     assert diff["02.jsonl"] == ["only in AFTER"]
 
 
-def test_a_missing_folder_is_a_usage_error(tmp_path):
-    assert main([str(tmp_path / "nope"), str(tmp_path)]) == 2
+def _one_line(capsys, *words):
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert all(w in lines[0] for w in words), err
+
+
+def test_a_missing_folder_is_an_input_error_not_a_difference(tmp_path, capsys):
+    """Exit 1 means "the rows differ" and nothing else; an input ragkit cannot use is 3."""
+    assert main([str(tmp_path / "nope"), str(tmp_path)]) == 3
+    _one_line(capsys, "nope", "no such folder")
+    (tmp_path / "file").write_text("x")
+    assert main([str(tmp_path), str(tmp_path / "file")]) == 3
+    _one_line(capsys, "file", "not a folder")
+
+
+@pytest.mark.parametrize("content,words", [
+    (b'{"value": 1}\n{not json\n', ["01.jsonl:2", "not a JSON row"]),
+    (b'{"value": "\xff"}\n', ["01.jsonl:1", "not UTF-8"]),
+    (b"[1, 2]\n", ["01.jsonl:1", "not a JSON row"]),
+])
+def test_a_corrupt_results_file_is_named_with_its_line(tmp_path, capsys, content, words):
+    _write(tmp_path / "a", "01.jsonl", [_row(0.5)])
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "01.jsonl").write_bytes(content)
+    assert main([str(tmp_path / "a"), str(tmp_path / "b")]) == 3
+    _one_line(capsys, "ragkit smoke-diff:", *words)
+
+
+def test_an_unreadable_results_file_is_named(tmp_path, capsys):
+    _write(tmp_path / "a", "01.jsonl", [_row(0.5)])
+    (tmp_path / "b" / "01.jsonl").mkdir(parents=True)  # a folder where a file should be
+    assert main([str(tmp_path / "a"), str(tmp_path / "b")]) == 3
+    _one_line(capsys, "01.jsonl", "cannot be read")
+
+
+def test_through_the_command(tmp_path, capsys):
+    from ragkit.tools import cli
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.jsonl").write_bytes(b"{oops\n")
+    assert cli.main(["smoke-diff", str(tmp_path / "a"), str(tmp_path / "a")]) == 3
+    _one_line(capsys, "x.jsonl:1")

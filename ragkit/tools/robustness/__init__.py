@@ -23,8 +23,10 @@ Around the chunkers, the suite tries what a reader touches after the course, in 
 or skipped with its reason and counted), ``golden files`` (malformed variants x JSONL / CSV,
 with and without a byte-order mark, CRLF), ``CLI`` (real subprocesses: exit codes, no
 traceback), ``caches`` (U+2028 in cached text, bad bytes, unwritable folders, corrupt shards),
-``caps`` (documents that crowd a size cap x every chunker that promises one) and
-``concurrency`` (processes appending to one results file keep every row).
+``caps`` (documents that crowd a size cap x every chunker that promises one),
+``concurrency`` (processes appending to one results file keep every row) and ``environment``
+(bad ``RAGKIT_*`` variables, hub ids and paths as model names, the Anthropic generator offline:
+real subprocesses, one line, no file changed).
 
     ragkit robustness              # every area: a few minutes on 2 CPUs
     ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
@@ -48,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import caches, caps, cli, concurrency, folders, golden, inputs
+from . import caches, caps, cli, concurrency, environment, folders, golden, inputs
 from .base import Area, Context
 from .inputs import BadInput, bad_inputs, default_chunkers, fuzz, run_input, uses_model
 from .late import late_input, late_suite, million_token_text
@@ -67,6 +69,7 @@ AREAS: dict[str, Callable[[Context], Area]] = {
     "caches": caches.run,
     "caps": caps.run,
     "concurrency": concurrency.run,
+    "environment": environment.run,
 }
 
 

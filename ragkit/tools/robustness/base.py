@@ -50,3 +50,22 @@ def run_cli(args: list[str], env: dict | None = None, timeout: int = 600):
 
     return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` and its bytes: compare two to check that nothing was changed,
+    added or removed."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_line_error(out, code: int, *needles: str) -> None:
+    """A finished `run_cli`: exit `code`, no traceback, stderr exactly one line holding every
+    needle."""
+    lines = out.stderr.strip().splitlines()
+    expect("Traceback" not in out.stderr + out.stdout, f"a traceback: {out.stderr[-400:]}")
+    expect(out.returncode == code, f"exit {out.returncode}, expected {code}: "
+           f"{out.stderr[-300:]}")
+    expect(len(lines) == 1, f"{len(lines)} lines on stderr, expected one: {out.stderr[-400:]}")
+    missing = [n for n in needles if n not in lines[0]]
+    expect(not missing, f"{missing} not in {lines[0][:300]!r}")

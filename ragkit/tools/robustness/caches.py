@@ -1,10 +1,12 @@
-"""Caches: separators and bad bytes in cached text, unwritable folders, corrupt vector shards."""
+"""Caches: separators and bad bytes in cached text, unwritable folders, corrupt vector shards; a
+model folder changed in place (a new fingerprint, so no stale vectors); no empty preamble cache
+file from a run that made nothing; smoke-diff's inputs it cannot use (exit 3, one line)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Area, Context, expect
+from .base import Area, Context, expect, one_line_error, run_cli, snapshot
 
 
 def run(ctx: Context) -> Area:
@@ -79,4 +81,60 @@ def caches_area(folder: Path) -> Area:
                 found, missing = v2.get(["a"])
                 expect(missing == ["a"] and v2.corrupt, "corrupt shard not detected")
         area.case(f"corrupt vector shard {i}", check)
+    model_and_tool_cases(area, folder)
     return area
+
+
+def model_and_tool_cases(area: Area, folder: Path) -> None:
+    """What keys and writes caches beyond the cache classes: the model fingerprint, the
+    preambles tool, smoke-diff."""
+    def weights_changed_in_place():
+        from ...embed import _fingerprint
+
+        model = folder / "model-copy"
+        model.mkdir(exist_ok=True)
+        (model / "config.json").write_text('{"model_type": "bert"}')
+        weights = model / "model.safetensors"
+        weights.write_bytes(bytes(range(256)) * (3 * 4096))  # 3 MiB
+        before = _fingerprint(str(model))
+        with weights.open("r+b") as f:  # one byte past the first MiB, same size
+            f.seek(2 * 1024 * 1024 + 17)
+            f.write(b"\xff")
+        expect(weights.stat().st_size == 3 * 1024 * 1024, "size changed")
+        expect(_fingerprint(str(model)) != before, "same fingerprint: stale vectors reused")
+    area.case("a model folder changed past its first MiB gets a new fingerprint",
+              weights_changed_in_place)
+
+    data = folder / "pre-data"
+    (data / "corpus").mkdir(parents=True, exist_ok=True)
+    (data / "corpus" / "refunds.md").write_text("# Refunds\n\nGold tier: 14 days.\n")
+    runs = [("--budget 0", ["--generator", "structural", "--budget", "0"], {}, 2, "--budget"),
+            ("anthropic offline", ["--generator", "anthropic"], {"ANTHROPIC_API_KEY": ""}, 3,
+             "ANTHROPIC_API_KEY")]
+    for label, extra, env, code, needle in runs:
+        def check(extra=extra, env=env, code=code, needle=needle):
+            before = snapshot(data)
+            out = run_cli(["preambles", "--benchmark", "course", *extra],
+                          {"RAGKIT_DATA_DIR": str(data), **env})
+            one_line_error(out, code, needle)
+            expect(snapshot(data) == before and not (data / "cache").exists(),
+                   "a preamble cache file was left behind")
+        area.case(f"preambles {label}: no empty cache file", check)
+
+    def empty_rewrite():
+        from ...cache import JsonlCache
+
+        c = JsonlCache(folder / "never" / "empty.jsonl")
+        c.rewrite([])
+        expect(not c.path.exists(), "an empty cache file was written")
+    area.case("an empty preamble cache is never written", empty_rewrite)
+
+    rows = folder / "rows"
+    rows.mkdir(exist_ok=True)
+    (rows / "01.jsonl").write_text('{"value": 1}\n{broken\n')
+    for label, args, needle in [
+            ("a missing folder", [str(folder / "no-such-run"), str(rows)], "no such folder"),
+            ("a corrupt results file", [str(rows), str(rows)], "01.jsonl:2")]:
+        def check(args=args, needle=needle):
+            one_line_error(run_cli(["smoke-diff", *args]), 3, needle)
+        area.case(f"smoke-diff on {label}: exit 3, one line", check)
