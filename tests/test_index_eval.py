@@ -58,3 +58,18 @@ def test_an_index_of_other_documents_is_a_clear_error(tiny, embedder, tmp_path):
     other.documents[0] = type(other.documents[0])("not-in-the-index", "text", {})
     with pytest.raises(ValueError, match="holds none of the 1 documents"):
         index_build.evaluate_index(other, str(root / "ix"), embedder, k=5)
+
+
+def test_the_eval_command_prints_and_records_the_budgeted_metrics(tiny, tmp_path, capsys):
+    from ragkit.tools.cli import main
+
+    root, _ = tiny
+    results = tmp_path / "rows.jsonl"
+    assert main(["eval", "--corpus", str(root / "corpus"), "--golden",
+                 str(root / "golden.jsonl"), "--index", str(root / "ix"),
+                 "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "recall@B1024" in out and "pass@B4096" in out and "ndcg@10" in out
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert {r["budget"] for r in rows if r["metric"] == "pass@B"} == set(BUDGETS)
+    assert {r["experiment"] for r in rows} == {"eval_index"}
