@@ -148,9 +148,7 @@ class MetadataColumns:
         for key, want in where.items():
             codes = self.codes(key)
             values = self._values.get(key, [])
-            # which codes (shifted by one: 0 is "absent") occur among the rows still kept
-            live = np.bincount(codes[keep] + 1, minlength=len(values) + 1) > 0
-            ok = np.zeros(len(values) + 1, bool)
+            ok = np.zeros(len(values) + 1, bool)  # by code + 1 (0: the row lacks the field)
             wanted = want if isinstance(want, (list, tuple, set, frozenset)) else [want]
             if (not callable(want) and self._plain_str.get(key, True)
                     and all(type(w) is str or w is None for w in wanted)):
@@ -159,7 +157,8 @@ class MetadataColumns:
                          if w is not None]
                 ok[[c + 1 for c in found if c is not None]] = True
                 ok[0] = any(w is None for w in wanted)
-            else:
+            else:  # decided for the codes that occur among the rows still kept
+                live = np.bincount(codes[keep] + 1, minlength=len(values) + 1) > 0
                 for c in np.flatnonzero(live):
                     ok[c] = field_matches(values[c - 1] if c else None, want)
             keep &= ok[codes + 1]
