@@ -4,8 +4,8 @@
     ragkit bench filter-speed --n 100000 --repeats 5
 
 Every filtered search first decides which rows may be returned. The loop calls
-`ragkit.index.matches` on each record (what `VectorIndex` did for every query: 95-249 ms a query
-at 1M vectors); `ragkit.index.MetadataColumns` keeps each field as integer codes of its distinct
+`ragkit.index.matches` on each record (what `VectorIndex.allowed` did for every filtered
+query); `ragkit.index.MetadataColumns` keeps each field as integer codes of its distinct
 values, decides a condition once per distinct value and spreads it with numpy. Both run on the
 same synthetic records (course-like fields: region, doc_type, product, effective_date, and a
 doc_id shared by 20 rows) for the same filters: equality, any-of lists, a date range (a
