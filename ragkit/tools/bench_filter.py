@@ -11,8 +11,8 @@ same synthetic records (course-like fields: region, doc_type, product, effective
 doc_id shared by 20 rows) for the same filters: equality, any-of lists, a date range (a
 per-field callable), a list of doc ids, and a callable on whole records (which both still
 loop). Printed: ms a query for each (best of ``--repeats``), their ratio, the process CPU ms
-(which other processes' load leaves alone) and whether both passed the same rows. Only the filter is timed, not the vector search after it; rows go to
-``results/bench_filter.jsonl``. A shared machine's load moves the figures; the ratio less.
+(which other processes' load leaves alone) and whether both passed the same rows. Only the
+filter is timed, not the vector search after it; rows go to ``results/bench_filter.jsonl``.
 """
 
 from __future__ import annotations
