@@ -42,12 +42,23 @@ def field_matches(have: Any, want: Any) -> bool:
 
 
 def matches(meta: Mapping[str, Any], where: Where) -> bool:
-    """Does one metadata record pass the filter?"""
+    """Does one metadata record pass the filter? (`field_matches` for each condition, in
+    order, stopping at the first that fails; written out here, as it runs once per record.)"""
     if where is None:
         return True
     if callable(where):
         return bool(where(meta))
-    return all(field_matches(meta.get(key), want) for key, want in where.items())
+    for key, want in where.items():
+        have = meta.get(key)
+        if callable(want):
+            if not want(have):
+                return False
+        elif isinstance(want, (list, tuple, set, frozenset)):
+            if have not in want:
+                return False
+        elif have != want:
+            return False
+    return True
 
 
 _ABSENT = -1  # the code of a row without the field (`matches` reads it as None)
