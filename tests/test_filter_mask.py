@@ -102,3 +102,13 @@ def test_filter_speed_bench_passes_the_same_rows_both_ways(capsys):
     assert [r["filter"] for r in table] == list(bench_filter.filters(3000))
     assert all(r["same"] for r in table) and all(r["rows"] > 0 for r in table)
     assert "loop ms/q" in capsys.readouterr().out
+
+
+def test_filter_speed_bench_refuses_a_size_below_one_in_one_line(capsys):
+    from ragkit.tools import bench_filter
+
+    with pytest.raises(SystemExit) as e:
+        bench_filter.main(["--n", "0"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--n: '0' is not a whole number >= 1" in err
+    assert "Traceback" not in err

@@ -92,7 +92,7 @@ def run(n: int, repeats: int) -> list[dict[str, Any]]:
         mask_ms, mask_cpu, by_mask = best_ms(lambda: np.flatnonzero(cols.mask(where)), repeats)
         same = by_loop.tolist() == by_mask.tolist()
         row = {"filter": name, "rows": len(by_loop), "loop_ms": loop_ms, "mask_ms": mask_ms,
-               "ratio": loop_ms / mask_ms, "same": same}
+               "ratio": loop_ms / max(mask_ms, 1e-6), "same": same}
         table.append(row)
         print(f"  {name:<32}{len(by_loop):>12,}{loop_ms:>11.1f}{mask_ms:>11.2f}"
               f"{row['ratio']:>7.1f}x{loop_cpu:>13.1f}{mask_cpu:>13.2f}  {'yes' if same else 'NO'}")
@@ -110,9 +110,20 @@ def run(n: int, repeats: int) -> list[dict[str, Any]]:
     return table
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return value
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=1_000_000, help="records (default 1,000,000)")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs of each (best kept)")
+    p.add_argument("--n", type=_positive, default=1_000_000, help="records (default 1,000,000)")
+    p.add_argument("--repeats", type=_positive, default=3,
+                   help="timed runs of each (best kept)")
     p.add_argument("--smoke", action="store_true", help="20,000 records, to check the machinery")
 
 
