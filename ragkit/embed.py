@@ -68,7 +68,11 @@ def resolve_model(model: str | Path | None) -> str:
 def model_label(model: str | Path | None) -> str:
     """A short, stable name for results rows ('all-MiniLM-L6-v2', 'embeddinggemma-300m' ...)."""
     path = Path(resolve_model(model))
-    if path == bundled_minilm():
+    try:
+        bundled = bundled_minilm()
+    except ImportError:  # a model folder works without the bundled package (a GPU image)
+        bundled = None
+    if path == bundled:
         return "all-MiniLM-L6-v2"
     return path.name if path.exists() else str(model)
 

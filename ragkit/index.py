@@ -3,11 +3,19 @@
 The filter runs *before* the vector search: the candidate set is restricted first and the k
 nearest are taken among the survivors, so a narrow filter still returns k hits when k exist
 (filtering the top-k afterwards would return fewer, or none). On CPU the restriction is a faiss
-`IDSelectorBatch`; on a GPU index (used automatically when faiss sees a GPU) the survivors are
-searched exactly in a temporary flat index.
+`IDSelectorBitmap` over the mask of allowed rows; on a GPU index (used automatically when faiss
+sees a GPU) the survivors are searched exactly in a temporary flat index.
 
 A filter is a mapping ``{field: value}`` where value is a scalar (equality), a list/set (any
-of), or a callable (a predicate on the field's value); or any callable on the whole metadata.
+of), or a callable (a predicate on the field's value, e.g. a date range on ``effective_date``);
+or any callable on the whole metadata.
+
+`matches` says whether one record passes. Over many records `MetadataColumns` gives the same
+answer as a boolean mask without a Python pass over the rows: each field is stored as integer
+codes of its distinct values, a field's condition is decided once per distinct value (by the
+same rule as `matches`) and spread to the rows with numpy. A per-field callable is therefore
+called once per distinct value (it must depend only on the value); a callable on the whole
+record is called per record, as before.
 
     >>> import numpy as np
     >>> ix = VectorIndex(np.eye(3, dtype="float32"), [{"r": "eu"}, {"r": "us"}, {"r": "eu"}])
@@ -17,15 +25,25 @@ of), or a callable (a predicate on the field's value); or any callable on the wh
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 
 Where = Union[Mapping[str, Any], Callable[[Mapping[str, Any]], bool], None]
 
 
+def field_matches(have: Any, want: Any) -> bool:
+    """Does one field's value pass one condition of a filter (see `matches`)?"""
+    if callable(want):
+        return bool(want(have))
+    if isinstance(want, (list, tuple, set, frozenset)):
+        return have in want
+    return not have != want
+
+
 def matches(meta: Mapping[str, Any], where: Where) -> bool:
-    """Does one metadata record pass the filter?"""
+    """Does one metadata record pass the filter? (`field_matches` for each condition, in
+    order, stopping at the first that fails; written out here, as it runs once per record.)"""
     if where is None:
         return True
     if callable(where):
@@ -41,6 +59,121 @@ def matches(meta: Mapping[str, Any], where: Where) -> bool:
         elif have != want:
             return False
     return True
+
+
+_ABSENT = -1  # the code of a row without the field (`matches` reads it as None)
+_PLAIN = (str, int, bool, type(None))
+
+
+def _value_key(v: Any) -> tuple:
+    """Values with one key share a code, so they must behave alike under any condition: the
+    same type and, beyond the plain types, the same repr (-0.0 and 0.0 apart, dicts with
+    their keys in another order apart); each NaN object is its own value."""
+    t = type(v)
+    if t in _PLAIN:
+        return (t, v)
+    if t is float and v != v:
+        return (t, "nan", id(v))
+    return (t, repr(v))
+
+
+class MetadataColumns:
+    """Row metadata as columns of integer codes (one per distinct value of each field), so a
+    `where` filter over n rows is a numpy mask, not n calls of `matches`.
+
+    >>> cols = MetadataColumns([{"r": "eu", "y": 2021}, {"r": "us"}, {"r": "eu", "y": 2024}])
+    >>> cols.mask({"r": "eu", "y": lambda y: y is not None and y >= 2022}).tolist()
+    [False, False, True]
+    """
+
+    def __init__(self, records: Iterable[Mapping[str, Any]] | None = None):
+        self.n = 0
+        self._codes: dict[str, list[int]] = {}    # field -> a code per row (_ABSENT: no field)
+        self._values: dict[str, list[Any]] = {}   # field -> its distinct values, by code
+        self._lookup: dict[str, dict[tuple, int]] = {}
+        self._plain_str: dict[str, bool] = {}     # field -> every value is a str
+        self._arrays: dict[str, np.ndarray] = {}  # field -> codes as an array (built lazily)
+        if records is not None:
+            self.extend(records)
+
+    def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
+        codes, values, lookup = self._codes, self._values, self._lookup
+        for rec in records:
+            for key in rec.keys() - codes.keys():
+                codes[key], values[key], lookup[key] = [_ABSENT] * self.n, [], {}
+                self._plain_str[key] = True
+            for key, col in codes.items():
+                if key not in rec:
+                    col.append(_ABSENT)
+                    continue
+                v = rec[key]
+                vk = _value_key(v)
+                code = lookup[key].get(vk)
+                if code is None:
+                    code = lookup[key][vk] = len(values[key])
+                    values[key].append(v)
+                    if type(v) is not str:
+                        self._plain_str[key] = False
+                col.append(code)
+            self.n += 1
+        self._arrays.clear()
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def fields(self) -> list[str]:
+        return list(self._codes)
+
+    def codes(self, key: str) -> np.ndarray:
+        """The codes of one field, an int32 array (``-1`` where a row lacks the field)."""
+        if key not in self._arrays:
+            self._arrays[key] = np.asarray(self._codes.get(key, [_ABSENT] * self.n), np.int32)
+        return self._arrays[key]
+
+    def record(self, i: int) -> dict[str, Any]:
+        return {k: self._values[k][col[i]] for k, col in self._codes.items() if col[i] >= 0}
+
+    def records(self) -> Iterable[dict[str, Any]]:
+        """Every row's record, in order (rebuilt from the codes)."""
+        fields = [(k, self._values[k]) for k in self._codes]
+        for row in zip(*self._codes.values()):
+            yield {k: vals[c] for (k, vals), c in zip(fields, row) if c >= 0}
+
+    def column(self, key: str) -> list[Any]:
+        """One field's value per row (None where absent)."""
+        vals = self._values.get(key, [])
+        return [vals[c] if c >= 0 else None for c in self._codes.get(key, [_ABSENT] * self.n)]
+
+    def mask(self, where: Where) -> np.ndarray:
+        """Boolean mask of the rows that pass `where`: the rows `matches` passes, and a
+        condition is only ever applied to values of rows that passed the conditions before it
+        (as `matches` stops at the first failing one)."""
+        if where is None:
+            return np.ones(self.n, bool)
+        if callable(where):  # a predicate on whole records: one call per record
+            if not self._codes:
+                return np.fromiter((bool(where({})) for _ in range(self.n)), bool, self.n)
+            return np.fromiter((bool(where(r)) for r in self.records()), bool, self.n)
+        keep = np.ones(self.n, bool)
+        for key, want in where.items():
+            codes = self.codes(key)
+            values = self._values.get(key, [])
+            ok = np.zeros(len(values) + 1, bool)  # by code + 1 (0: the row lacks the field)
+            wanted = want if isinstance(want, (list, tuple, set, frozenset)) else [want]
+            if (not callable(want) and self._plain_str.get(key, True)
+                    and all(type(w) is str or w is None for w in wanted)):
+                # a column of strs and str / None wanted: equal means the same str
+                found = [self._lookup.get(key, {}).get((str, w)) for w in wanted
+                         if w is not None]
+                ok[[c + 1 for c in found if c is not None]] = True
+                ok[0] = any(w is None for w in wanted)
+            else:  # decided for the codes that occur among the rows still kept
+                live = np.bincount(codes[keep] + 1, minlength=len(values) + 1) > 0
+                for c in np.flatnonzero(live):
+                    ok[c] = field_matches(values[c - 1] if c else None, want)
+            keep &= ok[codes + 1]
+        return keep
 
 
 def _faiss():
@@ -69,6 +202,7 @@ class VectorIndex:
             raise ValueError(f"{len(metadata)} metadata records for {len(vectors)} vectors")
         self.vectors = vectors
         self.metadata = list(metadata) if metadata is not None else [{}] * len(vectors)
+        self._columns: MetadataColumns | None = None  # built on the first filtered search
         faiss = _faiss()
         self._cpu = faiss.IndexFlatIP(vectors.shape[1])
         if len(vectors):
@@ -82,10 +216,18 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.vectors)
 
+    def mask(self, where: Where) -> np.ndarray:
+        """Boolean mask of the records that pass the filter (`MetadataColumns.mask`; a
+        callable on whole records is called on each stored record)."""
+        if where is not None and callable(where):
+            return np.fromiter((matches(m, where) for m in self.metadata), bool, len(self))
+        if self._columns is None:
+            self._columns = MetadataColumns(self.metadata)
+        return self._columns.mask(where)
+
     def allowed(self, where: Where) -> np.ndarray:
         """Positions of the records that pass the filter."""
-        return np.array([i for i, m in enumerate(self.metadata) if matches(m, where)],
-                        dtype=np.int64)
+        return np.flatnonzero(self.mask(where)).astype(np.int64)
 
     def search(self, queries: np.ndarray, k: int, where: Where = None
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +240,8 @@ class VectorIndex:
         if where is None:
             scores, ids = self._index.search(queries, k)
         else:
-            keep = self.allowed(where)
+            mask = self.mask(where)
+            keep = np.flatnonzero(mask)
             if len(keep) == 0:
                 return np.full((n, k), -np.inf, np.float32), np.full((n, k), -1, np.int64)
             if self.gpu:  # pragma: no cover
@@ -106,8 +249,10 @@ class VectorIndex:
                 sub.add(self.vectors[keep])
                 scores, local = sub.search(queries, k)
                 ids = np.where(local >= 0, keep[np.clip(local, 0, None)], -1)
-            else:
-                params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(keep))
-                scores, ids = self._cpu.search(queries, k, params=params)
+            else:  # faiss reads the mask as a bitmap: no id set to build
+                bitmap = np.packbits(mask, bitorder="little")
+                sel = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bitmap))
+                scores, ids = self._cpu.search(queries, k, params=faiss.SearchParameters(sel=sel))
+                del bitmap  # alive until the search is done (faiss holds a raw pointer)
         scores = np.where(ids >= 0, scores, -np.inf).astype(np.float32)
         return scores, ids.astype(np.int64)

@@ -38,11 +38,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .index import Where, matches
+from .index import MetadataColumns, Where  # noqa: F401 - MetadataColumns lived here
 
 KINDS = ("ivf_flat", "ivf_pq", "hnsw")
 
@@ -66,54 +66,6 @@ def default_nlist(n: int) -> int:
         return 1
     cells = min(int(math.sqrt(n)), n // 39)
     return 1 << int(math.log2(cells))
-
-
-class MetadataColumns:
-    """Row metadata as columns (one Python list per key): a `where` filter on n rows costs one
-    pass per key instead of n dictionary look-ups."""
-
-    def __init__(self, records: Iterable[Mapping[str, Any]] | None = None):
-        self.columns: dict[str, list] = {}
-        self.n = 0
-        if records is not None:
-            self.extend(records)
-
-    def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
-        for rec in records:
-            for key in set(rec) - set(self.columns):
-                self.columns[key] = [None] * self.n
-            for key, col in self.columns.items():
-                col.append(rec.get(key))
-            self.n += 1
-
-    def __len__(self) -> int:
-        return self.n
-
-    def record(self, i: int) -> dict[str, Any]:
-        return {k: col[i] for k, col in self.columns.items() if col[i] is not None}
-
-    def mask(self, where: Where) -> np.ndarray:
-        """Boolean mask of the rows that pass `where` (see `ragkit.index.matches`)."""
-        if where is None:
-            return np.ones(self.n, bool)
-        if callable(where):
-            return np.fromiter((bool(where(self.record(i))) for i in range(self.n)), bool,
-                               self.n)
-        keep = np.ones(self.n, bool)
-        for key, want in where.items():
-            col = self.columns.get(key, [None] * self.n)
-            if callable(want):
-                ok = np.fromiter((bool(want(v)) for v in col), bool, self.n)
-            else:
-                wanted = want if isinstance(want, (list, tuple, set, frozenset)) else [want]
-                try:  # hashable values: one set look-up a row
-                    pool = set(wanted)
-                    ok = np.fromiter((v in pool for v in col), bool, self.n)
-                except TypeError:  # lists or dicts as values: compare as `matches` does
-                    ok = np.fromiter((matches({key: v}, {key: wanted}) for v in col), bool,
-                                     self.n)
-            keep &= ok
-        return keep
 
 
 class ScaledIndex:

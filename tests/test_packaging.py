@@ -174,7 +174,9 @@ def test_every_declared_package_is_pinned_in_constraints():
     assert not missing, f"declared but not pinned (run make constraints): {missing}"
     assert pins["torch"] == "2.13.0"  # the CPU wheel on disk; +cpu stripped
     makefile = (ROOT / "Makefile").read_text()
-    assert makefile.count("-c $(CONSTRAINTS)") == 3  # torch, ragkit and its extras, smollm2
+    # torch, ragkit and its extras, smollm2; and Ray (the scale extra, make setup-scale)
+    assert makefile.count("-c $(CONSTRAINTS)") == 4
+    assert '-c $(CONSTRAINTS) -e ".[scale]"' in makefile and "ray" in pins
 
 
 def test_every_third_party_import_of_ragkit_is_declared():

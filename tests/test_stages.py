@@ -64,7 +64,7 @@ def test_datasets_map_with_two_processes_matches_one(stages, docs, single):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                    reason="Ray is not installed (pip install 'ragkit[scale]')")
+                    reason="Ray is not installed (make setup-scale)")
 def test_ray_data_local_mode_matches_one_process(stages, docs, single):
     import ray
 

@@ -8,6 +8,7 @@
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
     ragkit bench scale               # 1 vs 2 processes vs Ray; IVF recall/latency to 1M
+    ragkit bench filter-speed        # metadata pre-filter at 1M rows: per-record loop vs mask
     ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a split;
                                      # Pass@k on their chunks
     ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
@@ -16,9 +17,10 @@
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
-the library (`ragkit.reproductions`, `ragkit.speed`); `late`, `context-speed`, `scale` and `code`
-are `ragkit.tools.bench_late`, `ragkit.tools.bench_context`, `ragkit.tools.bench_scale` and
-`ragkit.tools.bench_code` (``ragkit bench late --help``).
+the library (`ragkit.reproductions`, `ragkit.speed`); `late`, `context-speed`, `scale`,
+`filter-speed` and `code` are `ragkit.tools.bench_late`, `ragkit.tools.bench_context`,
+`ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and `ragkit.tools.bench_code`
+(``ragkit bench late --help``).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ MEASUREMENTS = {
 
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
-    from . import (bench_code, bench_context, bench_late, bench_late_quality,
+    from . import (bench_code, bench_context, bench_filter, bench_late, bench_late_quality,
                    bench_leaderboard, bench_prose, bench_scale)
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
@@ -62,6 +64,8 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("late", bench_late, "late chunking vs a plain forward pass, peak memory"),
             ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up"),
             ("scale", bench_scale, "1 vs 2 processes vs Ray; IVF recall/latency to 1M"),
+            ("filter-speed", bench_filter,
+             "metadata pre-filter at 1M rows: per-record loop vs column mask"),
             ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split"),
             ("leaderboard", bench_leaderboard,
              "ragkit (router+stack+cross-encoder) vs the best baseline, paired CIs"),

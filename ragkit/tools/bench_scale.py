@@ -17,6 +17,11 @@
 
 Rows go to ``results/bench_scale.jsonl``. The shards are written under a temporary folder
 (``--workdir`` to choose it) and removed afterwards.
+
+Ray is an extra (``make setup-scale``, or ``pip install -e '.[scale]'`` in the project folder).
+Without it the Ray runner is left out with one line saying so, and the rest runs; likewise the
+index sweep without faiss. When nothing asked for can run, the command says what is missing and
+exits with status 3.
 """
 
 from __future__ import annotations
@@ -31,6 +36,41 @@ import numpy as np
 
 from .common import run_script
 
+INSTALL_RAY = "make setup-scale, or pip install -e '.[scale]' in the ragkit folder"
+
+
+def _installed(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or half-removed install
+        return False
+
+
+def plan(ray: bool) -> tuple[list[str], bool, list[str]]:
+    """(throughput runners that can run here, whether the index sweep can, one line per part
+    left out and why). The index sweep draws its vectors from the first runner's, so it needs
+    one."""
+    runners, notes = ["1 process"], []
+    if _installed("datasets"):
+        runners.append("2 processes")
+    else:
+        notes.append("datasets is not installed: the 2-process runner is left out")
+    if ray:
+        if _installed("ray"):
+            runners.append("ray 2 actors")
+        else:
+            notes.append(f"Ray is not installed: the Ray Data runner is left out ({INSTALL_RAY})")
+    sweep = _installed("faiss")
+    if not sweep:
+        notes.append("faiss is not installed: the index sweep is left out (make setup installs "
+                     "faiss-cpu)")
+    if not _installed("sentence_transformers"):
+        runners, sweep = [], False
+        notes.append("sentence-transformers is not installed: no runner can embed (make setup)")
+    return runners, sweep and bool(runners), notes
+
 
 def _rows_for(vectors: np.ndarray, start: int) -> dict:
     n = len(vectors)
@@ -43,6 +83,11 @@ def _rows_for(vectors: np.ndarray, start: int) -> dict:
 
 def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
         workdir: str | None, ray: bool, noise: float = 0.5) -> None:
+    runners, sweep, notes = plan(ray)
+    for note in notes:
+        print(f"ragkit bench scale: {note}", file=sys.stderr)
+    if not runners:
+        raise SystemExit(3)
     from ..config import get_settings
     from ..documents import load_corpus
     from ..embed import Embedder
@@ -54,7 +99,6 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
 
     rec = Recorder("bench_scale")
     docs = repeat_corpus(load_corpus(get_settings().data_dir / "corpus").documents, copies)
-    runners = ["1 process", "2 processes"] + (["ray 2 actors"] if ray else [])
     rates, base = throughput(docs, "recursive:250/0", runners, tokenizer="minilm")
     emb_name = Embedder(cache=False).name
     chars = sum(len(d.text) for d in docs)
@@ -75,6 +119,9 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
                                 "documents": len(docs), "chars": chars,
                                 "chunks": int(r["chunks"]), "tokens": int(r["tokens"])})
     print("  (target: 2 processes >= 1.6x one on 2 cores)")
+    if not sweep:
+        print(f"rows: {rec.save()}")
+        return
 
     root = Path(tempfile.mkdtemp(prefix="ragkit-scale-", dir=workdir))
     try:

@@ -279,16 +279,16 @@ def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
     from .index_build import evaluate_index
 
     try:
-        means = evaluate_index(bench, a.index, emb, a.k)
+        out = evaluate_index(bench, a.index, emb, a.k)
     except (ValueError, OSError) as e:
         raise CliError(f"--index {a.index}: {e}") from None
+    means = out.means
     print(f"\n{a.index}: {len([q for q in bench.queries if q.gold])} answerable questions, "
-          f"k = {a.k}")
-    for m in ("recall", "precision", "iou", "recall@k", "mrr@k", "ndcg@10"):
-        print(f"  {m:<10} {100 * means.get(m, float('nan')):6.1f}%")
-    rec.add_metrics(means, experiment="eval_index", benchmark=Path(a.corpus).name,
-                    strategy=f"index:{Path(a.index).name}", embedder=emb.name, k=a.k,
-                    n_queries=len([q for q in bench.queries if q.gold]))
+          f"k = {a.k} (searched {out.depth} deep for nDCG@10 and the budgets)")
+    for m in ("recall", "precision", "iou", "recall@k", "mrr@k", "ndcg@10",
+              *(f"{m}@B{b}" for b in out.budgets for m in ("recall", "pass", "iou"))):
+        print(f"  {m:<12} {100 * means.get(m, float('nan')):6.1f}%")
+    out.record(rec, experiment="eval_index", embedder=emb.name, k=a.k)
     append_rows(results, rec.rows)
     print(f"\nrows appended to {results}")
     return _finish(errors, problems)

@@ -10,7 +10,10 @@ The corpus goes through `ragkit.stages` (chunk, optional structural preambles, e
 shard), with a progress bar; then ``OUT/index.faiss`` is built from the shards
 (`ragkit.index_scale`: ``--kind ivf_flat`` by default, or ``ivf_pq``, ``hnsw``).
 ``ragkit eval --index OUT`` embeds the golden questions with the same model, searches that
-index, and scores the hits by their character spans as ``ragkit eval`` does.
+index, and scores the hits exactly as ``ragkit eval`` scores a strategy: the index is a
+retriever (`IndexRetriever`) handed to `ragkit.pipeline.run_experiment`, which searches deep
+enough for nDCG@10 and to fill the largest context budget (`search_deep`), and reports the
+fixed-k metrics and the budgeted ones (recall@B, pass@B, IoU@B ... at `ragkit.evaluate.BUDGETS`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from .common import prepare
 
@@ -77,44 +80,120 @@ def build(a: argparse.Namespace) -> int:
     return 0
 
 
-def _hit_rows(shards: Any, rows: set[int]) -> dict[int, dict[str, Any]]:
-    """The chunk rows of the given row ids, read from the shards that hold them."""
-    out: dict[int, dict[str, Any]] = {}
-    for entry, path in zip(shards.manifest["shards"], shards.shards):
-        lo, hi = entry["first_row"], entry["first_row"] + entry["rows"]
-        if not any(lo <= r < hi for r in rows):
-            continue
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path, columns=["row", "chunk_id", "doc_id", "start", "end", "text",
-                                             "prefix", "strategy", "metadata"]).to_pylist()
-        out.update({rec["row"]: rec for rec in table if rec["row"] in rows})
-    return out
+CHUNK_READ = ("row", "chunk_id", "doc_id", "start", "end", "text", "prefix", "strategy",
+              "metadata")
 
 
-def evaluate_index(bench: Any, folder: str, embedder: Any, k: int) -> dict[str, float]:
-    """Mean span metrics of `bench`'s answerable questions against the index in `folder`."""
-    from ..evaluate import evaluate_retrieval
-    from ..index_scale import ScaledIndex
-    from ..shards import ShardSet
-    from ..stages import batch_to_chunks
+class IndexRetriever:
+    """A built index folder (``OUT`` of ``ragkit index``) as a `ragkit.retrieve.Retriever`:
+    queries embedded with `embedder` (which must be the one the shards were embedded with),
+    the faiss index searched (``nprobe`` IVF cells; default the index's own), each hit's chunk
+    read back from the shard that holds it. Ties break toward the newer document, as
+    `DenseRetriever`'s do."""
 
-    shards = ShardSet(Path(folder) / "shards")
-    settings = [s for s in shards.manifest["settings"]["stages"] if s.get("stage") == "embed"]
-    if settings and settings[0].get("fingerprint") != embedder.fingerprint:
-        raise ValueError(f"{folder} was embedded with {settings[0].get('model')}, not "
-                         f"{embedder.name}: pass the same --embedder")
-    index = ScaledIndex.load(Path(folder) / "index.faiss", shards.folder)
-    queries = [q for q in bench.queries if q.gold]
-    qvecs = embedder.encode([q.text for q in queries], kind="query")
-    scores, ids = index.search(qvecs, k)
-    rows = _hit_rows(shards, {int(i) for i in ids.ravel() if i >= 0})
-    chunks = {r: batch_to_chunks({c: [rec[c]] for c in rec})[0] for r, rec in rows.items()}
-    ranked = {q.id: [(chunks[int(i)], float(s)) for i, s in zip(ids[n], scores[n]) if i >= 0]
-              for n, q in enumerate(queries)}
-    texts = {d.id: d.text for d in bench.documents}
-    _, means = evaluate_retrieval(queries, ranked, [], k=k, omega=False, texts=texts)
-    return means
+    kind = "index"
+
+    def __init__(self, folder: str | Path, embedder: Any, nprobe: int | None = None):
+        from ..index_scale import ScaledIndex
+        from ..shards import ShardSet
+
+        self.folder = Path(folder)
+        self.shards = ShardSet(self.folder / "shards")
+        settings = [s for s in self.shards.manifest["settings"]["stages"]
+                    if s.get("stage") == "embed"]
+        if settings and settings[0].get("fingerprint") != embedder.fingerprint:
+            raise ValueError(f"{folder} was embedded with {settings[0].get('model')}, not "
+                             f"{embedder.name}: pass the same --embedder")
+        self.index = ScaledIndex.load(self.folder / "index.faiss", self.shards.folder)
+        self.embedder, self.nprobe = embedder, nprobe
+        self._qvecs: dict[str, Any] = {}
+        self._chunks: dict[int, Any] = {}
+        self._flags: list[str] = []
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self._flags)
+
+    def chunks_of(self, doc_ids: set[str]) -> list[Any]:
+        """Every chunk of the given documents in the index (a column filter per shard), in row
+        order; the encoder's truncations among them become this retriever's flags."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ..stages import batch_to_chunks
+
+        wanted = pa.array(sorted(doc_ids), pa.string())
+        out, truncated = [], 0
+        for table in self.shards.tables([*CHUNK_READ, "truncated"]):
+            table = table.filter(pc.is_in(table.column("doc_id"), value_set=wanted))
+            if not table.num_rows:
+                continue
+            cols = table.to_pydict()
+            chunks = batch_to_chunks(cols)
+            self._chunks.update(zip(cols["row"], chunks))
+            truncated += sum(cols["truncated"])
+            out += chunks
+        self._flags = [f"truncated:{truncated}"] if truncated else []
+        return out
+
+    def _rows(self, rows: set[int]) -> None:
+        """Read the chunks of `rows` not read yet, from the shards whose range holds them."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ..stages import batch_to_chunks
+
+        need = np.array(sorted(r for r in rows if r not in self._chunks), np.int64)
+        for k, entry in enumerate(self.shards.manifest["shards"]):
+            lo, hi = entry["first_row"], entry["first_row"] + entry["rows"]
+            here = need[(need >= lo) & (need < hi)]
+            if not len(here):
+                continue
+            table = self.shards.table(k, CHUNK_READ)
+            table = table.filter(pc.is_in(table.column("row"), value_set=pa.array(here)))
+            cols = table.to_pydict()
+            self._chunks.update(zip(cols["row"], batch_to_chunks(cols)))
+
+    def search(self, queries: Sequence[str], k: int, where: Any = None) -> list[list[Any]]:
+        import numpy as np
+
+        from ..retrieve import Hit, _per_query, newest_first
+
+        queries = list(queries)
+        new = [q for q in dict.fromkeys(queries) if q not in self._qvecs]
+        if new:  # a deeper search asks again: each question is embedded once
+            self._qvecs.update(zip(new, self.embedder.encode(new, kind="query")))
+        qv = np.stack([self._qvecs[q] for q in queries]) if queries else np.zeros((0, 1))
+        wheres = _per_query(where, len(queries))
+        out: list[list[Any]] = [[] for _ in queries]
+        groups: dict[str, list[int]] = {}
+        for i, w in enumerate(wheres):  # batch the queries that share a filter
+            groups.setdefault(repr(w) if not callable(w) else str(id(w)), []).append(i)
+        for idx in groups.values():
+            scores, ids = self.index.search(qv[idx], k, where=wheres[idx[0]], nprobe=self.nprobe)
+            self._rows({int(r) for r in ids.ravel() if r >= 0})
+            for row, i in enumerate(idx):
+                out[i] = newest_first([Hit(self._chunks[int(r)], float(sc))
+                                       for r, sc in zip(ids[row], scores[row]) if r >= 0])
+        return out
+
+
+def evaluate_index(bench: Any, folder: str, embedder: Any, k: int,
+                   nprobe: int | None = None) -> Any:
+    """`bench`'s questions against the index in `folder`, scored as ``ragkit eval`` scores a
+    strategy (`run_experiment` with an `IndexRetriever`): an `Outcome` with fixed-k and
+    budgeted means. The evaluated chunks (precision_omega, relevance judgements) are the
+    index's chunks of `bench`'s documents."""
+    from ..pipeline import run_experiment
+
+    retriever = IndexRetriever(folder, embedder, nprobe)
+    chunks = retriever.chunks_of({d.id for d in bench.documents})
+    if not chunks:
+        raise ValueError(f"{folder} holds none of the {len(bench.documents)} documents of "
+                         "this corpus: build the index from the same documents")
+    return run_experiment(bench, chunks=chunks, retriever=retriever, k=k,
+                          label=f"index:{Path(folder).name}")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,75 @@
+"""`ragkit eval --index` scores a built index exactly as `ragkit eval` scores the same strategy
+in memory: searched deep enough for nDCG@10 and the largest budget, with the budgeted metrics."""
+
+import json
+import shutil
+
+import pytest
+
+from conftest import ROOT
+from ragkit.benchmarks import load_folder
+from ragkit.chunkers import get_chunker
+from ragkit.evaluate import BUDGETS
+from ragkit.pipeline import run_experiment
+from ragkit.tools import index_build
+
+DOCS = ("refund-policy-2024", "billing-faq", "edge-hardware-warranty")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Three course documents, the golden questions whose evidence is all in them, and the
+    index `ragkit index` builds from them."""
+    root = tmp_path_factory.mktemp("tiny")
+    (root / "corpus").mkdir()
+    for d in DOCS:
+        shutil.copy(ROOT / "data" / "corpus" / f"{d}.md", root / "corpus")
+    lines = [line for line in (ROOT / "data" / "golden" / "questions.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip() and
+        {e["doc_id"] for e in json.loads(line).get("evidence", [])} <= set(DOCS)]
+    (root / "golden.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert index_build.main([str(root / "corpus"), "--out", str(root / "ix")]) == 0
+    bench, _, _ = load_folder(str(root / "corpus"), str(root / "golden.jsonl"))
+    return root, bench
+
+
+def test_index_path_and_in_memory_path_give_the_same_metrics(tiny, embedder):
+    root, bench = tiny
+    assert len([q for q in bench.queries if q.gold]) >= 10
+    by_index = index_build.evaluate_index(bench, str(root / "ix"), embedder, k=5)
+    in_memory = run_experiment(bench, get_chunker("recursive:250/0"), embedder, k=5)
+    assert by_index.depth >= 10 and by_index.depth == in_memory.depth  # not k = 5
+    for b in BUDGETS:
+        for m in ("recall", "pass", "iou"):
+            assert f"{m}@B{b}" in by_index.means
+    assert set(by_index.means) == set(in_memory.means)
+    for metric, value in in_memory.means.items():
+        assert by_index.means[metric] == pytest.approx(value, abs=1e-6), metric
+    # the same hits, in the same order, for every question
+    for qid, hits in in_memory.hits.items():
+        assert [h.chunk.id for h in by_index.hits[qid]] == [h.chunk.id for h in hits], qid
+
+
+def test_an_index_of_other_documents_is_a_clear_error(tiny, embedder, tmp_path):
+    root, bench = tiny
+    (tmp_path / "other").mkdir()
+    shutil.copy(ROOT / "data" / "corpus" / "billing-faq.md", tmp_path / "other" / "x.md")
+    other, _, _ = load_folder(str(tmp_path / "other"), str(root / "golden.jsonl"))
+    other.documents[0] = type(other.documents[0])("not-in-the-index", "text", {})
+    with pytest.raises(ValueError, match="holds none of the 1 documents"):
+        index_build.evaluate_index(other, str(root / "ix"), embedder, k=5)
+
+
+def test_the_eval_command_prints_and_records_the_budgeted_metrics(tiny, tmp_path, capsys):
+    from ragkit.tools.cli import main
+
+    root, _ = tiny
+    results = tmp_path / "rows.jsonl"
+    assert main(["eval", "--corpus", str(root / "corpus"), "--golden",
+                 str(root / "golden.jsonl"), "--index", str(root / "ix"),
+                 "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "recall@B1024" in out and "pass@B4096" in out and "ndcg@10" in out
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert {r["budget"] for r in rows if r["metric"] == "pass@B"} == set(BUDGETS)
+    assert {r["experiment"] for r in rows} == {"eval_index"}
