@@ -54,8 +54,8 @@ FLAGS = []  # what the throughput rows must say about this run
 if "ray 2 actors" in RUNNERS and importlib.util.find_spec("ray") is None:
     RUNNERS.remove("ray 2 actors")
     FLAGS.append("ray_runner_skipped:not_installed")
-    warnings.warn("Ray is not installed (pip install 'ragkit[scale]'): the Ray Data runner is "
-                  "left out of this run and of its rows", stacklevel=1)
+    warnings.warn("Ray is not installed (make setup-scale, or pip install -e '.[scale]'): the Ray "
+                  "Data runner is left out of this run and of its rows", stacklevel=1)
 # the full sweep stops at 300,000 vectors to keep `make reproduce` short; `ragkit bench scale`
 # runs the 1,000,000-vector point
 SIZES = pick(full=[10_000, 100_000, 300_000], smoke=[1_000, 2_000, 4_000])
