@@ -227,10 +227,14 @@ def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
 def append_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
     """Add rows to a results file. The read and the rewrite happen under a lock file next to
-    it (``.<name>.lock``), so runs appending to one file at once keep every row."""
+    it (``.<name>.lock``), so runs appending to one file at once keep every row. A `path`
+    that is a symlink is resolved first: the lock and the rows go next to and into its target,
+    and the link stays a link."""
+    import os
+
     from filelock import FileLock
 
-    path = Path(path)
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path.parent / f".{path.name}.lock")):
         old = read_rows(path) if path.exists() else []
