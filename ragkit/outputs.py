@@ -40,11 +40,12 @@ def check_output(out: str | Path, inputs: Iterable[str | Path], flag: str = "--o
     every file under it); else `OutputError` naming both paths. An `out` that does not exist
     yet is never an input; one that exists is compared by what it is on disk (device and
     inode), so a symlink, a hard link or another spelling of an input's path is caught."""
-    if not str(out):
+    shown = os.fspath(out)  # as the user wrote it (Path drops a leading "./")
+    if not shown:
         raise OutputError(f"{flag}: the path is empty")
     out = Path(out)
     if out.is_dir():
-        raise OutputError(f"{flag} {out}: is a folder; give a file")
+        raise OutputError(f"{flag} {shown}: is a folder; give a file")
     me = _identity(out)
     if me is None:
         return out
@@ -58,6 +59,6 @@ def check_output(out: str | Path, inputs: Iterable[str | Path], flag: str = "--o
             if _identity(f) == me:
                 how = ("the same file" if os.path.realpath(out) == os.path.realpath(f)
                        else "a hard link to it")
-                raise OutputError(f"{flag} {out} would overwrite the input {f} ({how}); "
+                raise OutputError(f"{flag} {shown} would overwrite the input {f} ({how}); "
                                   "nothing was written: give another path")
     return out
