@@ -15,6 +15,10 @@ Golden files are JSONL or CSV. Each question gives its evidence as verbatim quot
 ``id,question,quote,doc_id``); ragkit finds each quote in the documents and scores against its
 span. A quote that is missing or occurs more than once is reported with its line and skipped —
 never guessed. Files that cannot be read are reported and skipped too; the run continues.
+A folder's README, its hidden files and folders and backup files (``--include-hidden`` reads
+these) and second paths to a file already read (links) are left out, counted and named. No
+output (``--out``, ``--results``) may be one of the files a command reads: that is refused
+before anything is written.
 
 Exit codes: 0 = done, nothing to report; 1 = done, but some files or questions were skipped
 (see the summary); 2 = bad command line, or a ``RAGKIT_*`` variable ragkit cannot use
