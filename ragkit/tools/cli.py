@@ -429,8 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--k", type=positive_int, default=5, help="chunks retrieved per question")
     e.add_argument("--results", type=path_arg, help="results file to append rows to "
                                      "(default: results/cli_eval.jsonl; never an input)")
-    e.add_argument("--index", type=path_arg, help="evaluate against a folder built by `ragkit index` "
-                                   "(instead of chunking with --strategies)")
+    e.add_argument("--index", type=path_arg,
+                   help="evaluate against a folder built by `ragkit index` "
+                        "(instead of chunking with --strategies)")
     e.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("show", help="one question: the gold and what each strategy retrieved")
