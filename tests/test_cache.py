@@ -127,3 +127,16 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_partial_file(tmp_path, mo
     with pytest.raises(OSError):
         atomic_write_text(path, "new\n" * 1000)
     assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["rows.jsonl"]
+
+
+def test_a_symlinked_parquet_run_file_stays_a_link(tmp_path):
+    import pandas as pd
+
+    from ragkit.results import write_parquet
+
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real" / "x.hits.parquet", tmp_path / "x.hits.parquet")
+    write_parquet(tmp_path / "x.hits.parquet", {"r": pd.DataFrame({"run": ["r"], "rank": [1]})})
+    assert (tmp_path / "x.hits.parquet").is_symlink()
+    assert pd.read_parquet(tmp_path / "real" / "x.hits.parquet")["rank"].tolist() == [1]
+    assert sorted(os.listdir(tmp_path)) == ["real", "x.hits.parquet"]
