@@ -329,3 +329,15 @@ def test_eval_refuses_results_that_are_an_input(corpus, which):
               str(target))
     _refused(out, target)
     assert target.read_bytes() == before
+
+
+def test_eval_with_a_strategy_named_twice_appends_its_rows_once(corpus, tmp_path):
+    docs, questions = corpus
+    results = tmp_path / "rows.jsonl"
+    out = run("eval", "--corpus", str(docs), "--golden", str(questions), "--strategies",
+              "recursive:60/0,recursive:60", "--k", "2", "--results", str(results))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "'recursive:60' is named twice" in out.stderr
+    rows = read_rows(results)
+    per_metric = [r for r in rows if r["metric"] == "recall"]
+    assert [r["strategy"] for r in per_metric] == ["recursive(60/0,cl100k_base)"]
