@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from .base import Area, Context, expect
+from .base import Area, Context, expect, snapshot
 
 
 def run(ctx: Context) -> Area:
@@ -105,19 +105,6 @@ def _load_with_faults(folder: Path, unreadable: set[str]):
         return load_corpus(folder, strict=False)
 
 
-def _snapshot(root: Path) -> dict[str, bytes]:
-    """Every file's bytes under `root`, links not followed (a link's own target)."""
-    import os
-
-    out = {}
-    for d, _, names in os.walk(root):
-        for n in names:
-            p = Path(d) / n
-            out[str(p)] = (b"link:" + os.readlink(p).encode()) if p.is_symlink() \
-                else p.read_bytes()
-    return out
-
-
 def _left_out_tree(root: Path) -> None:
     """good.md, plus everything a load leaves out by rule: a README, a stale checkpoint copy of
     good.md with its doc_id, a .git folder, a hidden file, backups, two links to good.md."""
@@ -141,17 +128,17 @@ def left_out_cases(area: Area, folder: Path, quick: bool = False) -> None:
     """What a folder load leaves out by rule: the right documents, each file left out counted
     and named in the summary, and the folder unchanged."""
     from ...documents import load_corpus
-    from .base import run_cli
+    from .base import one_line_error, run_cli
 
     def case(label: str, check: Callable[[Path], None], nested: bool = False) -> None:
         root = folder / f"left-out-{len(list(folder.glob('left-out-*')))}"
         where = root / "sub" if nested else root
         _left_out_tree(where)
-        before = _snapshot(root)
+        before = snapshot(root)
 
         def run() -> None:
             check(root)
-            expect(_snapshot(root) == before, "the folder changed")
+            expect(snapshot(root) == before, "the folder changed")
         area.case(label + (" (nested)" if nested else ""), run)
 
     def default(root: Path) -> None:
@@ -206,10 +193,7 @@ def left_out_cases(area: Area, folder: Path, quick: bool = False) -> None:
         before = q.read_bytes()
         out = run_cli(["eval", "--corpus", "", "--golden", str(q), "--results",
                        str(root / "rows.jsonl")], cwd=root)
-        lines = out.stderr.strip().splitlines()
-        expect(out.returncode == 2 and "Traceback" not in out.stderr and len(lines) == 1
-               and "--corpus" in out.stderr and "empty" in out.stderr,
-               f"exit {out.returncode}: {out.stderr[-300:]}")
+        one_line_error(out, 2, "--corpus", "empty")
         expect(not (root / "rows.jsonl").exists(), "rows were written")
         expect(q.read_bytes() == before, "the golden file changed")
         q.unlink()

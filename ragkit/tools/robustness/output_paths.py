@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .base import Area, Context, expect, run_cli
+from .base import Area, Context, expect, one_line_error, run_cli, snapshot
 from .concurrency import _APPENDER
-from .folders import _snapshot
 from .golden import GOLDEN_TEXT, GOOD_QUESTIONS, write_questions
 
 
@@ -36,12 +35,7 @@ def _setup(root: Path) -> tuple[Path, Path]:
 
 
 def _refused(out, *names: str) -> None:
-    lines = out.stderr.strip().splitlines()
-    expect("Traceback" not in out.stderr, f"a traceback: {out.stderr[-400:]}")
-    expect(out.returncode == 2, f"exit {out.returncode}, expected 2: {out.stderr[-300:]}")
-    expect(len(lines) == 1, f"not one line: {out.stderr[-400:]}")
-    for n in names:
-        expect(n in out.stderr, f"{n!r} not named: {out.stderr[-300:]}")
+    one_line_error(out, 2, *names)
 
 
 def output_paths_area(folder: Path, quick: bool = False) -> Area:
@@ -55,10 +49,10 @@ def output_paths_area(folder: Path, quick: bool = False) -> Area:
         docs, questions = _setup(root)
 
         def run() -> None:
-            before = _snapshot(root)
+            before = snapshot(root)
             check(root, docs, questions)
-            after = _snapshot(root)
-            allowed = {str(p) for p in changes(root)}
+            after = snapshot(root)
+            allowed = {p.relative_to(root).as_posix() for p in changes(root)}
             changed = sorted(p for p in before if p not in allowed and after.get(p) != before[p])
             expect(not changed, f"files changed or removed: {changed}")
             temp = [p for p in after if p.endswith(".tmp")]
