@@ -243,8 +243,8 @@ def load_course(data_dir: str | Path | None = None) -> Benchmark:
     return Benchmark("course", corpus.documents, queries, info={"smoke_docs": smoke_docs})
 
 
-def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None
-                ) -> tuple[Benchmark, list[str], list[str]]:
+def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
+                include_hidden: bool = False) -> tuple[Benchmark, list[str], list[str]]:
     """A reader's own benchmark: documents from a folder (Markdown, text, HTML, code) and
     questions whose evidence is given as quotes or as spans (JSONL or CSV).
 
@@ -252,13 +252,15 @@ def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None
     file errors with its reason; every question is checked before anything is embedded
     (`golden.check_questions`) and anchored, or listed in the problems with the questions
     file and its line. Nothing is guessed. Raises `golden.GoldenError` when the questions file
-    as a whole cannot be read.
+    as a whole cannot be read. ``info`` holds the files left out (``ignored_files``,
+    ``skipped_files``: see `documents.Corpus`), their summary lines (``left_out``) and the
+    files read (``input_files``, which no output may overwrite).
     """
     from .documents import load_corpus
     from .golden import check_questions
 
     corpus_dir = Path(corpus)
-    loaded = load_corpus(corpus_dir, strict=False)
+    loaded = load_corpus(corpus_dir, strict=False, include_hidden=include_hidden)
     records, found = check_questions(golden, loaded.by_id())
     problems = [f"{golden}:{p}" for p in found]
     queries = [Query(id=r["id"], text=r["question"],
@@ -267,7 +269,10 @@ def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None
                      metadata={"synthetic": bool(r.get("synthetic"))})
                for r in records]
     bench = Benchmark(name or corpus_dir.resolve().name, loaded.documents, queries,
-                      info={"ignored_files": list(loaded.ignored)})
+                      info={"ignored_files": list(loaded.ignored),
+                            "skipped_files": list(loaded.skipped),
+                            "left_out": loaded.summary(),
+                            "input_files": list(loaded.inputs)})
     return bench, loaded.errors, problems
 
 

@@ -32,7 +32,11 @@ class CacheWarning(UserWarning):
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    path = Path(path)
+    """Write `data` to `path` all at once: a temporary file in the same folder, renamed into
+    place, so a failed write leaves the old file and no partial one. A `path` that is a
+    symlink stays one: the data goes to its target (the temporary file is made next to the
+    target), never over the link."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

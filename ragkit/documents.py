@@ -461,39 +461,127 @@ def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     return rows, problems
 
 
+BACKUP_SUFFIXES = (".bak", ".orig", ".rej", ".swp", ".swo")
+NAMES_SHOWN = 8  # file names a summary line lists before "... and N more"
+
+
+def hidden_or_backup(rel: str) -> str | None:
+    """'hidden' when a part of the relative path `rel` starts with a dot (``.git/``,
+    ``.ipynb_checkpoints/``, ``.notes.md``), 'backup' for an editor's or tool's backup copy
+    (``x.md~``, ``#x.md#``, ``x.md.bak``, ``.orig``, ``.rej``, ``.swp``), else None.
+
+    >>> hidden_or_backup(".ipynb_checkpoints/a-checkpoint.md"), hidden_or_backup("a.md~")
+    ('hidden', 'backup')
+    """
+    parts = rel.split("/")
+    if any(p.startswith(".") and p not in (".", "..") for p in parts):
+        return "hidden"
+    name = parts[-1]
+    if (name.endswith("~") or (len(name) > 1 and name.startswith("#") and name.endswith("#"))
+            or Path(name).suffix.lower() in BACKUP_SUFFIXES):
+        return "backup"
+    return None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file (or a folder of `files` files) a folder load left out by rule, not by error:
+    kind 'readme', 'hidden', 'backup' or 'duplicate' (a second path to a file or folder
+    already read: a link, a hard link); `note` says why, for the summary."""
+
+    path: str
+    kind: str
+    note: str = ""
+    files: int = 1
+
+
 @dataclass
 class Corpus:
     """Documents loaded from a folder, plus the per-file errors met on the way.
 
     `errors` are files (or sidecar rows) that were skipped, each ``path:line: reason``;
-    `ignored` are files of types ragkit does not read (e.g. ``.pdf``), for information."""
+    `ignored` are files of types ragkit does not read (e.g. ``.pdf``), for information;
+    `skipped` are the files left out by rule (`Skipped`: a README, hidden and backup files,
+    second paths to a file already read); `inputs` every file the load read or considered
+    reading (all but `ignored`), which no output may overwrite."""
 
     documents: list[Document]
     errors: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
 
     def by_id(self) -> dict[str, Document]:
         return {d.id: d for d in self.documents}
 
+    def summary(self) -> list[str]:
+        """One line per kind of file left out (`ignored`, `skipped`), counted and named."""
+        return summarize_left_out(self.ignored, self.skipped)
 
-def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
-    """Every file under `folder`, sorted, following links to files and folders, and the
-    problems met on the way (``path:1: reason``): a folder or link that cannot be read, a link
-    whose target does not exist, a link that loops. A folder reached twice (through a link)
-    is walked once."""
+
+def _names(items: list[str]) -> str:
+    shown = ", ".join(items[:NAMES_SHOWN])
+    return shown + (f", ... and {len(items) - NAMES_SHOWN} more" if len(items) > NAMES_SHOWN
+                    else "")
+
+
+def summarize_left_out(ignored: Iterable[str], skipped: Iterable[Skipped]) -> list[str]:
+    """The summary lines of what a folder load left out: files of types ragkit does not read
+    (counted by type), READMEs, hidden and backup files, duplicates — each counted and named."""
+    from collections import Counter
+
+    ignored, skipped = list(ignored), list(skipped)
+    out = []
+    if ignored:
+        kinds = Counter(Path(p).suffix.lower() or "(no suffix)" for p in ignored)
+        out.append(f"ignored {len(ignored)} file(s) of types ragkit does not read: "
+                   + ", ".join(f"{k} ({n})" for k, n in sorted(kinds.items())))
+    readmes = [s.path for s in skipped if s.kind == "readme"]
+    if readmes:
+        out.append(f"{len(readmes)} README file(s) not read as documents (a folder's README is "
+                   f"taken as notes about it; rename it to read it): {_names(readmes)}")
+    hidden = [s for s in skipped if s.kind in ("hidden", "backup")]
+    if hidden:
+        n = sum(s.files for s in hidden)
+        out.append(f"{n} hidden/backup file(s) excluded (--include-hidden reads them): "
+                   + _names([s.path + (f" ({s.files} files)" if s.files != 1 else "")
+                             for s in hidden]))
+    dups = [s for s in skipped if s.kind == "duplicate"]
+    if dups:
+        out.append(f"{len(dups)} duplicate(s) of files already read, each read once: "
+                   + _names([f"{s.path} ({s.note})" for s in dups]))
+    return out
+
+
+def _count_files(folder: str) -> int:
+    import os
+
+    return sum(len(files) for _, _, files in os.walk(folder, onerror=lambda e: None))
+
+
+def _walk(folder: Path, include_hidden: bool = True
+          ) -> tuple[list[Path], list[str], list[Skipped]]:
+    """(files, problems, skipped): every file under `folder`, sorted, following links to files
+    and folders. Real folders are walked before links to folders, so a folder reached twice
+    is read from its real path and the link is listed in `skipped` as a duplicate. Without
+    `include_hidden`, hidden entries and backup files are listed in `skipped`, not walked."""
     import errno
     import os
 
     files: list[Path] = []
     problems: list[str] = []
-    seen_dirs: set[str] = set()
+    skipped: list[Skipped] = []
+    seen_dirs: dict[str, Path] = {}
+    linked: list[Path] = []
 
-    def walk(d: Path) -> None:
+    def walk(d: Path, via_link: bool = False) -> None:
         try:
             real = os.path.realpath(d)
             if real in seen_dirs:
+                skipped.append(Skipped(str(d), "duplicate", f"same folder as {seen_dirs[real]}",
+                                       _count_files(real)))
                 return
-            seen_dirs.add(real)
+            seen_dirs[real] = d
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as e:
             problems.append(f"{d}:1: folder cannot be read ({e.strerror or e}); its files "
@@ -503,6 +591,13 @@ def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
             p = Path(entry.path)
             try:
                 is_link = entry.is_symlink()
+                if not include_hidden:
+                    kind = hidden_or_backup(entry.name)
+                    if kind:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                        skipped.append(Skipped(str(p) + ("/" if is_dir else ""), kind,
+                                               files=_count_files(p) if is_dir else 1))
+                        continue
                 if is_link:
                     try:
                         os.stat(p)
@@ -518,12 +613,15 @@ def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
                                             f"({e.strerror or e})")
                         continue
                 if entry.is_dir():
-                    if is_link and os.path.realpath(p) in seen_dirs | {
+                    if is_link and os.path.realpath(p) in {
                             os.path.realpath(x) for x in p.parents}:
                         problems.append(f"{p}:1: link to a folder above it (a loop); not "
                                         "followed")
                         continue
-                    walk(p)
+                    if is_link:
+                        linked.append(p)  # after the real folders
+                    else:
+                        walk(p)
                 elif entry.is_file():
                     files.append(p)
                 else:
@@ -532,18 +630,58 @@ def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
                 problems.append(f"{p}:1: cannot be read ({e.strerror or e})")
 
     walk(folder)
-    return sorted(files), problems
+    while linked:
+        walk(linked.pop(0))
+    return sorted(files), problems, skipped
+
+
+def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """Every file under `folder`, sorted, following links to files and folders, and the
+    problems met on the way (``path:1: reason``): a folder or link that cannot be read, a link
+    whose target does not exist, a link that loops. A folder reached twice (through a link)
+    is walked once."""
+    files, problems, _ = _walk(folder)
+    return files, problems
+
+
+def _one_path_per_file(folder: Path, files: list[Path]) -> tuple[list[Path], list[Skipped]]:
+    """Each real file once: paths to one file (links, hard links) keep the path without a link
+    in it (else the first, sorted); the others are `Skipped` duplicates naming it."""
+    import os
+
+    root = os.path.realpath(folder)
+    groups: dict[tuple[int, int], list[Path]] = {}
+    for p in files:
+        try:
+            st = os.stat(p)
+        except OSError:
+            groups[(-1, len(groups))] = [p]  # load_document reports it
+            continue
+        groups.setdefault((st.st_dev, st.st_ino), []).append(p)
+    keep, dups = [], []
+    for paths in groups.values():
+        direct = [p for p in paths if os.path.realpath(p)
+                  == os.path.join(root, p.relative_to(folder))]
+        first = (direct or paths)[0]
+        keep.append(first)
+        for p in paths:
+            if p != first:
+                how = "a link to" if os.path.islink(p) else "same file as"
+                dups.append(Skipped(str(p), "duplicate", f"{how} {first}"))
+    return sorted(keep), sorted(dups, key=lambda s: s.path)
 
 
 def load_corpus(folder: str | Path, strict: bool = True,
-                suffixes: Iterable[str] | None = None) -> Corpus:
+                suffixes: Iterable[str] | None = None, include_hidden: bool = False) -> Corpus:
     """Load every supported file under `folder` (sorted, so the order is deterministic).
 
     Every file is loaded or skipped with its reason: bad front matter, undecodable, unreadable,
     binary, a duplicate doc_id, a bad sidecar row, a dangling or looping link, an unreadable
     folder. With ``strict=True`` any such problem raises one `DocumentError` listing them all;
     with ``strict=False`` they are listed in ``Corpus.errors``. Files of other types are
-    listed in ``Corpus.ignored``.
+    listed in ``Corpus.ignored``. Left out by rule, and listed in ``Corpus.skipped``: a README
+    (``README.md``), hidden files and folders and backup files (unless `include_hidden`), and
+    every path but one to the same file (links, hard links: each real file is one document).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -551,18 +689,26 @@ def load_corpus(folder: str | Path, strict: bool = True,
     allowed = set(suffixes) if suffixes else (MARKDOWN_SUFFIXES | TEXT_SUFFIXES | CODE_SUFFIXES
                                               | HTML_SUFFIXES)
     sidecar, errors = _read_sidecar(folder)
-    files, walk_errors = walk_files(folder)
+    all_files, walk_errors, skipped = _walk(folder, include_hidden)
     errors.extend(walk_errors)
+    files, dups = _one_path_per_file(folder, all_files)
+    skipped.extend(dups)
     docs, seen, ignored = [], {}, []
-    rels = set()
+    rels = {p.relative_to(folder).as_posix() for p in all_files}
+    inputs = [s.path for s in skipped if s.files == 1 and not s.path.endswith("/")]
     for path in files:
         rel = path.relative_to(folder).as_posix()
-        rels.add(rel)
-        if path.name.upper() == "README.MD" or rel == SIDECAR:
+        if rel == SIDECAR:
+            inputs.append(str(path))
+            continue
+        if path.name.upper() == "README.MD":
+            skipped.append(Skipped(str(path), "readme"))
+            inputs.append(str(path))
             continue
         if path.suffix.lower() not in allowed:
             ignored.append(str(path))
             continue
+        inputs.append(str(path))
         meta = sidecar.get(rel)
         if meta and "__bad_sidecar_row__" in meta:
             errors.append(f"{path}:1: skipped, its metadata row is wrong: "
@@ -583,7 +729,7 @@ def load_corpus(folder: str | Path, strict: bool = True,
                   else f"{folder / SIDECAR}:1: row for {m!r}, but no such file" for m in missing)
     if strict and errors:
         raise DocumentError(f"{len(errors)} problem(s) in {folder}:\n" + "\n".join(errors))
-    return Corpus(docs, errors, ignored)
+    return Corpus(docs, errors, ignored, skipped, sorted(inputs))
 
 
 def offset_to_line(text: str, offset: int) -> int:

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from .cache import atomic_write_text
+from .cache import atomic_write_bytes, atomic_write_text
 from .config import PROJECT_ROOT, get_settings, resolve_device
 
 SCHEMA = ("notebook", "experiment", "benchmark", "strategy", "params", "embedder", "k", "budget",
@@ -183,8 +183,9 @@ class Recorder:
 
 
 def write_parquet(path: Path, runs: Mapping[str, Any]) -> None:
-    """Concatenate the runs' frames (sorted by run id) into one parquet file, atomically."""
-    import os
+    """Concatenate the runs' frames (sorted by run id) into one parquet file, atomically
+    (`atomic_write_bytes`: a unique temporary file, renamed; through a symlink to its target)."""
+    import io
 
     import pandas as pd
 
@@ -192,10 +193,9 @@ def write_parquet(path: Path, runs: Mapping[str, Any]) -> None:
     for col in ("run", "query_id", "doc_id", "type", "metric"):
         if col in df:
             df[col] = df[col].astype(str)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    df.to_parquet(tmp, index=False, compression="zstd")
-    os.replace(tmp, path)
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False, compression="zstd")
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def load_scores(folder: str | Path | None = None):
@@ -227,10 +227,14 @@ def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
 def append_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
     """Add rows to a results file. The read and the rewrite happen under a lock file next to
-    it (``.<name>.lock``), so runs appending to one file at once keep every row."""
+    it (``.<name>.lock``), so runs appending to one file at once keep every row. A `path`
+    that is a symlink is resolved first: the lock and the rows go next to and into its target,
+    and the link stays a link."""
+    import os
+
     from filelock import FileLock
 
-    path = Path(path)
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path.parent / f".{path.name}.lock")):
         old = read_rows(path) if path.exists() else []

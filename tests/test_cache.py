@@ -2,6 +2,7 @@
 concurrent appends from real processes."""
 
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -92,3 +93,50 @@ def test_two_processes_appending_to_one_results_file_keep_every_row(tmp_path):
     assert {(r["who"], r["i"], r["j"]) for r in rows} == {
         (w, i, j) for w in "abc" for i in range(25) for j in range(2)}
     json.dumps(rows)
+
+
+def test_writes_go_through_a_symlink_to_its_target(tmp_path):
+    """A symlinked results file stays a link: the rows land in its target (issue 36)."""
+    from ragkit.cache import atomic_write_text
+
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "rows.jsonl"
+    target.write_text('{"a": 1}\n')
+    link = tmp_path / "rows.jsonl"
+    os.symlink(target, link)
+    append_rows(link, [{"b": 2}])
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert [r for r in read_rows(target)] == [{"a": 1}, {"b": 2}]
+    atomic_write_text(link, "x\n")
+    assert link.is_symlink() and target.read_text() == "x\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["real", "rows.jsonl"]
+    assert [p.name for p in (tmp_path / "real").iterdir() if not p.name.startswith(".")] == [
+        "rows.jsonl"]
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_partial_file(tmp_path, monkeypatch):
+    from ragkit.cache import atomic_write_text
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text("old\n")
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError):
+        atomic_write_text(path, "new\n" * 1000)
+    assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["rows.jsonl"]
+
+
+def test_a_symlinked_parquet_run_file_stays_a_link(tmp_path):
+    import pandas as pd
+
+    from ragkit.results import write_parquet
+
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real" / "x.hits.parquet", tmp_path / "x.hits.parquet")
+    write_parquet(tmp_path / "x.hits.parquet", {"r": pd.DataFrame({"run": ["r"], "rank": [1]})})
+    assert (tmp_path / "x.hits.parquet").is_symlink()
+    assert pd.read_parquet(tmp_path / "real" / "x.hits.parquet")["rank"].tolist() == [1]
+    assert sorted(os.listdir(tmp_path)) == ["real", "x.hits.parquet"]

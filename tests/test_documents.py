@@ -247,7 +247,8 @@ def test_dangling_and_looping_links_are_listed(tmp_path):
     text = "\n".join(problems)
     assert len(problems) == 3 and "dangling" in text and "loops" in text and "a loop" in text
     corpus = load_corpus(tmp_path, strict=False)
-    assert {d.id for d in corpus.documents} == {"good", "alias"}  # a link to a file: read
+    assert {d.id for d in corpus.documents} == {"good"}  # a link to a file: read once
+    assert [s.path for s in corpus.skipped] == [str(tmp_path / "alias.md")]
     assert len(corpus.errors) == 3
 
 
@@ -286,3 +287,78 @@ def test_data_lines_split_on_newline_only():
     assert data_lines('{"a": "x\u2028y"}\r\n{"b": "\u0085"}\n') == [
         '{"a": "x\u2028y"}', '{"b": "\u0085"}', ""]
     assert data_lines("a\rb\r") == ["a", "b", ""]
+
+
+# --------------------------------------------------------------- what a folder load leaves out
+# (issue 36: every file skipped is counted and named; hidden and backup files are excluded
+# unless asked for; a file reached through links is one document)
+
+
+def _skipped(corpus, kind):
+    return sorted(s.path for s in corpus.skipped if s.kind == kind)
+
+
+def test_a_readme_is_skipped_but_counted_and_named(tmp_path):
+    (tmp_path / "good.md").write_bytes(GOOD)
+    (tmp_path / "README.md").write_bytes(b"# About these notes\n\nNot a document.\n")
+    corpus = load_corpus(tmp_path, strict=False)
+    assert [d.id for d in corpus.documents] == ["good"] and corpus.errors == []
+    assert _skipped(corpus, "readme") == [str(tmp_path / "README.md")]
+    assert any("README.md" in line for line in corpus.summary())
+
+
+def _checkpointed(tmp_path):
+    (tmp_path / "a.md").write_bytes(b"---\ndoc_id: a\n---\n# A\n\nnew text\n")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "a-checkpoint.md").write_bytes(
+        b"---\ndoc_id: a\n---\n# A\n\nstale text\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD.md").write_bytes(b"# head\n\nref\n")
+    (tmp_path / ".git" / "notes.txt").write_bytes(b"notes\n")
+    (tmp_path / ".hidden.md").write_bytes(b"# Hidden\n\ntext\n")
+    for name in ("b.md.bak", "b.md~", "b.md.orig", "#b.md#"):
+        (tmp_path / name).write_bytes(b"# B\n\nbackup\n")
+
+
+def test_hidden_folders_and_backup_files_are_excluded_and_counted(tmp_path):
+    _checkpointed(tmp_path)
+    corpus = load_corpus(tmp_path, strict=False)
+    # the stale checkpoint copy no longer wins doc_id 'a'; .git is not indexed
+    assert [(d.id, Path(d.path).name) for d in corpus.documents] == [("a", "a.md")]
+    assert corpus.errors == [] and corpus.ignored == []
+    assert sum(s.files for s in corpus.skipped if s.kind == "hidden") == 4
+    assert sum(s.files for s in corpus.skipped if s.kind == "backup") == 4
+    text = "\n".join(corpus.summary())
+    assert "8 hidden/backup file(s) excluded" in text
+    assert ".ipynb_checkpoints" in text and ".git" in text and "b.md~" in text
+
+
+def test_include_hidden_reads_hidden_and_backup_files(tmp_path):
+    _checkpointed(tmp_path)
+    corpus = load_corpus(tmp_path, strict=False, include_hidden=True)
+    ids = {d.id for d in corpus.documents}
+    assert {"a", "HEAD", "notes", ".hidden"} <= ids
+    assert not [s for s in corpus.skipped if s.kind in ("hidden", "backup")]
+
+
+def test_symlinked_copies_of_a_file_are_one_document_and_named(tmp_path):
+    (tmp_path / "a.md").write_bytes(b"# A\n\ntext\n")
+    os.symlink("a.md", tmp_path / "link1.md")
+    os.symlink("a.md", tmp_path / "0link.md")  # sorts before the real file
+    os.link(tmp_path / "a.md", tmp_path / "hard.md")
+    corpus = load_corpus(tmp_path, strict=False)
+    assert [(d.id, Path(d.path).name) for d in corpus.documents] == [("a", "a.md")]
+    assert corpus.errors == []
+    assert [Path(p).name for p in _skipped(corpus, "duplicate")] == [
+        "0link.md", "hard.md", "link1.md"]
+    assert "3 duplicate(s) of files already read" in "\n".join(corpus.summary())
+
+
+def test_a_linked_folder_is_read_once_from_its_real_path(tmp_path):
+    (tmp_path / "zreal").mkdir()
+    (tmp_path / "zreal" / "x.md").write_bytes(b"# X\n\ntext\n")
+    os.symlink("zreal", tmp_path / "alias")  # walked first by name, but it is the copy
+    corpus = load_corpus(tmp_path, strict=False)
+    assert [Path(d.path).parent.name for d in corpus.documents] == ["zreal"]
+    assert corpus.errors == [] and [Path(p).name for p in _skipped(corpus, "duplicate")] == [
+        "alias"]

@@ -15,6 +15,10 @@ Golden files are JSONL or CSV. Each question gives its evidence as verbatim quot
 ``id,question,quote,doc_id``); ragkit finds each quote in the documents and scores against its
 span. A quote that is missing or occurs more than once is reported with its line and skipped —
 never guessed. Files that cannot be read are reported and skipped too; the run continues.
+A folder's README, its hidden files and folders and backup files (``--include-hidden`` reads
+these) and second paths to a file already read (links) are left out, counted and named. No
+output (``--out``, ``--results``) may be one of the files a command reads: that is refused
+before anything is written.
 
 Exit codes: 0 = done, nothing to report; 1 = done, but some files or questions were skipped
 (see the summary); 2 = bad command line, or a ``RAGKIT_*`` variable ragkit cannot use
@@ -80,6 +84,14 @@ def positive_int(value: str) -> int:
     return n
 
 
+def path_arg(value: str) -> str:
+    """A path on the command line; an empty one (``--corpus ""``, which would be the current
+    folder) is a usage error."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the path is empty")
+    return value
+
+
 def parse_strategies(spec: str) -> list:
     """Chunkers from a comma-separated spec; `argparse.ArgumentTypeError` naming the bad one."""
     from ..chunkers import REGISTRY, get_chunker
@@ -110,28 +122,56 @@ def parse_strategies(spec: str) -> list:
                                              f"write just {name!r}") from None
         except (KeyError, ValueError) as e:
             raise argparse.ArgumentTypeError(f"{s!r}: {e}") from None
+    return _once(names, out)
+
+
+def _once(specs: list[str], chunkers: list) -> list:
+    """Each strategy once: one named twice (the same chunker and sizes, however written) would
+    run twice and append its rows twice; it runs once, with a warning."""
+    first: dict[str, str] = {}
+    out = []
+    for spec, chunker in zip(specs, chunkers):
+        label = getattr(chunker, "label", spec)
+        if label in first:
+            print(f"ragkit: warning: strategy {spec!r} is named twice (also as "
+                  f"{first[label]!r}); it runs once", file=sys.stderr)
+            continue
+        first[label] = spec
+        out.append(chunker)
     return out
 
 
-def _load_docs(path: str):
-    from ..documents import DocumentError, load_corpus, load_document
+def _load_docs(path: str, include_hidden: bool = False):
+    """The `Corpus` of a file or a folder (a file: one document, itself its only input)."""
+    from ..documents import Corpus, DocumentError, load_corpus, load_document
 
     p = Path(path)
     if p.is_file():
         try:
-            return [load_document(p)], [], []
+            return Corpus([load_document(p)], inputs=[str(p)])
         except DocumentError as e:
             raise CliError(f"nothing to chunk: {e}") from None
     if not p.is_dir():
         raise CliError(f"{path}: no such file or folder")
-    corpus = load_corpus(p, strict=False)
+    corpus = load_corpus(p, strict=False, include_hidden=include_hidden)
     if not corpus.documents:
         raise CliError(f"{path}: no readable documents" + "".join(f"\n  {e}" for e in
                                                                    corpus.errors))
-    return corpus.documents, corpus.errors, corpus.ignored
+    return corpus
 
 
-def _load_folder(corpus: str, golden: str):
+def _safe_output(out: str | Path, inputs, flag: str) -> Path:
+    """`out`, checked by `ragkit.outputs.check_output` before anything is written: one of the
+    command's inputs is a usage error (exit 2) naming both paths."""
+    from ..outputs import OutputError, check_output
+
+    try:
+        return check_output(out, inputs, flag)
+    except OutputError as e:
+        raise UsageError(str(e)) from None
+
+
+def _load_folder(corpus: str, golden: str, include_hidden: bool = False):
     """(benchmark, file errors, question problems) — see `benchmarks.load_folder`."""
     from ..benchmarks import load_folder
     from ..golden import GoldenError
@@ -141,7 +181,7 @@ def _load_folder(corpus: str, golden: str):
     if not Path(golden).is_file():
         raise CliError(f"{golden}: no such file")
     try:
-        bench, errors, problems = load_folder(corpus, golden)
+        bench, errors, problems = load_folder(corpus, golden, include_hidden=include_hidden)
     except GoldenError as e:
         raise CliError(f"nothing to evaluate: {e}") from None
     if not bench.documents:
@@ -196,7 +236,12 @@ def _check_results_file(path: Path) -> None:
 
 
 def cmd_chunk(a) -> int:
-    docs, errors, ignored = _load_docs(a.path)
+    if a.out and Path(a.path).is_file():  # refused before the document is even read
+        _safe_output(a.out, [a.path], "--out")
+    corpus = _load_docs(a.path, a.include_hidden)
+    docs, errors = corpus.documents, corpus.errors
+    if a.out:
+        _safe_output(a.out, corpus.inputs, "--out")
     chunker = a.strategy[0]
     rows = []
     for doc in docs:
@@ -219,7 +264,7 @@ def cmd_chunk(a) -> int:
         if len(rows) > a.limit:
             print(f"... {len(rows) - a.limit} more (use --out FILE to write them all)")
     _print_lint(docs, chunker, a.embedder)
-    _print_ignored(ignored)
+    _print_left_out(corpus.summary())
     return _finish(errors, [])
 
 
@@ -239,8 +284,10 @@ def cmd_eval(a) -> int:
 
     seed_everything()
     results = Path(a.results or get_settings().results_dir / "cli_eval.jsonl")
+    bench, errors, problems = _load_folder(a.corpus, a.golden, a.include_hidden)
+    _safe_output(results, [a.golden, *bench.info["input_files"], *([a.index] if a.index
+                                                                      else [])], "--results")
     _check_results_file(results)
-    bench, errors, problems = _load_folder(a.corpus, a.golden)
     answerable = [q for q in bench.queries if q.gold]
     if not answerable:
         _report(errors, problems)
@@ -264,7 +311,7 @@ def cmd_eval(a) -> int:
               + f"  {int(r['n_chunks']):>6}  {r['flags'] or '-'}")
     if refusals:
         print(f"\n{refusals} refusal question(s) (no evidence by design) not scored")
-    _print_ignored(bench.info.get("ignored_files", []))
+    _print_left_out(bench.info["left_out"])
     try:
         append_rows(results, rec.rows)
     except (ValueError, OSError) as e:
@@ -300,7 +347,7 @@ def cmd_show(a) -> int:
     from ..explain import diagnose
     from ..pipeline import run_experiment
 
-    full, errors, problems = _load_folder(a.corpus, a.golden)
+    full, errors, problems = _load_folder(a.corpus, a.golden, a.include_hidden)
     docs, queries = full.documents, full.queries
     match = [q for q in queries if q.id == str(a.question)]
     if not match and str(a.question).isdigit() and 1 <= int(a.question) <= len(queries):
@@ -328,16 +375,16 @@ def cmd_show(a) -> int:
                   f"{h.score:.3f}  {body[:110]}")
         print()
     print("* = overlaps the gold")
+    _print_left_out(full.info["left_out"])
     return _finish(errors, problems)
 
 
-def _print_ignored(ignored) -> None:
-    if ignored:
-        from collections import Counter
-
-        kinds = Counter(Path(p).suffix.lower() or "(no suffix)" for p in ignored)
-        print(f"\nignored {len(ignored)} file(s) of types ragkit does not read: "
-              + ", ".join(f"{k} ({n})" for k, n in sorted(kinds.items())))
+def _print_left_out(lines: list[str]) -> None:
+    """The files a folder load left out, counted and named (`Corpus.summary`)."""
+    if lines:
+        print()
+        for line in lines:
+            print(line)
 
 
 def _report(errors, problems) -> None:
@@ -362,37 +409,43 @@ def build_parser() -> argparse.ArgumentParser:
                        "recursive:250/0,structure (names: see ragkit.chunkers.REGISTRY)")
 
     c = sub.add_parser("chunk", help="chunk a file or folder; print chunks and the lint report")
-    c.add_argument("path", help="a file or a folder of documents")
+    c.add_argument("path", type=path_arg, help="a file or a folder of documents")
     c.add_argument("--strategy", default="recursive:250/0", type=_one_strategy,
                    help="one chunker spec")
-    c.add_argument("--out", help="write every chunk as JSONL here")
+    c.add_argument("--out", type=path_arg, help="write every chunk as JSONL here (never "
+                                                  "over one of the documents)")
     c.add_argument("--limit", type=_count, default=20, help="chunks to print (default 20)")
     c.add_argument("--embedder", help="model whose token limit the linter checks")
     c.set_defaults(func=cmd_chunk)
 
     e = sub.add_parser("eval", help="compare strategies on your corpus and golden set")
-    e.add_argument("--corpus", required=True, help="folder of documents")
-    e.add_argument("--golden", required=True, help="questions (JSONL or CSV) with quotes")
+    e.add_argument("--corpus", required=True, type=path_arg, help="folder of documents")
+    e.add_argument("--golden", required=True, type=path_arg,
+                   help="questions (JSONL or CSV) with quotes")
     e.add_argument("--strategies", default=DEFAULT_STRATEGIES, type=parse_strategies,
                    help=strategies_help)
     e.add_argument("--embedder", help="sentence-transformers hub id or local folder "
                                       "(default: the bundled all-MiniLM-L6-v2)")
     e.add_argument("--k", type=positive_int, default=5, help="chunks retrieved per question")
-    e.add_argument("--results", help="results file to append rows to "
-                                     "(default: results/cli_eval.jsonl)")
-    e.add_argument("--index", help="evaluate against a folder built by `ragkit index` "
-                                   "(instead of chunking with --strategies)")
+    e.add_argument("--results", type=path_arg, help="results file to append rows to "
+                                     "(default: results/cli_eval.jsonl; never an input)")
+    e.add_argument("--index", type=path_arg,
+                   help="evaluate against a folder built by `ragkit index` "
+                        "(instead of chunking with --strategies)")
     e.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("show", help="one question: the gold and what each strategy retrieved")
-    s.add_argument("--corpus", required=True)
-    s.add_argument("--golden", required=True)
+    s.add_argument("--corpus", required=True, type=path_arg)
+    s.add_argument("--golden", required=True, type=path_arg)
     s.add_argument("--question", required=True, help="question id, or its 1-based position")
     s.add_argument("--strategies", default=DEFAULT_STRATEGIES, type=parse_strategies,
                    help=strategies_help)
     s.add_argument("--embedder")
     s.add_argument("--k", type=positive_int, default=5)
     for sp in (c, e, s):
+        sp.add_argument("--include-hidden", action="store_true",
+                        help="also read hidden files and folders (.git, .ipynb_checkpoints) "
+                             "and backup files (x~, x.bak), excluded by default")
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks for errors")
     s.set_defaults(func=cmd_show)

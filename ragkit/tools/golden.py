@@ -3,15 +3,19 @@
 Reads a questions file (JSONL or CSV, evidence as verbatim quotes), anchors every quote in the
 corpus with `ragkit.golden.build_golden` and writes the span-anchored golden file. Problems are
 listed with their line; exit 0 when there are none, 1 when some questions were skipped, 3 when
-the corpus or the questions file cannot be used. (``python -m ragkit.tools.golden`` is the same.)
+the corpus or the questions file cannot be used, 2 when OUT is one of the files it reads
+(the questions, a document): refused before anything is written. (``python -m
+ragkit.tools.golden`` is the same.)
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..documents import DocumentError, load_corpus
 from ..golden import GoldenError, build_golden
+from ..outputs import OutputError, check_output
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:
@@ -20,13 +24,22 @@ def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:
     p.add_argument("corpus")
     p.add_argument("questions")
     p.add_argument("out")
+    p.add_argument("--include-hidden", action="store_true",
+                   help="also read hidden files and folders and backup files in CORPUS_DIR")
     a = p.parse_args(argv)
     try:
-        docs = load_corpus(a.corpus).by_id()
-        records, problems = build_golden(a.questions, docs, a.out)
+        check_output(a.out, [a.questions], "OUT")  # the cheap check first
+        corpus = load_corpus(a.corpus, include_hidden=a.include_hidden)
+        check_output(a.out, [a.questions, *corpus.inputs], "OUT")
+        records, problems = build_golden(a.questions, corpus.by_id(), a.out)
+    except OutputError as e:  # before anything is written
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
     except (DocumentError, GoldenError) as e:
         print(e)
         return 3
+    for line in corpus.summary():
+        print(line)
     for prob in problems:
         print(f"{a.questions}:{prob}")
     print(f"{len(records)} questions written to {a.out}; {len(problems)} problem(s)")

@@ -63,6 +63,8 @@ def build(a: argparse.Namespace) -> int:
         corpus = load_corpus(a.source, strict=False)
         for err in corpus.errors:
             print(f"skipped: {err}", file=sys.stderr)
+        for line in corpus.summary():  # README, hidden/backup files, duplicates, other types
+            print(line, file=sys.stderr)
         docs, total = iter(corpus.documents), len(corpus.documents)
     stages = [ChunkStage(a.strategy, context=a.context), EmbedStage(a.embedder)]
     shards = build_shards(docs, out / "shards", stages, shard_docs=a.shard_docs,

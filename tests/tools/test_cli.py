@@ -220,3 +220,124 @@ def test_a_tool_without_its_benchmark_files_exits_3_with_one_line(tmp_path, tool
     assert out.stderr.startswith(f"ragkit {tool[0]}: benchmark file ")
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert not list((tmp_path / "results").glob("*.jsonl"))
+
+
+# ------------------------------------------------------------------ issue 36: folder contents
+
+
+def test_an_empty_corpus_path_is_a_usage_error_not_the_current_folder(tmp_path):
+    (tmp_path / "q.jsonl").write_text('{"id": "1", "question": "?", "evidence": '
+                                      '[{"quote": "text"}]}\n')
+    for command in (["eval", "--golden", str(tmp_path / "q.jsonl")],
+                    ["show", "--golden", str(tmp_path / "q.jsonl"), "--question", "1"]):
+        out = run(*command, "--corpus", "", "--results" if command[0] == "eval" else "--k",
+                  str(tmp_path / "rows.jsonl") if command[0] == "eval" else "2")
+        assert out.returncode == 2, out.stderr
+        assert "Traceback" not in out.stderr and "--corpus" in out.stderr
+        assert "empty" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = run("chunk", "")
+    assert out.returncode == 2 and "empty" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_a_strategy_named_twice_runs_once_with_a_warning(capsys):
+    from ragkit.tools.cli import parse_strategies
+
+    got = parse_strategies("fixed_chars:1000/200, fixed_chars:1000/200,recursive:250/0")
+    assert [c.label for c in got] == ["fixed_chars(1000/200)", "recursive(250/0,cl100k_base)"]
+    err = capsys.readouterr().err
+    assert "fixed_chars:1000/200" in err and "twice" in err and "once" in err
+
+
+def test_chunk_names_the_readme_hidden_backup_and_linked_files_it_left_out(tmp_path):
+    d = tmp_path / "docs"
+    (d / ".ipynb_checkpoints").mkdir(parents=True)
+    (d / "a.md").write_bytes(b"---\ndoc_id: a\n---\n# A\n\nnew text\n")
+    (d / ".ipynb_checkpoints" / "a-checkpoint.md").write_bytes(
+        b"---\ndoc_id: a\n---\n# A\n\nstale\n")
+    (d / "a.md.bak").write_bytes(b"# A\n\nold\n")
+    (d / "README.md").write_bytes(b"# Notes\n\nabout\n")
+    os.symlink("a.md", d / "copy.md")
+    out = run("chunk", str(d), "--strategy", "recursive:40/0", "--limit", "50")
+    assert out.returncode == 0, out.stderr
+    assert "stale" not in out.stdout and "new text" in out.stdout
+    assert "a[" in out.stdout and "copy[" not in out.stdout
+    assert "README.md" in out.stdout
+    assert "2 hidden/backup file(s) excluded" in out.stdout and "--include-hidden" in out.stdout
+    assert "copy.md" in out.stdout and "duplicate" in out.stdout
+    out = run("chunk", str(d), "--strategy", "recursive:40/0", "--limit", "50",
+              "--include-hidden")
+    assert out.returncode == 1, out.stderr  # the checkpoint's doc_id 'a' clashes: reported
+    assert "doc_id 'a' is already used" in out.stderr
+
+
+# ------------------------------------------------------ issue 36: files destroyed or rewritten
+
+
+def _refused(out, *paths):
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    for p in paths:
+        assert str(p) in out.stderr, (p, out.stderr)
+
+
+@pytest.mark.parametrize("how", ["same", "dot-slash", "symlink", "hardlink"])
+def test_chunk_refuses_to_write_its_output_over_its_input(tmp_path, how):
+    doc = tmp_path / "x.md"
+    doc.write_text(MARKDOWN, encoding="utf-8")
+    before = doc.read_bytes()
+    target = {"same": str(doc), "dot-slash": "./x.md", "symlink": str(tmp_path / "l.md"),
+              "hardlink": str(tmp_path / "h.md")}[how]
+    if how == "symlink":
+        os.symlink("x.md", tmp_path / "l.md")
+    if how == "hardlink":
+        os.link(doc, tmp_path / "h.md")
+    out = subprocess.run([sys.executable, "-m", "ragkit", "chunk", "x.md", "--out", target],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                         env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    _refused(out, target, "x.md")
+    assert doc.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        {"x.md", *({"l.md"} if how == "symlink" else ()), *({"h.md"} if how == "hardlink"
+                                                           else ())})
+
+
+def test_chunk_of_a_folder_refuses_an_output_that_is_one_of_its_documents(corpus):
+    docs, _ = corpus
+    before = (docs / "refunds.md").read_bytes()
+    out = run("chunk", str(docs), "--out", str(docs / "refunds.md"))
+    _refused(out, docs / "refunds.md")
+    assert (docs / "refunds.md").read_bytes() == before
+
+
+def test_golden_refuses_to_write_over_the_questions_it_reads(corpus):
+    docs, questions = corpus
+    (docs / "broken.md").unlink()  # the corpus loads: only OUT stops it
+    before = questions.read_bytes()
+    out = run("golden", str(docs), str(questions), str(questions))
+    _refused(out, questions)
+    assert questions.read_bytes() == before
+
+
+@pytest.mark.parametrize("which", ["golden", "document"])
+def test_eval_refuses_results_that_are_an_input(corpus, which):
+    docs, questions = corpus
+    target = questions if which == "golden" else docs / "refunds.md"
+    before = target.read_bytes()
+    out = run("eval", "--corpus", str(docs), "--golden", str(questions), "--results",
+              str(target))
+    _refused(out, target)
+    assert target.read_bytes() == before
+
+
+def test_eval_with_a_strategy_named_twice_appends_its_rows_once(corpus, tmp_path):
+    docs, questions = corpus
+    results = tmp_path / "rows.jsonl"
+    out = run("eval", "--corpus", str(docs), "--golden", str(questions), "--strategies",
+              "recursive:60/0,recursive:60", "--k", "2", "--results", str(results))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "'recursive:60' is named twice" in out.stderr
+    rows = read_rows(results)
+    per_metric = [r for r in rows if r["metric"] == "recall"]
+    assert [r["strategy"] for r in per_metric] == ["recursive(60/0,cl100k_base)"]

@@ -74,7 +74,7 @@ def test_late_input_catches_a_chunker_that_loses_text(million):
 
 
 @pytest.mark.parametrize("area", ["folders", "golden files", "CLI", "caches", "caps",
-                                  "concurrency", "environment"])
+                                  "concurrency", "environment", "output paths"])
 def test_robustness_area_quick(area, tmp_path):
     """The suite's areas beyond single documents (`ragkit robustness` runs them all
     at full size): every case passes."""

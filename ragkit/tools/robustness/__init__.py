@@ -24,9 +24,10 @@ or skipped with its reason and counted), ``golden files`` (malformed variants x 
 with and without a byte-order mark, CRLF), ``CLI`` (real subprocesses: exit codes, no
 traceback), ``caches`` (U+2028 in cached text, bad bytes, unwritable folders, corrupt shards),
 ``caps`` (documents that crowd a size cap x every chunker that promises one),
-``concurrency`` (processes appending to one results file keep every row) and ``environment``
+``concurrency`` (processes appending to one results file keep every row), ``environment``
 (bad ``RAGKIT_*`` variables, hub ids and paths as model names, the Anthropic generator offline:
-real subprocesses, one line, no file changed).
+real subprocesses, one line, no file changed) and ``output paths`` (no command writes over a
+file it reads; a symlinked output is written through; a failed write leaves the old file).
 
     ragkit robustness              # every area: a few minutes on 2 CPUs
     ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
@@ -50,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import caches, caps, cli, concurrency, environment, folders, golden, inputs
+from . import caches, caps, cli, concurrency, environment, folders, golden, inputs, output_paths
 from .base import Area, Context
 from .inputs import BadInput, bad_inputs, default_chunkers, fuzz, run_input, uses_model
 from .late import late_input, late_suite, million_token_text
@@ -60,7 +61,7 @@ __all__ = ["AREAS", "Area", "BadInput", "Context", "bad_inputs", "default_chunke
            "uses_model"]
 
 # Everything a reader touches: documents, folders, golden files, the command line, caches, size
-# caps, concurrent runs. Each area runs its cases in a folder of its own.
+# caps, concurrent runs, output paths. Each area runs its cases in a folder of its own.
 AREAS: dict[str, Callable[[Context], Area]] = {
     "documents": inputs.run,
     "folders": folders.run,
@@ -70,6 +71,7 @@ AREAS: dict[str, Callable[[Context], Area]] = {
     "caps": caps.run,
     "concurrency": concurrency.run,
     "environment": environment.run,
+    "output paths": output_paths.run,
 }
 
 

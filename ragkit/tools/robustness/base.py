@@ -43,13 +43,21 @@ def expect(cond: bool, msg: str) -> None:
         raise AssertionError(msg)
 
 
-def run_cli(args: list[str], env: dict | None = None, timeout: int = 600):
-    """The real ``ragkit`` command in a subprocess (``python -m ragkit``), output captured."""
+def run_cli(args: list[str], env: dict | None = None, timeout: int = 600,
+            cwd: Path | None = None):
+    """The real ``ragkit`` command in a subprocess (``python -m ragkit``), output captured;
+    run in `cwd` when given (ragkit found as it is found here)."""
     import os
     import subprocess
 
+    env = {**os.environ, **(env or {})}
+    if cwd is not None:  # the ragkit this process imported, wherever the command runs
+        import ragkit
+
+        root = str(Path(ragkit.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
     return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+                          text=True, timeout=timeout, env=env, cwd=cwd)
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

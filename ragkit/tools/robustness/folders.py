@@ -1,15 +1,21 @@
-"""Corpus folders: every file loaded, or skipped with its reason and counted."""
+"""Corpus folders: every file loaded, or skipped with its reason and counted.
+
+Besides the files that fail, a load leaves some out by rule, and counts and names each in its
+summary (`left_out_cases`): a README, hidden files and folders (``.git``,
+``.ipynb_checkpoints``) and backup files unless ``--include-hidden``, and every second path to
+a file already read (a symlinked copy is one document). ``--corpus ""`` is a usage error, not
+the current folder. No case changes a byte of the folder it reads."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
-from .base import Area, Context, expect
+from .base import Area, Context, expect, snapshot
 
 
 def run(ctx: Context) -> Area:
-    return folders_area(ctx.folder)
+    return folders_area(ctx.folder, quick=ctx.quick)
 
 
 GOOD_MD = b"---\ntitle: Good\n---\n# Good\n\nGold pays 2%.\n"
@@ -54,7 +60,7 @@ def _folder_cases() -> list[tuple[str, Callable[[Path], None], int, str]]:
         ("self loop link", link("loop.md", "loop.md"), 1, "loops"),
         ("folder loop", lambda d: (d / "sub").mkdir() or os.symlink("..", d / "sub" / "up"), 1,
          "loop"),
-        ("link to a file", both(files(t__txt=b"target text\n"), link("l.md", "t.txt")), 3, ""),
+        ("link to a file", both(files(t__txt=b"target text\n"), link("l.md", "t.txt")), 2, ""),
         ("cr-only endings", files(c__md=b"---\rtitle: CR\r---\r# CR\r\rText.\r"), 2, ""),
         ("pdf ignored", files(x__pdf=b"%PDF-1.4"), 1, ""),
         ("readme skipped", files(README__md=b"# Readme\n"), 1, ""),
@@ -99,7 +105,102 @@ def _load_with_faults(folder: Path, unreadable: set[str]):
         return load_corpus(folder, strict=False)
 
 
-def folders_area(folder: Path) -> Area:
+def _left_out_tree(root: Path) -> None:
+    """good.md, plus everything a load leaves out by rule: a README, a stale checkpoint copy of
+    good.md with its doc_id, a .git folder, a hidden file, backups, two links to good.md."""
+    import os
+
+    (root / ".ipynb_checkpoints").mkdir(parents=True)
+    (root / "good.md").write_bytes(GOOD_MD)
+    (root / ".ipynb_checkpoints" / "good-checkpoint.md").write_bytes(
+        b"---\ndoc_id: good\n---\n# Stale\n\nGold pays 9%.\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD.md").write_bytes(b"# ref\n\nrefs/heads/main\n")
+    (root / ".notes.md").write_bytes(b"# Notes\n\nprivate\n")
+    (root / "README.md").write_bytes(b"# About\n\nthis folder\n")
+    for name in ("good.md~", "good.md.bak", "good.md.orig", "#good.md#"):
+        (root / name).write_bytes(b"# Old\n\nold\n")
+    os.symlink("good.md", root / "copy.md")
+    os.symlink("good.md", root / "another.md")
+
+
+def left_out_cases(area: Area, folder: Path, quick: bool = False) -> None:
+    """What a folder load leaves out by rule: the right documents, each file left out counted
+    and named in the summary, and the folder unchanged."""
+    from ...documents import load_corpus
+    from .base import one_line_error, run_cli
+
+    def case(label: str, check: Callable[[Path], None], nested: bool = False) -> None:
+        root = folder / f"left-out-{len(list(folder.glob('left-out-*')))}"
+        where = root / "sub" if nested else root
+        _left_out_tree(where)
+        before = snapshot(root)
+
+        def run() -> None:
+            check(root)
+            expect(snapshot(root) == before, "the folder changed")
+        area.case(label + (" (nested)" if nested else ""), run)
+
+    def default(root: Path) -> None:
+        c = load_corpus(root, strict=False)
+        expect([(d.id, Path(d.path).name) for d in c.documents] == [("good", "good.md")],
+               f"documents {[(d.id, d.path) for d in c.documents]}; errors {c.errors}")
+        expect(c.errors == [] and c.ignored == [], f"errors {c.errors}, ignored {c.ignored}")
+        text = "\n".join(c.summary())
+        for needle in ("1 README file(s)", "README.md", "7 hidden/backup file(s) excluded",
+                       ".ipynb_checkpoints", ".git", ".notes.md", "good.md~", "#good.md#",
+                       "2 duplicate(s)", "copy.md", "another.md"):
+            expect(needle in text, f"{needle!r} not in the summary: {text}")
+
+    def hidden(root: Path) -> None:
+        c = load_corpus(root, strict=False, include_hidden=True)
+        ids = sorted(d.id for d in c.documents)
+        expect(ids == [".notes", "HEAD", "good"], f"documents {ids}")
+        expect(len(c.errors) == 1 and "doc_id 'good' is already used" in c.errors[0],
+               f"the checkpoint's doc_id clash is not reported: {c.errors}")
+        expect(not any(s.kind in ("hidden", "backup") for s in c.skipped), f"{c.skipped}")
+        expect(len(c.ignored) == 4, f"backups of unread types not listed: {c.ignored}")
+
+    for nested in ((False,) if quick else (False, True)):
+        case("README, hidden, backup and linked copies left out, counted, named", default,
+             nested)
+        case("--include-hidden reads hidden and backup files", hidden, nested)
+
+    def linked_folder(root: Path) -> None:
+        import os
+
+        os.symlink("sub", root / "alias")
+        c = load_corpus(root, strict=False)
+        expect([Path(d.path).parent.name for d in c.documents] == ["sub"],
+               f"documents {[d.path for d in c.documents]}")
+        expect(any(s.kind == "duplicate" and s.path.endswith("alias") for s in c.skipped),
+               f"the linked folder is not named: {c.skipped}")
+    case("a linked folder read once, from its real path", linked_folder, nested=True)
+
+    def cli(root: Path) -> None:
+        out = run_cli(["chunk", str(root), "--strategy", "fixed_chars:200/0", "--limit", "0"])
+        expect("Traceback" not in out.stderr and out.returncode == 0,
+               f"exit {out.returncode}: {out.stderr[-300:]}")
+        for needle in ("README.md", "7 hidden/backup file(s) excluded", "--include-hidden",
+                       "2 duplicate(s)"):
+            expect(needle in out.stdout, f"{needle!r} not in the output: {out.stdout[-400:]}")
+    if not quick:  # the linter loads the embedder's tokenizer: seconds
+        case("ragkit chunk prints what it left out", cli)
+
+    def empty_corpus(root: Path) -> None:
+        q = root / "q.jsonl"
+        q.write_text('{"id": "1", "question": "?", "evidence": [{"quote": "Gold"}]}\n')
+        before = q.read_bytes()
+        out = run_cli(["eval", "--corpus", "", "--golden", str(q), "--results",
+                       str(root / "rows.jsonl")], cwd=root)
+        one_line_error(out, 2, "--corpus", "empty")
+        expect(not (root / "rows.jsonl").exists(), "rows were written")
+        expect(q.read_bytes() == before, "the golden file changed")
+        q.unlink()
+    case('--corpus "" is a usage error, not the current folder', empty_corpus)
+
+
+def folders_area(folder: Path, quick: bool = False) -> Area:
     from ...documents import DocumentError, load_corpus
 
     area = Area("folders")
@@ -153,4 +254,5 @@ def folders_area(folder: Path) -> Area:
                 expect(len(corpus.errors) == 1 and "cannot be read" in corpus.errors[0],
                         f"expected one 'cannot be read' problem, got {corpus.errors}")
             area.case(f"unreadable {what}{' (nested)' if nested else ''}", check)
+    left_out_cases(area, folder, quick)
     return area
