@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragkit.claims import (CLAIMS, Claim, Select, check_claims, decide, needs_cross_reference,
+from ragkit.claims import (CLAIMS, check_claims, decide, needs_cross_reference,
                            rule_agreement, subset_ids)
 from ragkit.config import get_settings
 
@@ -165,24 +165,14 @@ def test_missing_runs_say_why():
 
 def test_no_best_of_n_a_better_sensitivity_row_does_not_change_the_verdict():
     """The claim reads gemma's preambles; a better generator shows up as sensitivity only."""
-    exp = "contextual · upstream chunks"
     n = 200
     base = np.r_[np.ones(150), np.zeros(50)]
     gemma = np.r_[np.ones(155), np.zeros(45)]        # 10 % fewer failures
     structural = np.r_[np.ones(180), np.zeros(20)]   # 60 % fewer failures
-    rows, scores = [], []
-    for run, strategy, v in (("b", "basic · upstream chunks", base),
-                             ("g", "contextual embeddings · gemma · upstream chunks", gemma),
-                             ("s", "contextual embeddings · structural · upstream chunks",
-                              structural)):
-        rows.append({"notebook": "04_contextual_retrieval", "experiment": exp,
-                     "benchmark": "anthropic", "strategy": strategy, "embedder": "m",
-                     "metric": "recall@B", "value": v.mean(), "run": run, "flags": [],
-                     "params": {}})
-        scores += [{"run": run, "query_id": f"q{i}", "type": "lookup", "metric": "pass@20",
-                    "budget": -1, "value": x} for i, x in enumerate(v)]
     claim = next(c for c in CLAIMS if c.id == "anthropic-ctx")
-    out = check_claims(pd.DataFrame(rows), pd.DataFrame(scores), [claim])
+    out = check_claims(*_contextual((
+        ("b", "basic", base), ("g", "contextual embeddings · gemma", gemma),
+        ("s", "contextual embeddings · structural", structural))), [claim])
     main = out[out.role == "claim"].iloc[0]
     assert main.estimate == pytest.approx(0.1) and main.verdict != "held"
     sens = out[out.role == "sensitivity"].iloc[0]
@@ -190,19 +180,16 @@ def test_no_best_of_n_a_better_sensitivity_row_does_not_change_the_verdict():
     assert main.n == n
 
 
-def _contextual(base, treated, control):
-    """Rows and per-query pass@20 for basic retrieval, the contextual hybrid (gemma) and the
-    no-preamble control, as notebook 04 records them."""
+def _contextual(runs):
+    """Rows and per-query pass@20 of notebook 04's runs on upstream chunks: (run id, the
+    strategy without its " · upstream chunks", per-query values)."""
     exp = "contextual · upstream chunks"
     rows, scores = [], []
-    for run, strategy, v in (("b", "basic · upstream chunks", base),
-                             ("h", "contextual embeddings + BM25 · gemma · upstream chunks",
-                              treated),
-                             ("c", "BM25 + embeddings, no preamble · upstream chunks", control)):
+    for run, strategy, v in runs:
         rows.append({"notebook": "04_contextual_retrieval", "experiment": exp,
-                     "benchmark": "anthropic", "strategy": strategy, "embedder": "m",
-                     "metric": "recall@B", "value": v.mean(), "run": run, "flags": [],
-                     "params": {}})
+                     "benchmark": "anthropic", "strategy": f"{strategy} · upstream chunks",
+                     "embedder": "m", "metric": "recall@B", "value": v.mean(), "run": run,
+                     "flags": [], "params": {}})
         scores += [{"run": run, "query_id": f"q{i}", "type": "lookup", "metric": "pass@20",
                     "budget": -1, "value": x} for i, x in enumerate(v)]
     return pd.DataFrame(rows), pd.DataFrame(scores)
@@ -222,7 +209,9 @@ def test_a_composite_claim_names_the_part_its_control_does_not_need(control_fail
     treated = np.r_[np.ones(n - 40), np.zeros(40)]          # 60 % fewer
     control = np.r_[np.ones(n - control_failures), np.zeros(control_failures)]
     claim = next(c for c in CLAIMS if c.id == "anthropic-ctx-bm25")
-    r = check_claims(*_contextual(base, treated, control), [claim])
+    r = check_claims(*_contextual((("b", "basic", base),
+                                   ("h", "contextual embeddings + BM25 · gemma", treated),
+                                   ("c", "BM25 + embeddings, no preamble", control))), [claim])
     main = r[r.role == "claim"].iloc[0]
     assert main.verdict == expected
     assert "without the preamble" in main.reason and "% of the effect" in main.reason
