@@ -112,7 +112,6 @@ BAD = {
     "RAGKIT_HYPOTHESIS_EXAMPLES": "0",
     "RAGKIT_BIG_LINE_MB": "nan",
     "RAGKIT_DATA_DIR": "/no/such/ragkit-data",
-    "RAGKIT_BENCHMARKS_DIR": "/no/such/ragkit-benchmarks",
     "RAGKIT_GEMMA_DIR": "/no/such/ragkit-gemma",
     "RAGKIT_BYOD_CORPUS": "/no/such/ragkit-corpus",
     "RAGKIT_BYOD_GOLDEN": "/no/such/ragkit-questions.jsonl",
