@@ -212,7 +212,8 @@ FALSE = ("0", "false", "no")
 def _flag(env, name: str) -> bool:
     value = _text(env, name).lower()
     if value and value not in TRUE + FALSE:
-        raise SettingsError(name, value, "expected 1, true or yes (on), 0, false or no (off)")
+        raise SettingsError(name, value, "expected 1, true or yes to switch it on; 0, false, no "
+                            "or empty to leave it off")
     return value in TRUE
 
 
