@@ -7,6 +7,8 @@ import pytest
 
 import ragkit
 
+TREE = str(Path(ragkit.__file__).parents[1])  # the ragkit under test
+
 from ragkit.config import PROJECT_ROOT, get_settings
 
 # variable -> (value set, Settings field, expected value)
@@ -128,7 +130,7 @@ def _ragkit(args, env=None, cwd=None):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGKIT_")}
     return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
                           text=True, timeout=300, cwd=cwd,
-                          env={**clean, "PYTHONPATH": str(Path(ragkit.__file__).parents[1]), **(env or {})})
+                          env={**clean, "PYTHONPATH": TREE, **(env or {})})
 
 
 def _one_line_naming(proc, name, value):
