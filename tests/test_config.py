@@ -7,6 +7,8 @@ import pytest
 
 import ragkit
 
+TREE = str(Path(ragkit.__file__).parents[1])  # the ragkit under test
+
 from ragkit.config import PROJECT_ROOT, get_settings
 
 # variable -> (value set, Settings field, expected value)
@@ -112,7 +114,6 @@ BAD = {
     "RAGKIT_HYPOTHESIS_EXAMPLES": "0",
     "RAGKIT_BIG_LINE_MB": "nan",
     "RAGKIT_DATA_DIR": "/no/such/ragkit-data",
-    "RAGKIT_BENCHMARKS_DIR": "/no/such/ragkit-benchmarks",
     "RAGKIT_GEMMA_DIR": "/no/such/ragkit-gemma",
     "RAGKIT_BYOD_CORPUS": "/no/such/ragkit-corpus",
     "RAGKIT_BYOD_GOLDEN": "/no/such/ragkit-questions.jsonl",
@@ -129,7 +130,7 @@ def _ragkit(args, env=None, cwd=None):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGKIT_")}
     return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
                           text=True, timeout=300, cwd=cwd,
-                          env={**clean, "PYTHONPATH": str(Path(ragkit.__file__).parents[1]), **(env or {})})
+                          env={**clean, "PYTHONPATH": TREE, **(env or {})})
 
 
 def _one_line_naming(proc, name, value):

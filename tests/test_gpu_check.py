@@ -26,7 +26,7 @@ def test_missing_faiss_and_model_are_skip_lines(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "faiss", None)  # import faiss -> ImportError
     status = gpu_check.run(str(tmp_path / "no-such-model"), dry_run=True, tokens=600)
     out = capsys.readouterr().out
-    assert status["model"].startswith("skip") and "does not exist" in out
+    assert status["model"].startswith("skip") and "no such folder" in out
     assert status["faiss-gpu vs faiss-cpu"].startswith("skip")
     assert "SKIP faiss-gpu vs faiss-cpu: faiss is not installed" in out
 

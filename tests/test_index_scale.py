@@ -82,3 +82,26 @@ def test_eval_index_on_a_folder_that_is_not_an_index_says_so(tmp_path):
 
     with pytest.raises(ShardError, match="not a shard folder"):  # `ragkit eval` exits 3
         evaluate_index(None, str(tmp_path), None, k=5)
+
+
+@pytest.mark.parametrize("model, needle", [
+    ("all-MiniLM-L6-v2", "another copy of all-MiniLM-L6-v2 (model fingerprint old, now new): "
+                         "rebuild it"),
+    ("other-model", "embedded with other-model, not all-MiniLM-L6-v2: pass the same --embedder"),
+])
+def test_an_index_from_other_model_files_says_which(tmp_path, monkeypatch, model, needle):
+    """A model folder changed in place (or the fingerprint scheme changed) keeps its name: the
+    message must not read 'embedded with X, not X'."""
+    from types import SimpleNamespace
+
+    import ragkit.shards
+    from ragkit.tools.index_build import evaluate_index
+
+    manifest = {"settings": {"stages": [{"stage": "embed", "model": model,
+                                         "fingerprint": "old"}]}}
+    monkeypatch.setattr(ragkit.shards, "ShardSet",
+                        lambda folder: SimpleNamespace(manifest=manifest, folder=folder))
+    emb = SimpleNamespace(name="all-MiniLM-L6-v2", fingerprint="new")
+    with pytest.raises(ValueError) as e:
+        evaluate_index(None, str(tmp_path), emb, k=5)
+    assert needle in str(e.value)

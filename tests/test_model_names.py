@@ -11,6 +11,8 @@ import pytest
 
 import ragkit
 
+TREE = str(Path(ragkit.__file__).parents[1])  # the ragkit under test
+
 ROOT = Path(__file__).resolve().parents[1]
 NOT_CACHED = "ragkit-test/no-such-model"  # a hub id that is in no local Hugging Face cache
 
@@ -84,7 +86,7 @@ def _ragkit(args, env):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("RAGKIT_")}
     return subprocess.run([sys.executable, "-m", "ragkit", *args], capture_output=True,
                           text=True, timeout=300,
-                          env={**clean, "PYTHONPATH": str(Path(ragkit.__file__).parents[1]), "HF_HUB_OFFLINE": "1", **env})
+                          env={**clean, "PYTHONPATH": TREE, "HF_HUB_OFFLINE": "1", **env})
 
 
 @pytest.mark.parametrize("how", ["--embedder", "RAGKIT_EMBEDDER"])

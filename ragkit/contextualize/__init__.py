@@ -68,8 +68,8 @@ from .llamacpp import LlamaCppContextualizer, gemma, smollm2
 from .structural import StructuralContextualizer
 
 __all__ = ["API_KEY_ENV", "FLAGS", "GENERATORS", "PRICES", "AnthropicContextualizer",
-           "Contextualizer", "ExtractiveContextualizer", "GeneratorUnavailable", "LlamaCppContextualizer",
-           "Placement",
+           "Contextualizer", "ExtractiveContextualizer", "GeneratorUnavailable",
+           "LlamaCppContextualizer", "Placement",
            "Preamble", "StructuralContextualizer", "_clean", "_redact", "cached_documents",
            "candidate_sentences", "contextualize", "file_fingerprint", "gemma", "gemma_gguf",
            "loop_fraction", "make_contextualizer", "preamble_cache", "preamble_cache_path",

@@ -104,7 +104,12 @@ class IndexRetriever:
         settings = [s for s in self.shards.manifest["settings"]["stages"]
                     if s.get("stage") == "embed"]
         if settings and settings[0].get("fingerprint") != embedder.fingerprint:
-            raise ValueError(f"{folder} was embedded with {settings[0].get('model')}, not "
+            built = settings[0].get("model")
+            if built == embedder.name:  # same name, other files (or an older fingerprint)
+                raise ValueError(f"{folder} was embedded with another copy of {built} (model "
+                                 f"fingerprint {settings[0].get('fingerprint')}, now "
+                                 f"{embedder.fingerprint}): rebuild it with `ragkit index`")
+            raise ValueError(f"{folder} was embedded with {built}, not "
                              f"{embedder.name}: pass the same --embedder")
         self.index = ScaledIndex.load(self.folder / "index.faiss", self.shards.folder)
         self.embedder, self.nprobe = embedder, nprobe

@@ -28,7 +28,6 @@ BAD_VARIABLES = (
     ("RAGKIT_HYPOTHESIS_EXAMPLES", "0"),
     ("RAGKIT_BIG_LINE_MB", "inf"),
     ("RAGKIT_DATA_DIR", "/no/such/ragkit-data"),
-    ("RAGKIT_BENCHMARKS_DIR", "/no/such/ragkit-benchmarks"),
     ("RAGKIT_BYOD_CORPUS", "/no/such/ragkit-corpus"),
     ("RAGKIT_BYOD_GOLDEN", "/no/such/ragkit-questions.jsonl"),
     ("RAGKIT_CACHE_DIR", "{file}"),  # a file where the cache folder should be
