@@ -3,7 +3,8 @@
 Span metrics follow Chroma's evaluation exactly (character-based; only chunks of the gold's
 own document count in the numerator; a chunk is scored on its body span, never its prefix):
 
-- recall       = |union of (retrieved ∩ gold)| / Σ|gold spans|
+- recall       = |union of (retrieved ∩ gold)| / Σ|gold spans|   (the gold spans of one question
+                 merged first where they share characters: `types.merge_gold`)
 - precision    = |union of (retrieved ∩ gold)| / Σ|retrieved chunks|   (a plain sum: overlapping
                  chunks are counted twice, as upstream does)
 - IoU          = |union of (retrieved ∩ gold)| / (Σ|retrieved chunks| + gold characters missed)
@@ -52,7 +53,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .types import Chunk, Document, Query, Span
+from .types import Chunk, Document, Query, Span, merge_gold
 
 Range = tuple[int, int]
 
@@ -99,6 +100,7 @@ def span_scores(retrieved: Sequence[Range], gold: Sequence[Range]) -> dict[str, 
 
 def _span_scores(retrieved: Sequence[tuple[str, int, int]], gold: Sequence[tuple[str, int, int]]
                  ) -> dict[str, float]:
+    gold = [(g.doc_id, g.start, g.end) for g in merge_gold([Span(*g) for g in gold])]
     hits: dict[str, list[Range]] = defaultdict(list)
     unused: dict[str, list[Range]] = defaultdict(list)
     for d, s, e in gold:

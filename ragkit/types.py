@@ -153,9 +153,38 @@ class Span:
         return self.end - self.start
 
 
+def merge_gold(gold: Sequence[Span]) -> tuple[Span, ...]:
+    """One question's gold with the spans that share characters merged into one span.
+
+    Recall divides the gold characters retrieved (each counted once) by the gold length, and
+    Pass@k and pass@B count gold units; a quote given twice, or two quotes that overlap, would
+    otherwise count their shared characters twice and cap recall below 1. The merged span
+    takes the place of its first member; spans that only touch (one ends where the next
+    starts) stay separate units, and gold without overlaps comes back as given.
+
+    >>> merge_gold([Span("d", 5, 9), Span("d", 0, 6), Span("d", 9, 12)])
+    (Span(doc_id='d', start=0, end=9), Span(doc_id='d', start=9, end=12))
+    """
+    groups: list[list[Any]] = []  # [doc_id, start, end] per merged span, in first order
+    for g in gold:
+        hit = [m for m in groups if m[0] == g.doc_id and m[1] < g.end and g.start < m[2]]
+        if not hit:
+            groups.append([g.doc_id, g.start, g.end])
+            continue
+        first = hit[0]  # the merged spans were disjoint, so only what overlaps `g` joins it
+        first[1] = min(g.start, *(m[1] for m in hit))
+        first[2] = max(g.end, *(m[2] for m in hit))
+        groups = [m for m in groups if m is first or all(m is not h for h in hit)]
+    merged = tuple(Span(d, s, e) for d, s, e in groups)
+    return tuple(gold) if len(merged) == len(gold) else merged
+
+
 @dataclass(frozen=True)
 class Query:
-    """A question with its gold evidence spans (empty for a question that should be refused)."""
+    """A question with its gold evidence spans (empty for a question that should be refused).
+
+    `gold` is kept merged (`merge_gold`): spans of one document that share characters are one
+    gold unit, whatever built the query."""
 
     id: str
     text: str
@@ -164,6 +193,9 @@ class Query:
     answer: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gold", merge_gold(self.gold))
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -207,3 +207,31 @@ def test_doc_hits_from_saved_hits_match_query_scores():
         derived = doc_hits(hits, gold, k)
         for q, ranking in queries:
             assert derived[q.id] == query_scores(q, ranking, k)["doc_hit@k"], (q.id, k)
+
+
+# ------------------------------------------------- issue 36: overlapping evidence in one question
+
+def test_the_same_quote_twice_is_one_gold_unit_and_can_reach_full_recall():
+    """Gold lengths used to be summed while covered characters were merged, so a question with
+    its quote twice could never score above 0.5."""
+    q = Query("q", "?", gold=(Span("d", 10, 20), Span("d", 10, 20)))
+    assert q.gold == (Span("d", 10, 20),)
+    m = query_scores(q, [ch(DOC, 0, 30)], k=1)
+    assert m["recall"] == 1.0 and m["hit@k"] == 1.0 and m["recall@k"] == 1.0
+    assert span_scores([(0, 30)], [(10, 20), (10, 20)])["recall"] == 1.0
+
+
+def test_overlapping_evidence_becomes_one_unit_and_touching_evidence_stays_two():
+    q = Query("q", "?", gold=(Span("d", 40, 60), Span("d", 10, 30), Span("d", 20, 45),
+                              Span("e", 0, 5), Span("d", 60, 70)))
+    # [10, 30), [20, 45) and [40, 60) share characters: one unit [10, 60), at the place of the
+    # first; [60, 70) only touches it and stays its own unit; order otherwise kept
+    assert q.gold == (Span("d", 10, 60), Span("e", 0, 5), Span("d", 60, 70))
+    m = query_scores(q, [ch(DOC, 10, 60), ch(OTHER, 0, 5)], k=2)
+    assert m["recall"] == pytest.approx(55 / 65)
+    assert m["recall@k"] == pytest.approx(2 / 3)  # two of the three units wholly retrieved
+
+
+def test_gold_without_overlaps_is_kept_as_given():
+    gold = (Span("e", 5, 9), Span("d", 30, 40), Span("d", 0, 10), Span("d", 10, 20))
+    assert Query("q", "?", gold=gold).gold == gold
