@@ -26,6 +26,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from . import jsonio
+
 
 class CacheWarning(UserWarning):
     """A cache entry was corrupt and will be recomputed."""
@@ -160,7 +162,7 @@ class JsonlCache:
             if not chunk.strip():
                 continue
             try:
-                rec = json.loads(chunk.decode("utf-8"))
+                rec = jsonio.loads(chunk.decode("utf-8"))
                 ok = isinstance(rec, dict) and rec.get("sha256") == self._check(rec) \
                     and "key" in rec
             except (UnicodeDecodeError, ValueError, TypeError):

@@ -231,23 +231,69 @@ def data_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
-def csv_rows(reader) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
-    """The non-blank rows of a `csv.reader`, each with the file line it starts on. A row the
-    csv module cannot parse is yielded as its `csv.Error` and ends the iteration (the reader
-    cannot resynchronise after it)."""
-    end = reader.line_num
-    while True:
-        line_no = end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as e:
-            yield line_no, e
-            return
-        end = reader.line_num
-        if any(v.strip() for v in row):
-            yield line_no, row
+class CsvQuoteError(csv.Error):
+    """A quoted CSV field that does not close where a field ends; the message says so."""
+
+
+def _one_strict_row(lines: list[str]) -> bool:
+    """Whether `lines` are exactly one CSV row when quotes must open and close a field."""
+    try:
+        return len(list(csv.reader(lines, strict=True))) == 1
+    except csv.Error:
+        return False
+
+
+def _csv_lines(text: str) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
+    import io
+
+    lines = io.StringIO(text, newline="").readlines()  # split where csv.reader splits
+    first = 0  # index of the line the current reader starts at
+    while first < len(lines):
+        reader = csv.reader(lines[first:])
+        end = first  # lines read so far
+        while True:
+            start = end + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                yield start, e
+                return
+            end = first + reader.line_num
+            if end > start and not _one_strict_row(lines[start - 1:end]):
+                try:
+                    list(csv.reader(lines[start - 1:], strict=True))
+                    how = "is never closed"
+                except csv.Error as e:
+                    how = ("is never closed: it runs to the end of the file"
+                           if "end of data" in str(e) else "is never closed where its field "
+                           "ends: a quote in a later line closes it in the middle of a field")
+                yield start, CsvQuoteError(
+                    f"a quoted field opened on this line {how} (it took in lines {start + 1}-"
+                    f"{end}, which are read as rows of their own); close the quote, and write "
+                    'a quote inside a field as ""')
+                first = start  # go on with the next line
+                break
+            yield start, row
+
+
+def csv_table(text: str) -> tuple["list[str] | csv.Error | None",
+                                  Iterator[tuple[int, "list[str] | csv.Error"]]]:
+    """The header of a CSV text (None for an empty text) and its non-blank rows, each with the
+    file line it starts on.
+
+    A quoted field may hold line breaks; but a row whose quote does not close where a field
+    ends (an unclosed quote swallows every row after it, up to the next quote or the end of the
+    file) is yielded as a `CsvQuoteError` naming the line the quote opened on, and reading
+    goes on at the next line, so the rows it took in are read, not lost. Any other row the
+    csv module cannot parse is yielded as its `csv.Error` and ends the rows.
+    """
+    rows = _csv_lines(text)
+    first = next(rows, None)
+    header = None if first is None else first[1]
+    return header, ((n, r) for n, r in rows if not isinstance(r, list) or any(
+        v.strip() for v in r))
 
 
 def _jsonable(value: Any) -> Any:
@@ -407,8 +453,6 @@ def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     (not loaded without its metadata), with the row's problem as its reason; a sidecar that
     cannot be read at all is one problem (its files load without sidecar metadata).
     """
-    import io
-
     side = folder / SIDECAR
     if not side.is_file():
         return {}, []
@@ -420,16 +464,17 @@ def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         return {}, [str(e)]
     rows: dict[str, dict[str, Any]] = {}
     bad: dict[str, str] = {}
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, None)
-    except csv.Error as e:
-        return {}, [f"{side}:1: not a readable CSV file ({e})"]
+    header, lines = csv_table(text)
+    if isinstance(header, csv.Error):
+        return {}, [f"{side}:1: not a readable CSV file ({header})"]
     if not header or "path" not in [h.strip() for h in header]:
         return {}, [f"{side}:1: the header has no 'path' column (got {header!r})"]
     header = [h.strip() for h in header]
     problems = []
-    for line_no, row in csv_rows(reader):
+    for line_no, row in lines:
+        if isinstance(row, CsvQuoteError):
+            problems.append(f"{side}:{line_no}: {row}")
+            continue
         if isinstance(row, csv.Error):
             problems.append(f"{side}:{line_no}: not a readable CSV row ({row})")
             break

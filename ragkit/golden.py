@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from . import jsonio
 from .types import Document, Query, Span
 
 QUESTION_TYPES = ("lookup", "aggregation", "comparison", "inference", "ambiguous", "refusal")
@@ -26,6 +27,11 @@ QUESTION_TYPES = ("lookup", "aggregation", "comparison", "inference", "ambiguous
 
 class GoldenError(ValueError):
     """The golden set is inconsistent with the documents; the message names file and line."""
+
+
+class GoldenWarning(UserWarning):
+    """Evidence kept, but not as written (merged, or unchecked); the message names file, line
+    and question."""
 
 
 def locate(text: str, quote: str) -> list[tuple[int, int]]:
@@ -78,15 +84,12 @@ def read_text(path: str | Path) -> str:
 
 def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
     import csv
-    import io
 
-    from .documents import csv_rows
+    from .documents import CsvQuoteError, csv_table
 
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, None)
-    except csv.Error as e:
-        raise GoldenError(f"{path}:1: not a readable CSV file ({e})") from None
+    header, rows = csv_table(text)
+    if isinstance(header, csv.Error):
+        raise GoldenError(f"{path}:1: not a readable CSV file ({header})")
     if not header or not any(h.strip() for h in header):
         return [], []
     header = [h.strip() for h in header]
@@ -97,7 +100,10 @@ def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Pro
     if dup:
         raise GoldenError(f"{path}:1: the header repeats column(s) {dup}")
     out, problems = [], []
-    for n, row in csv_rows(reader):
+    for n, row in rows:
+        if isinstance(row, CsvQuoteError):
+            problems.append(Problem(n, "?", str(row)))
+            continue
         if isinstance(row, csv.Error):
             problems.append(Problem(n, "?", f"not a readable CSV row ({row}); the rest of the "
                                     "file is skipped"))
@@ -150,7 +156,7 @@ def parse_records(path: str | Path) -> tuple[list[tuple[int, Any]], list[Problem
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = jsonio.loads(line)
         except json.JSONDecodeError as e:
             problems.append(Problem(n, "?", f"not valid JSON ({e.msg}, column {e.colno})"))
             continue

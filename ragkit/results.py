@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from . import jsonio
 from .cache import atomic_write_bytes, atomic_write_text
 from .config import PROJECT_ROOT, get_settings, resolve_device
 
@@ -254,7 +255,7 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw.decode("utf-8"))
+            row = jsonio.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as e:
             raise ResultsFileError(f"{path}:{n}: not UTF-8 (byte 0x{raw[e.start]:02x})") from None
         except json.JSONDecodeError as e:

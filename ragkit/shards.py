@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from . import jsonio
 from .cache import atomic_write_text
 from .stages import Stage, chain, concat, documents_to_batch, run_datasets
 from .types import Document
@@ -110,7 +111,7 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        man = json.loads(path.read_text(encoding="utf-8"))
+        man = jsonio.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         raise ShardError(f"{path}: unreadable manifest ({e}); remove the folder to rebuild"
                          ) from None
