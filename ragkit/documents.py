@@ -20,6 +20,7 @@ import bisect
 import csv
 import datetime as dt
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -270,9 +271,11 @@ def _csv_lines(text: str) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
                            if "end of data" in str(e) else "is never closed where its field "
                            "ends: a quote in a later line closes it in the middle of a field")
                 yield start, CsvQuoteError(
-                    f"a quoted field opened on this line {how} (it took in lines {start + 1}-"
-                    f"{end}, which are read as rows of their own); close the quote, and write "
-                    'a quote inside a field as ""')
+                    f"a quoted field opened on this line {how} (it took in "
+                    + (f"line {end}, which is" if end == start + 1 else
+                       f"lines {start + 1}-{end}, which are")
+                    + ' read as rows of their own); close the quote, and write a quote inside '
+                    'a field as ""')
                 first = start  # go on with the next line
                 break
             yield start, row
@@ -411,6 +414,8 @@ def load_document(path: str | Path, metadata: dict[str, Any] | None = None,
     that are not UTF-8 (or UTF-16/32 with a byte-order mark), UTF-16 without a byte-order mark,
     binary content (NUL characters), an empty or blank file, front matter that is not valid
     YAML or not a mapping, a date that does not exist, or a `doc_id` that is not a string.
+    The id (front matter ``doc_id`` or the file name) is put in NFC; the text is kept exactly
+    as read, so offsets into it are offsets into the file's own characters.
     Line endings that are a CR alone are read as LF (offsets unchanged).
     """
     path = Path(path)
@@ -435,6 +440,7 @@ def load_document(path: str | Path, metadata: dict[str, Any] | None = None,
     ident = doc_id or meta.get("doc_id") or path.stem
     if not isinstance(ident, str) or not ident.strip():
         raise DocumentError(f"{path}:2: doc_id must be a non-empty string, got {ident!r}")
+    ident = unicodedata.normalize("NFC", ident)  # a file name in NFD (macOS) is the same id
     meta.setdefault("title", _guess_title(text, path))
     meta["format"] = fmt
     meta["doc_id"] = ident

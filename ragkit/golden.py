@@ -6,6 +6,25 @@ finds the quote in its document — exactly first, then ignoring differences in 
 missing or occurs more than once is never guessed: it is reported with its line in the questions
 file and the closest candidates. `validate_golden` re-checks every stored span against the text.
 
+Evidence given as a span (``doc_id``, ``start``, ``end``, optionally its quote) counts
+characters of the document's text *as parsed*: after its YAML front matter, and for HTML in the
+Markdown it becomes — never of the file as it lies on disk. With its quote, the text at the
+offsets must be the quote; without one, the span must lie inside the text, and in a document
+whose text is not its file (front matter, HTML) a `GoldenWarning` says the offsets could not
+be checked. A span that fails is an error naming its question and line; when the same offsets
+in the file itself hold the quote (or reach past the parsed text but not past the file), the
+error says that offsets exclude the front matter and gives the span to write instead.
+
+Unicode: quotes, question ids and doc ids are compared in NFC, so "é" typed as one character or
+as "e" and a combining accent is one string (two ids that differ only so are a duplicate).
+Documents keep their text exactly as read — every offset, every chunk's ``source[start:end]``
+— and `locate` finds an NFC quote in a document written in NFD by searching an NFC copy of the
+text whose offsets map back to the original characters.
+
+A question whose evidence repeats or overlaps (the same quote twice, two quotes sharing
+characters) is kept with a `GoldenWarning`; `types.Query` merges such spans into one gold unit,
+so they are scored once.
+
     >>> locate("Gold  tier:\\n14 days", "Gold tier: 14 days")
     [(0, 19)]
 """
@@ -15,12 +34,15 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import unicodedata
+import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 from . import jsonio
-from .types import Document, Query, Span
+from .types import Document, Query, Span, merge_gold
 
 QUESTION_TYPES = ("lookup", "aggregation", "comparison", "inference", "ambiguous", "refusal")
 
@@ -34,11 +56,12 @@ class GoldenWarning(UserWarning):
     and question."""
 
 
-def locate(text: str, quote: str) -> list[tuple[int, int]]:
-    """Every span of `text` matching `quote`: exact matches, else whitespace-insensitive ones."""
-    quote = quote.strip()
-    if not quote:
-        return []
+def nfc(value: str) -> str:
+    """`value` in Unicode normal form C (one code point for "é", not "e" + U+0301)."""
+    return unicodedata.normalize("NFC", value)
+
+
+def _find(text: str, quote: str) -> list[tuple[int, int]]:
     hits, pos = [], text.find(quote)
     while pos != -1:
         hits.append((pos, pos + len(quote)))
@@ -47,6 +70,42 @@ def locate(text: str, quote: str) -> list[tuple[int, int]]:
         return hits
     pattern = r"\s+".join(re.escape(w) for w in quote.split())
     return [(m.start(), m.end()) for m in re.finditer(pattern, text)]
+
+
+@lru_cache(maxsize=8)
+def _nfc_view(text: str) -> tuple[str, tuple[int | None, ...]] | None:
+    """(NFC copy of `text`, offset in `text` of each boundary of the copy that is a boundary
+    of a character sequence normalised on its own, else None). None when the copy cannot be
+    built piece by piece (then a quote is only looked up as written)."""
+    pieces, starts = [], []  # a piece: a character and the combining marks after it
+    for i, ch in enumerate(text):
+        if i == 0 or unicodedata.combining(ch) == 0:
+            starts.append(i)
+    starts.append(len(text))
+    where: list[int | None] = []
+    for a, b in zip(starts, starts[1:]):
+        piece = nfc(text[a:b])
+        pieces.append(piece)
+        where.extend([a] + [None] * (len(piece) - 1))
+    where.append(len(text))
+    view = "".join(pieces)
+    return (view, tuple(where)) if view == nfc(text) else None
+
+
+def locate(text: str, quote: str) -> list[tuple[int, int]]:
+    """Every span of `text` matching `quote`: exact matches, else whitespace-insensitive ones;
+    both compared in NFC, the spans always offsets into `text` as it is."""
+    quote = nfc(quote).strip()
+    if not quote:
+        return []
+    if unicodedata.is_normalized("NFC", text):
+        return _find(text, quote)
+    got = _nfc_view(text)
+    if got is None:
+        return _find(text, quote)
+    view, where = got
+    return [(where[s], where[e]) for s, e in _find(view, quote)
+            if where[s] is not None and where[e] is not None]
 
 
 def closest(text: str, quote: str, n: int = 2) -> list[str]:
@@ -178,22 +237,58 @@ def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def question_id(rec: Mapping[str, Any], line: int) -> str:
-    """The id of a record as ragkit uses it: ``1`` and ``"1"`` are the same id."""
+    """The id of a record as ragkit uses it: ``1`` and ``"1"`` are the same id, and so are an
+    id in NFC and in NFD."""
     qid = rec.get("id")
-    return f"q{line}" if qid is None else str(qid).strip()
+    return f"q{line}" if qid is None else nfc(str(qid).strip())
 
 
 def _offset(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], line: int
+def _file_text(doc: Document) -> str | None:
+    """The text of `doc`'s file as read from disk, front matter included (None when it has
+    no file, the file cannot be read, or it is the document's text)."""
+    from .documents import DocumentError, decode_text, normalize_newlines
+
+    if not doc.path:
+        return None
+    try:
+        raw = normalize_newlines(decode_text(Path(doc.path).read_bytes(), doc.path))
+    except (OSError, DocumentError):
+        return None
+    return None if raw == doc.text else raw
+
+
+def _offsets_hint(doc: Document, s: int, e: int, quote: str | None) -> str:
+    """What to say when a span does not check and the file itself explains it: offsets that
+    count the front matter ('' when the file does not explain it)."""
+    raw = _file_text(doc)
+    if raw is None:
+        return ""
+    body = len(raw) - len(doc.text) if raw.endswith(doc.text) else None
+    base = ("; offsets are into the document's text as parsed (front matter excluded"
+            + (f": the text starts at character {body} of the file)" if body else ")"))
+    if quote and e <= len(raw) and nfc(raw[s:e]) == nfc(quote):
+        return base + (f", so this quote is the span [{s - body}, {e - body})"
+                       if body and s >= body else "")
+    if not quote and not e <= len(doc.text) and e <= len(raw):
+        return base
+    return ""
+
+
+def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], line: int,
+                     notes: list[str] | None = None
                      ) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Spans for one question's evidence, each given as a quote (found in the documents) or as
-    a span (``doc_id``, ``start``, ``end``, checked against the text and against its quote when
-    it has one); problems for evidence that is missing, ambiguous or wrong."""
+    a span (``doc_id``, ``start``, ``end``, checked against the text as parsed and against its
+    quote when it has one); problems for evidence that is missing, ambiguous or wrong. What
+    is kept but could not be checked (a span without its quote in a document with front
+    matter) is added to `notes`."""
     qid = question_id(record, line)
     spans, problems = [], []
+    by_nfc = {nfc(k): k for k in docs}
     evidence = record.get("evidence", [])
     if evidence is None:
         evidence = []
@@ -213,7 +308,7 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
             problems.append(Problem(line, qid, f"{where}doc_id must be a string, got "
                                     f"{doc_id!r}"))
             continue
-        doc_id = doc_id or None
+        doc_id = by_nfc.get(nfc(doc_id), doc_id) if doc_id else None
         if doc_id is not None and doc_id not in docs:
             near = difflib.get_close_matches(doc_id, list(docs), n=2, cutoff=0.5)
             problems.append(Problem(line, qid, f"{where}unknown document {doc_id!r}"
@@ -229,21 +324,29 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
             s, e = _offset(ev.get("start")), _offset(ev.get("end"))
             if doc_id is None:
                 problems.append(Problem(line, qid, f"{where}a span needs its doc_id"))
-            elif s is None or e is None:
+                continue
+            if s is None or e is None:
                 problems.append(Problem(line, qid, f"{where}start and end must be integer "
                                         f"character offsets, got {ev.get('start')!r} and "
                                         f"{ev.get('end')!r}"))
-            elif not 0 <= s < e <= len(docs[doc_id].text):
+                continue
+            doc = docs[doc_id]
+            if not 0 <= s < e <= len(doc.text):
                 problems.append(Problem(line, qid, f"{where}span [{s}, {e}) is not inside "
-                                        f"{doc_id} (0 <= start < end <= "
-                                        f"{len(docs[doc_id].text)})"))
-            elif quote and docs[doc_id].text[s:e] != quote:
+                                        f"{doc_id} (0 <= start < end <= {len(doc.text)})"
+                                        + (_offsets_hint(doc, s, e, quote) if 0 <= s < e
+                                           else "")))
+            elif quote and nfc(doc.text[s:e]) != nfc(quote):
                 problems.append(Problem(line, qid, f"{where}span [{s}, {e}) of {doc_id} is "
-                                        f"{docs[doc_id].text[s:e][:60]!r}, not the quote "
-                                        f"{quote[:60]!r}"))
+                                        f"{doc.text[s:e][:60]!r}, not the quote "
+                                        f"{quote[:60]!r}" + _offsets_hint(doc, s, e, quote)))
             else:
+                if not quote and notes is not None and _file_text(doc) is not None:
+                    notes.append(f"{where}span [{s}, {e}) of {doc_id} has no quote, so its "
+                                 "offsets cannot be checked; they are read as offsets into "
+                                 "the text as parsed (front matter excluded) — add the quote")
                 spans.append({"doc_id": doc_id, "start": s, "end": e,
-                              "quote": docs[doc_id].text[s:e]})
+                              "quote": doc.text[s:e]})
             continue
         if not (quote or "").strip():
             problems.append(Problem(line, qid, f"{where}evidence without a quote (or a span)"))
@@ -254,7 +357,7 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
             d, s, e = found[0]
             spans.append({"doc_id": d, "start": s, "end": e, "quote": docs[d].text[s:e]})
         elif not found:
-            near = [c for d in candidates for c in closest(d.text, quote, 1)][:2]
+            near = [c for d in candidates for c in closest(d.text, nfc(quote), 1)][:2]
             problems.append(Problem(line, qid, f"{where}quote not found: {quote[:60]!r}; "
                                     f"closest: {near}"))
         else:
@@ -264,13 +367,30 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
     return spans, problems
 
 
+def overlapping_evidence(spans: list[dict[str, Any]] | tuple[Span, ...]) -> str | None:
+    """Why one question's evidence will be scored as fewer units than it lists (the same span
+    twice, or spans that share characters), or None when every span is its own unit."""
+    gold = [s if isinstance(s, Span) else Span(s["doc_id"], s["start"], s["end"])
+            for s in spans]
+    merged = merge_gold(gold)
+    if len(merged) == len(gold):
+        return None
+    pairs = [(i, j) for i, a in enumerate(gold, 1) for j, b in enumerate(gold, 1)
+             if i < j and a.doc_id == b.doc_id and a.start < b.end and b.start < a.end]
+    said = ", ".join(f"{i} and {j}" for i, j in pairs[:3]) + (" ..." if len(pairs) > 3 else "")
+    return (f"evidence {said} overlap (the same text given twice, or quotes that share "
+            f"characters): scored as {len(merged)} gold span(s), not {len(gold)}")
+
+
 def check_questions(questions: str | Path, docs: Mapping[str, Document]
                     ) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Every question of a questions file (JSONL or CSV; evidence as quotes or spans), checked
     before anything is embedded: span-anchored records for the questions that pass, and a
     `Problem` (with its line) for each one skipped — unreadable line, duplicate id (naming
     both lines), no question text, no evidence (and not a refusal), evidence that cannot be
-    anchored. Raises `GoldenError` when the file as a whole cannot be read."""
+    anchored. A question kept with evidence that overlaps, or with a span that could not be
+    checked, gets a `GoldenWarning` naming file, line and id. Raises `GoldenError` when the
+    file as a whole cannot be read."""
     rows, problems = parse_records(questions)
     records: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
@@ -297,7 +417,8 @@ def check_questions(questions: str | Path, docs: Mapping[str, Document]
         if wrong:
             problems.append(Problem(n, qid, wrong))
             continue
-        spans, probs = resolve_evidence(rec, docs, n)
+        notes: list[str] = []
+        spans, probs = resolve_evidence(rec, docs, n, notes)
         if probs:
             problems.extend(probs)
             continue
@@ -310,6 +431,8 @@ def check_questions(questions: str | Path, docs: Mapping[str, Document]
                                     "the question \"type\": \"refusal\" if the documents do "
                                     "not answer it"))
             continue
+        for note in filter(None, [*notes, overlapping_evidence(spans)]):
+            warnings.warn(f"{questions}:{Problem(n, qid, note)}", GoldenWarning, stacklevel=2)
         records.append({"id": qid, "question": text, "type": qtype or "lookup",
                         "answer": rec.get("answer") or "", "evidence": spans,
                         "context": context or {},
@@ -334,10 +457,11 @@ def validate_golden(path: str | Path, docs: Mapping[str, Document]) -> list[str]
     """Every problem in a span-anchored golden file (empty list = valid)."""
     rows, bad = parse_records(path)
     errors = [f"{path}:{p.line}: {p.message}" for p in bad]
+    by_nfc = {nfc(k): k for k in docs}
     seen: dict[str, int] = {}
     for n, rec in rows:
         where = f"{path}:{n}"
-        qid = None if rec.get("id") is None else str(rec.get("id")).strip()
+        qid = None if rec.get("id") is None else nfc(str(rec.get("id")).strip())
         if not qid:
             errors.append(f"{where}: missing id")
         elif qid in seen:
@@ -358,7 +482,8 @@ def validate_golden(path: str | Path, docs: Mapping[str, Document]) -> list[str]
             if not isinstance(e, dict):
                 errors.append(f"{where}: evidence must be objects, got {type(e).__name__}")
                 continue
-            doc = docs.get(e.get("doc_id")) if isinstance(e.get("doc_id"), str) else None
+            doc = docs.get(by_nfc.get(nfc(e["doc_id"]), e["doc_id"])) if isinstance(
+                e.get("doc_id"), str) else None
             if doc is None:
                 errors.append(f"{where}: unknown document {e.get('doc_id')!r}")
                 continue
@@ -366,7 +491,7 @@ def validate_golden(path: str | Path, docs: Mapping[str, Document]) -> list[str]
             if s is None or t is None or not 0 <= s < t <= len(doc.text):
                 errors.append(f"{where}: bad span [{e.get('start')!r}, {e.get('end')!r}) in "
                               f"{doc.id}")
-            elif doc.text[s:t] != e.get("quote"):
+            elif not isinstance(e.get("quote"), str) or nfc(doc.text[s:t]) != nfc(e["quote"]):
                 errors.append(f"{where}: span [{s}, {t}) of {doc.id} is not the quoted text")
         context = rec.get("context") or {}
         if not isinstance(context, dict):
@@ -379,14 +504,20 @@ def validate_golden(path: str | Path, docs: Mapping[str, Document]) -> list[str]
 
 
 def read_golden(path: str | Path, docs: Mapping[str, Document]) -> list[Query]:
-    """Queries from a span-anchored golden file; raises `GoldenError` if it does not validate."""
+    """Queries from a span-anchored golden file; raises `GoldenError` if it does not validate,
+    and warns (`GoldenWarning`) for each question whose evidence overlaps."""
     errors = validate_golden(path, docs)
     if errors:
         raise GoldenError(f"{len(errors)} problem(s):\n" + "\n".join(errors[:20]))
     out = []
-    for _, rec in read_records(path):
-        rec = {**rec, "id": str(rec["id"])}
-        gold = tuple(Span(e["doc_id"], e["start"], e["end"]) for e in rec["evidence"])
+    by_nfc = {nfc(k): k for k in docs}
+    for n, rec in read_records(path):
+        rec = {**rec, "id": question_id(rec, n)}
+        gold = tuple(Span(by_nfc.get(nfc(e["doc_id"]), e["doc_id"]), e["start"], e["end"])
+                     for e in rec["evidence"])
+        note = overlapping_evidence(gold)
+        if note:
+            warnings.warn(f"{path}:{Problem(n, rec['id'], note)}", GoldenWarning, stacklevel=2)
         out.append(Query(id=rec["id"], text=rec["question"], gold=gold, type=rec["type"],
                          answer=rec.get("answer", ""), context=rec.get("context") or {},
                          metadata={"synthetic": bool(rec.get("synthetic"))}))

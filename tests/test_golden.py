@@ -224,3 +224,169 @@ def test_the_course_questions_load_as_before():
     assert len(bench.queries) == len(load_course().queries)
     assert sum(not q.gold for q in bench.queries) == sum(q.type == "refusal"
                                                           for q in bench.queries)
+
+
+# ------------------------------------- issue 36: evidence, offsets, CSV quotes, Unicode forms
+
+import unicodedata  # noqa: E402
+import warnings  # noqa: E402
+
+from ragkit.benchmarks import load_folder  # noqa: E402
+from ragkit.golden import GoldenWarning  # noqa: E402
+
+
+def test_duplicate_and_overlapping_evidence_is_merged_with_a_warning_naming_the_question(
+        tmp_path):
+    p = write_jsonl(tmp_path / "q.jsonl", [
+        q("twice", [{"quote": "Gold tier: 14 days."}, {"quote": "Gold tier: 14 days."}]),
+        q("overlap", [{"quote": "Silver tier: 7"}, {"quote": "7 days. Bronze"}]),
+        q("apart", [{"quote": "Gold tier"}, {"quote": "Bronze: none."}])])
+    with pytest.warns(GoldenWarning) as caught:
+        records, problems = check_questions(p, DOCS)
+    assert problems == [] and len(records) == 3
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2
+    assert f"{p}:line 1 (twice): evidence 1 and 2 overlap" in messages[0]
+    assert f"{p}:line 2 (overlap): evidence 1 and 2 overlap" in messages[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GoldenWarning)
+        golden = tmp_path / "golden.jsonl"
+        build_golden(p, DOCS, golden)
+    with pytest.warns(GoldenWarning) as caught:
+        queries = {x.id: x for x in read_golden(golden, DOCS)}
+    assert [str(w.message).split(": evidence")[0] for w in caught] == [
+        f"{golden}:line 1 (twice)", f"{golden}:line 2 (overlap)"]
+    text = DOCS["d"].text
+    assert [text[g.start:g.end] for g in queries["twice"].gold] == ["Gold tier: 14 days."]
+    assert [text[g.start:g.end] for g in queries["overlap"].gold] == ["Silver tier: 7 days. Bronze"]
+    assert len(queries["apart"].gold) == 2
+
+
+FRONT = "---\ntitle: Refunds\nproduct: suite\n---\n"
+BODY = "# Refunds\n\nGold tier: 14 days. Silver tier: 7 days.\n"
+
+
+def _front_matter_corpus(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "refunds.md").write_text(FRONT + BODY, encoding="utf-8")
+    return d
+
+
+def test_span_offsets_into_the_raw_file_are_an_error_saying_offsets_exclude_front_matter(
+        tmp_path):
+    corpus = _front_matter_corpus(tmp_path)
+    raw = FRONT + BODY
+    s = raw.index("Silver tier")
+    good = BODY.index("Gold tier")
+    p = write_jsonl(tmp_path / "q.jsonl", [
+        q("ok", [{"doc_id": "refunds", "start": good, "end": good + 9, "quote": "Gold tier"}]),
+        q("raw", [{"doc_id": "refunds", "start": s, "end": s + 11, "quote": "Silver tier"}])])
+    bench, errors, problems = load_folder(corpus, p)
+    assert errors == [] and [x.id for x in bench.queries] == ["ok"]
+    [prob] = problems
+    assert prob.startswith(f"{p}:line 2 (raw): ")
+    assert "offsets are into the document's text as parsed" in prob
+    assert "front matter" in prob and f"[{s - len(FRONT)}, {s - len(FRONT) + 11})" in prob
+
+
+def test_a_span_without_its_quote_past_the_parsed_text_but_inside_the_raw_file(tmp_path):
+    corpus = _front_matter_corpus(tmp_path)
+    end = len(FRONT + BODY) - 1
+    p = write_jsonl(tmp_path / "q.jsonl", [
+        q("raw", [{"doc_id": "refunds", "start": end - 8, "end": end}])])
+    bench, errors, problems = load_folder(corpus, p)
+    assert bench.queries == [] and len(problems) == 1
+    assert "(raw)" in problems[0] and "not inside" in problems[0]
+    assert "front matter" in problems[0]
+
+
+def test_a_span_without_its_quote_in_a_document_with_front_matter_warns(tmp_path):
+    corpus = _front_matter_corpus(tmp_path)
+    s = BODY.index("Gold tier")
+    p = write_jsonl(tmp_path / "q.jsonl", [
+        q("noquote", [{"doc_id": "refunds", "start": s, "end": s + 9}])])
+    with pytest.warns(GoldenWarning, match=r"line 1 \(noquote\).*front matter"):
+        bench, errors, problems = load_folder(corpus, p)
+    assert problems == [] and [x.id for x in bench.queries] == ["noquote"]
+
+
+def test_an_unclosed_csv_quote_is_reported_at_its_line_and_the_rows_after_it_are_read(
+        tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text("id,question,quote,doc_id\n"
+                 "q1,Gold?,Gold tier: 14 days.,d\n"
+                 'q2,Silver?,"Silver tier: 7 days.,d\n'
+                 "q3,Bronze?,Bronze: none.,d\n"
+                 "q4,Gold again?,Gold tier,d\n", encoding="utf-8")
+    records, problems = check_questions(p, DOCS)
+    assert [r["id"] for r in records] == ["q1", "q3", "q4"]
+    [prob] = problems
+    assert prob.line == 3 and "quote" in prob.message and "never closed" in prob.message
+
+
+def test_a_csv_quote_closed_inside_a_later_row_is_reported_at_the_line_it_opened(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text("id,question,quote,doc_id\n"
+                 'q1,Gold?,"Gold tier: 14 days.,d\n'
+                 "q2,Silver?,Silver tier: 7 days.,d\n"
+                 'q3,Bronze?,"Bronze: none.",d\n', encoding="utf-8")
+    records, problems = check_questions(p, DOCS)
+    assert [r["id"] for r in records] == ["q2", "q3"]
+    assert [(x.line, "never closed" in x.message) for x in problems] == [(2, True)]
+
+
+def test_a_quoted_csv_field_over_several_lines_is_still_one_field(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text('id,question,quote,doc_id\nq1,"Gold,\nor silver?",Gold tier: 14 days.,d\n',
+                 encoding="utf-8")
+    records, problems = check_questions(p, DOCS)
+    assert problems == [] and records[0]["question"] == "Gold,\nor silver?"
+
+
+def _nfd(s):
+    return unicodedata.normalize("NFD", s)
+
+
+def _nfc(s):
+    return unicodedata.normalize("NFC", s)
+
+
+CAFE = _nfc("Café crème: 3 € le matin. Thé: 2 €.")
+
+
+@pytest.mark.parametrize("doc_form, quote_form", [(_nfc, _nfd), (_nfd, _nfc), (_nfd, _nfd)])
+def test_a_quote_is_found_whatever_the_unicode_form_of_quote_and_document(
+        tmp_path, doc_form, quote_form):
+    text = doc_form(CAFE)
+    docs = {"menu": Document("menu", text)}
+    p = write_jsonl(tmp_path / "q.jsonl", [
+        q("a", [{"doc_id": "menu", "quote": quote_form("Café crème: 3 €")}]),
+        q("b", [{"doc_id": quote_form("menu"), "quote": quote_form("Thé:   2 €")}])])
+    records, problems = check_questions(p, docs)
+    assert problems == []
+    for r, want in zip(records, ("Café crème: 3 €", "Thé: 2 €")):
+        [e] = r["evidence"]
+        assert text[e["start"]:e["end"]] == e["quote"]  # offsets into the text as it is
+        assert _nfc(e["quote"]) == want
+
+
+def test_ids_in_nfc_and_nfd_are_one_id_and_match_documents(tmp_path):
+    docs = {_nfc("café"): Document(_nfc("café"), CAFE)}
+    p = write_jsonl(tmp_path / "q.jsonl", [
+        q(_nfc("qé"), [{"doc_id": _nfd("café"), "quote": "Thé"}]),
+        q(_nfd("qé"), [{"doc_id": _nfc("café"), "quote": "crème"}])])
+    records, problems = check_questions(p, docs)
+    assert [r["id"] for r in records] == [_nfc("qé")]
+    assert [x.line for x in problems] == [2] and "duplicate id" in problems[0].message
+
+
+def test_a_document_file_named_in_nfd_has_an_nfc_id(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / (_nfd("menu-café") + ".md")).write_text(CAFE + "\n", encoding="utf-8")
+    p = write_jsonl(tmp_path / "q.jsonl", [q("a", [{"doc_id": _nfc("menu-café"),
+                                                    "quote": "Thé"}])])
+    bench, errors, problems = load_folder(d, p)
+    assert errors == [] and problems == [] and [x.id for x in bench.documents] == [
+        _nfc("menu-café")]
