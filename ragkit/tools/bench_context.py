@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from ..preamble_sets import corpus_and_chunks
 from ..tables import text_table
+from .cli import bounded
 from .common import run_script
 
 
@@ -104,8 +105,8 @@ def speed(doc_id: str = "refund-policy-2024", n_chunks: int = 4, budget: int = 1
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--doc", default="refund-policy-2024")
-    p.add_argument("--chunks", type=int, default=4)
-    p.add_argument("--budget", type=int, default=100)
+    p.add_argument("--chunks", type=bounded(1, 1000), default=4)
+    p.add_argument("--budget", type=bounded(1, 100_000), default=100)
     p.add_argument("--generators", default="structural,extractive,gemma,smollm2")
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .cli import bounded
 from .common import run_script
 
 
@@ -216,11 +217,15 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
                    help="default: RAGKIT_DEVICE / auto")
-    p.add_argument("--tokens", type=int, default=100_000, help="document length in tokens")
+    p.add_argument("--tokens", type=bounded(1, 10_000_000), default=100_000,
+                   help="document length in tokens")
     p.add_argument("--model", default=None, help="sentence-transformers folder or hub id")
-    p.add_argument("--window", type=int, default=None, help="default: the model's limit")
-    p.add_argument("--overlap", type=int, default=None, help="default: window // 4")
-    p.add_argument("--repeats", type=int, default=2, help="timed runs of each (best kept)")
+    p.add_argument("--window", type=bounded(2, 1_000_000), default=None,
+                   help="default: the model's limit")
+    p.add_argument("--overlap", type=bounded(0, 1_000_000), default=None,
+                   help="default: window // 4")
+    p.add_argument("--repeats", type=bounded(1, 100), default=2,
+                   help="timed runs of each (best kept)")
 
 
 def run_args(args: argparse.Namespace) -> dict[str, float]:

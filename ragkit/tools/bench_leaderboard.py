@@ -42,6 +42,7 @@ from typing import Any, Sequence
 
 from ..report import ci, verdict  # noqa: F401  (verdict: the pre-declared reading)
 from ..tables import text_table
+from .cli import MAX_K, bounded
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)
@@ -252,7 +253,7 @@ def report(folder=None) -> list[dict[str, Any]]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                    help="comma-separated: course, chroma, anthropic")
-    p.add_argument("--candidates", type=int, default=20,
+    p.add_argument("--candidates", type=bounded(1, MAX_K), default=20,
                    help="first-stage hits the cross-encoder rescores (default 20)")
     p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
     p.add_argument("--report", action="store_true",

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cli import bounded
 from .common import run_script
 
 INSTALL_RAY = "make setup-scale, or pip install -e '.[scale]' in the ragkit folder"
@@ -171,11 +172,13 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
-    p.add_argument("--copies", type=int, default=None, help="course corpus copies (default 2)")
+    p.add_argument("--copies", type=bounded(1, 1000), default=None,
+                   help="course corpus copies (default 2)")
     p.add_argument("--sizes", default=None,
                    help="index sizes, comma-separated (default 10000,100000,1000000)")
     p.add_argument("--nprobes", default="4,8,16,32", help="IVF cells probed, comma-separated")
-    p.add_argument("--queries", type=int, default=200, help="queries for the index sweep")
+    p.add_argument("--queries", type=bounded(1, 100_000), default=200,
+                   help="queries for the index sweep")
     p.add_argument("--no-ray", action="store_true", help="skip the Ray Data runner")
     p.add_argument("--workdir", default=None, help="where the temporary shards go")
     p.add_argument("--noise", type=float, default=0.5,

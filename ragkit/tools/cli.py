@@ -74,14 +74,46 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+# The largest numbers the command line takes, checked before anything is loaded: faiss allocates
+# k result slots per question (--k 2147483648 aborted the process with std::bad_alloc).
+MAX_K = 10_000          # --k: chunks retrieved per question
+MAX_SIZE = 1_000_000    # a chunker's SIZE and OVERLAP (characters or tokens)
+MAX_LIMIT = 1_000_000   # chunk --limit: chunks printed
+
+
+def whole_number(value: str, low: int, high: int) -> int:
+    """`value` as a whole number from `low` to `high`; `argparse.ArgumentTypeError` saying
+    which bound it passed (a number too long to read is past the maximum, not a traceback)."""
+    text = value.strip()
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number")
+    if len(digits.lstrip("0")) > 18:  # past any maximum; int() refuses 4,300+ digits
+        got = "a number of %d digits" % len(digits.lstrip("0"))
+        if text.startswith("-"):
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got -{got[2:]}")
+        raise argparse.ArgumentTypeError(f"must be at most {high}, got {got}")
+    n = int(text)
+    if n < low:
+        raise argparse.ArgumentTypeError(f"must be at least {low}, got {n}")
+    if n > high:
+        raise argparse.ArgumentTypeError(f"must be at most {high}, got {n}")
     return n
+
+
+def positive_int(value: str) -> int:
+    """--k: a whole number from 1 to `MAX_K`."""
+    return whole_number(value, 1, MAX_K)
+
+
+def bounded(low: int, high: int):
+    """An argparse type: a whole number from `low` to `high` (`whole_number`), for the tools'
+    counts, budgets and sizes."""
+    def number(value: str) -> int:
+        return whole_number(value, low, high)
+
+    number.__name__ = "whole number"
+    return number
 
 
 def path_arg(value: str) -> str:
@@ -112,7 +144,12 @@ def parse_strategies(spec: str) -> list:
             if not size.strip().isdigit() or (slash and not overlap.strip().isdigit()):
                 raise argparse.ArgumentTypeError(
                     f"{s!r}: expected NAME:SIZE or NAME:SIZE/OVERLAP with whole numbers")
-            if int(size) <= 0 or (slash and int(overlap) >= int(size)):
+            try:
+                n_size = whole_number(size, 0, MAX_SIZE)
+            except argparse.ArgumentTypeError as e:
+                raise argparse.ArgumentTypeError(f"{s!r}: SIZE {e}") from None
+            if n_size <= 0 or (slash and (len(overlap.strip()) > len(size.strip())
+                                          or int(overlap) >= n_size)):
                 raise argparse.ArgumentTypeError(
                     f"{s!r}: need SIZE > 0 and 0 <= OVERLAP < SIZE")
         try:
@@ -347,9 +384,12 @@ def cmd_show(a) -> int:
     from ..explain import diagnose
     from ..pipeline import run_experiment
 
+    from ..golden import nfc
+
     full, errors, problems = _load_folder(a.corpus, a.golden, a.include_hidden)
     docs, queries = full.documents, full.queries
-    match = [q for q in queries if q.id == str(a.question)]
+    a.question = nfc(str(a.question).strip())  # ids are compared in NFC, as the golden file's
+    match = [q for q in queries if q.id == a.question]
     if not match and str(a.question).isdigit() and 1 <= int(a.question) <= len(queries):
         match = [queries[int(a.question) - 1]]
     if not match:
@@ -426,7 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=strategies_help)
     e.add_argument("--embedder", help="sentence-transformers hub id or local folder "
                                       "(default: the bundled all-MiniLM-L6-v2)")
-    e.add_argument("--k", type=positive_int, default=5, help="chunks retrieved per question")
+    e.add_argument("--k", type=positive_int, default=5,
+                   help=f"chunks retrieved per question (1 to {MAX_K:,})")
     e.add_argument("--results", type=path_arg, help="results file to append rows to "
                                      "(default: results/cli_eval.jsonl; never an input)")
     e.add_argument("--index", type=path_arg,
@@ -485,13 +526,8 @@ def _one_strategy(spec: str) -> list:
 
 
 def _count(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {n}")
-    return n
+    """chunk --limit: a whole number from 0 to `MAX_LIMIT`."""
+    return whole_number(value, 0, MAX_LIMIT)
 
 
 def _one_line_warnings() -> None:

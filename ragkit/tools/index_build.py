@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from .cli import bounded
 from .common import prepare
 
 
@@ -215,8 +216,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--context", choices=["structural", "extractive"], default=None,
                    help="add preambles (generators that need no model)")
     p.add_argument("--embedder", default=None, help="sentence-transformers folder or hub id")
-    p.add_argument("--shard-docs", type=int, default=1000, help="documents per shard")
-    p.add_argument("--num-proc", type=int, default=1, help="worker processes (datasets.map)")
+    p.add_argument("--shard-docs", type=bounded(1, 1_000_000), default=1000,
+                   help="documents per shard")
+    p.add_argument("--num-proc", type=bounded(1, 256), default=1,
+                   help="worker processes (datasets.map)")
     p.add_argument("--kind", choices=["ivf_flat", "ivf_pq", "hnsw"], default="ivf_flat")
 
 

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from ..preamble_sets import corpus_and_chunks, subset_documents
+from .cli import bounded
 from .common import prepare
 
 
@@ -103,16 +104,16 @@ def main(argv: list[str] | None = None, prog: str = "ragkit preambles") -> int:
     ``ANTHROPIC_API_KEY``, the API cannot be reached, a model package missing): one line on
     stderr, and nothing written beyond the preambles made before it."""
     from ..contextualize import GeneratorUnavailable
-    from .cli import EXIT_FATAL, Parser, positive_int
+    from .cli import EXIT_FATAL, Parser
 
     p = Parser(prog=prog, description=__doc__,
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--benchmark", choices=["anthropic", "course"], required=True)
     p.add_argument("--generator", required=True,
                    choices=["structural", "extractive", "gemma", "smollm2", "anthropic"])
-    p.add_argument("--budget", type=positive_int, default=100,
-                   help="the preamble's size limit in tokens (at least 1; default 100)")
-    p.add_argument("--max-chunks", type=positive_int, default=None,
+    p.add_argument("--budget", type=bounded(1, 100_000), default=100,
+                   help="the preamble's size limit in tokens (1 to 100,000; default 100)")
+    p.add_argument("--max-chunks", type=bounded(1, 10_000_000), default=None,
                    help="a deterministic subset of whole documents (see subset_documents)")
     p.add_argument("--regenerate", action="store_true", default=None)
     p.add_argument("--prune", action="store_true",

@@ -139,6 +139,11 @@ def test_fatal_and_usage_exit_codes(tmp_path):
     (["--strategies", "recursive:10/20"], "OVERLAP < SIZE"),
     (["--strategies", "structure:100"], "takes no SIZE/OVERLAP"),
     (["--embedder", "/nonexistent"], "--embedder /nonexistent: no such folder"),
+    # issue 36: numbers past a stated maximum (--k 2147483648 aborted in faiss: std::bad_alloc)
+    (["--k", "2147483648"], "--k: must be at most 10000, got 2147483648"),
+    (["--k", "9" * 5000], "--k: must be at most 10000, got a number of 5000 digits"),
+    (["--strategies", "recursive:2147483648/0"], "SIZE must be at most 1000000"),
+    (["--strategies", "fixed_chars:100/99999999999"], "need SIZE > 0 and 0 <= OVERLAP < SIZE"),
 ])
 def test_argument_errors_exit_2_with_one_line(tmp_path, args, needle):
     (tmp_path / "a.md").write_text("# A\n\ntext\n")
@@ -150,6 +155,51 @@ def test_argument_errors_exit_2_with_one_line(tmp_path, args, needle):
     assert "Traceback" not in out.stderr and needle in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1  # one line
     assert not (tmp_path / "rows.jsonl").exists()  # --k 0 used to append all-zero rows
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["show", "--question", "1", "--k", "2147483648"], "--k: must be at most 10000"),
+    (["chunk", "--limit", "1" + "0" * 20], "--limit: must be at most"),
+    (["chunk", "--strategy", "recursive:99999999999999999999"], "SIZE must be at most"),
+])
+def test_numbers_past_their_maximum_exit_2_before_any_work(tmp_path, args, needle):
+    (tmp_path / "a.md").write_text("# A\n\ntext\n")
+    (tmp_path / "q.jsonl").write_text('{"id": "1", "question": "?", "evidence": '
+                                      '[{"quote": "text"}]}\n')
+    where = ([str(tmp_path)] if args[0] == "chunk" else
+             ["--corpus", str(tmp_path), "--golden", str(tmp_path / "q.jsonl")])
+    out = run(args[0], *where, *args[1:])
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and needle in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["index", "SRC", "--out", "OUT", "--num-proc", "2147483648"], "--num-proc: must be at most"),
+    (["index", "SRC", "--out", "OUT", "--shard-docs", "0"], "--shard-docs: must be at least 1"),
+    (["preambles", "--benchmark", "course", "--generator", "structural", "--budget", "-1"],
+     "--budget: must be at least 1"),
+    (["bench", "leaderboard", "--candidates", "2147483648"], "--candidates: must be at most"),
+    (["bench", "context-speed", "--chunks", "9" * 30], "--chunks: must be at most 1000"),
+])
+def test_the_tools_numbers_have_a_stated_range(tmp_path, args, needle):
+    args = [str(tmp_path / a) if a in ("SRC", "OUT") else a for a in args]
+    out = run(*args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and needle in out.stderr
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_show_finds_a_question_id_typed_in_another_unicode_form(tmp_path):
+    import unicodedata
+
+    (tmp_path / "a.md").write_text("# A\n\ntext\n")
+    (tmp_path / "q.jsonl").write_text(json.dumps({
+        "id": unicodedata.normalize("NFC", "qé"), "question": "?",
+        "evidence": [{"quote": "no such text"}]}) + "\n", encoding="utf-8")
+    out = run("show", "--corpus", str(tmp_path), "--golden", str(tmp_path / "q.jsonl"),
+              "--question", unicodedata.normalize("NFD", "qé"))
+    assert out.returncode == 3 and "Traceback" not in out.stderr
+    assert "was skipped" in out.stderr and "quote not found" in out.stderr
 
 
 def test_chunk_on_a_bad_file_exits_3_and_debug_shows_the_traceback(tmp_path):
