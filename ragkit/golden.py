@@ -216,6 +216,10 @@ def parse_records(path: str | Path) -> tuple[list[tuple[int, Any]], list[Problem
             continue
         try:
             rec = jsonio.loads(line)
+        except jsonio.JsonLimitError as e:
+            problems.append(Problem(n, "?", f"JSON past what ragkit reads ({e.msg}, column "
+                                    f"{e.colno})"))
+            continue
         except json.JSONDecodeError as e:
             problems.append(Problem(n, "?", f"not valid JSON ({e.msg}, column {e.colno})"))
             continue

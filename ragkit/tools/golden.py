@@ -2,8 +2,9 @@
 
 Reads a questions file (JSONL or CSV, evidence as verbatim quotes), anchors every quote in the
 corpus with `ragkit.golden.build_golden` and writes the span-anchored golden file. Problems are
-listed with their line; exit 0 when there are none, 1 when some questions were skipped, 3 when
-the corpus or the questions file cannot be used, 2 when OUT is one of the files it reads
+listed with their line, and so are questions kept with a warning (evidence that overlaps, a span
+that cannot be checked); exit 0 when there are no problems, 1 when some questions were skipped,
+3 when the corpus or the questions file cannot be used, 2 when OUT is one of the files it reads
 (the questions, a document): refused before anything is written. (``python -m
 ragkit.tools.golden`` is the same.)
 """
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from ..documents import DocumentError, load_corpus
-from ..golden import GoldenError, build_golden
+from ..golden import GoldenError, GoldenWarning, build_golden
 from ..outputs import OutputError, check_output
 
 
@@ -31,7 +33,9 @@ def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:
         check_output(a.out, [a.questions], "OUT")  # the cheap check first
         corpus = load_corpus(a.corpus, include_hidden=a.include_hidden)
         check_output(a.out, [a.questions, *corpus.inputs], "OUT")
-        records, problems = build_golden(a.questions, corpus.by_id(), a.out)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", GoldenWarning)
+            records, problems = build_golden(a.questions, corpus.by_id(), a.out)
     except OutputError as e:  # before anything is written
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
@@ -40,6 +44,11 @@ def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:
         return 3
     for line in corpus.summary():
         print(line)
+    for w in caught:  # kept questions whose evidence overlaps or could not be checked
+        if issubclass(w.category, GoldenWarning):
+            print(f"warning: {w.message}")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     for prob in problems:
         print(f"{a.questions}:{prob}")
     print(f"{len(records)} questions written to {a.out}; {len(problems)} problem(s)")

@@ -74,7 +74,8 @@ def test_late_input_catches_a_chunker_that_loses_text(million):
 
 
 @pytest.mark.parametrize("area", ["folders", "golden files", "CLI", "caches", "caps",
-                                  "concurrency", "environment", "output paths"])
+                                  "concurrency", "environment", "output paths",
+                                  "golden evidence", "unicode forms", "numeric limits"])
 def test_robustness_area_quick(area, tmp_path):
     """The suite's areas beyond single documents (`ragkit robustness` runs them all
     at full size): every case passes."""

@@ -26,8 +26,12 @@ traceback), ``caches`` (U+2028 in cached text, bad bytes, unwritable folders, co
 ``caps`` (documents that crowd a size cap x every chunker that promises one),
 ``concurrency`` (processes appending to one results file keep every row), ``environment``
 (bad ``RAGKIT_*`` variables, hub ids and paths as model names, the Anthropic generator offline:
-real subprocesses, one line, no file changed) and ``output paths`` (no command writes over a
-file it reads; a symlinked output is written through; a failed write leaves the old file).
+real subprocesses, one line, no file changed), ``output paths`` (no command writes over a
+file it reads; a symlinked output is written through; a failed write leaves the old file),
+``golden evidence`` (the same quote twice, overlapping quotes, span offsets counted in the raw
+file, CSV quotes never closed), ``unicode forms`` (quotes and ids in NFC and NFD) and
+``numeric limits`` (huge JSON integers, deep nesting, --k 2147483648 and the other numeric
+arguments).
 
     ragkit robustness              # every area: a few minutes on 2 CPUs
     ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
@@ -51,7 +55,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import caches, caps, cli, concurrency, environment, folders, golden, inputs, output_paths
+from . import (caches, caps, cli, concurrency, environment, folders, golden, golden_evidence,
+               inputs, numeric_limits, output_paths, unicode_forms)
 from .base import Area, Context
 from .inputs import BadInput, bad_inputs, default_chunkers, fuzz, run_input, uses_model
 from .late import late_input, late_suite, million_token_text
@@ -72,6 +77,9 @@ AREAS: dict[str, Callable[[Context], Area]] = {
     "concurrency": concurrency.run,
     "environment": environment.run,
     "output paths": output_paths.run,
+    "golden evidence": golden_evidence.run,
+    "unicode forms": unicode_forms.run,
+    "numeric limits": numeric_limits.run,
 }
 
 
