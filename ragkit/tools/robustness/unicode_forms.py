@@ -31,7 +31,8 @@ def nfd(s: str) -> str:
     return unicodedata.normalize("NFD", s)
 
 
-MENU = nfc("# Menu du café\n\nCafé crème: 3 € le matin.\n\nThé glacé: 2 €, crêpe: 4 €.\n")
+MENU = nfc("# Menu du café\n\nCafé crème: 3 € le matin.\n\n"
+           "Thé glacé: 2 €, crêpe: 4 €.\n")
 FORMS = {"NFC": nfc, "NFD": nfd}
 
 
