@@ -265,6 +265,15 @@ def _file_text(doc: Document) -> str | None:
     return None if raw == doc.text else raw
 
 
+def _not_its_file(doc: Document) -> bool:
+    """Whether `doc`'s text differs from its file: front matter was split off, or HTML was
+    converted (so offsets into one are not offsets into the other)."""
+    from .documents import HTML_SUFFIXES
+
+    return bool(doc.path) and (doc.line_offset > 0
+                               or Path(doc.path).suffix.lower() in HTML_SUFFIXES)
+
+
 def _offsets_hint(doc: Document, s: int, e: int, quote: str | None) -> str:
     """What to say when a span does not check and the file itself explains it: offsets that
     count the front matter ('' when the file does not explain it)."""
@@ -345,7 +354,7 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
                                         f"{doc.text[s:e][:60]!r}, not the quote "
                                         f"{quote[:60]!r}" + _offsets_hint(doc, s, e, quote)))
             else:
-                if not quote and notes is not None and _file_text(doc) is not None:
+                if not quote and notes is not None and _not_its_file(doc):
                     notes.append(f"{where}span [{s}, {e}) of {doc_id} has no quote, so its "
                                  "offsets cannot be checked; they are read as offsets into "
                                  "the text as parsed (front matter excluded) — add the quote")
@@ -494,9 +503,12 @@ def validate_golden(path: str | Path, docs: Mapping[str, Document]) -> list[str]
             s, t = _offset(e.get("start")), _offset(e.get("end"))
             if s is None or t is None or not 0 <= s < t <= len(doc.text):
                 errors.append(f"{where}: bad span [{e.get('start')!r}, {e.get('end')!r}) in "
-                              f"{doc.id}")
+                              f"{doc.id}" + (_offsets_hint(doc, s, t, e.get("quote")) if
+                                             s is not None and t is not None and 0 <= s < t
+                                             else ""))
             elif not isinstance(e.get("quote"), str) or nfc(doc.text[s:t]) != nfc(e["quote"]):
-                errors.append(f"{where}: span [{s}, {t}) of {doc.id} is not the quoted text")
+                errors.append(f"{where}: span [{s}, {t}) of {doc.id} is not the quoted text"
+                              + _offsets_hint(doc, s, t, e.get("quote")))
         context = rec.get("context") or {}
         if not isinstance(context, dict):
             errors.append(f"{where}: context must be an object")

@@ -390,3 +390,23 @@ def test_a_document_file_named_in_nfd_has_an_nfc_id(tmp_path):
     bench, errors, problems = load_folder(d, p)
     assert errors == [] and problems == [] and [x.id for x in bench.documents] == [
         _nfc("menu-café")]
+
+
+def test_a_stored_golden_file_with_raw_file_offsets_says_offsets_exclude_front_matter(
+        tmp_path):
+    corpus = _front_matter_corpus(tmp_path)
+    docs = load_corpus(corpus).by_id()
+    s = (FRONT + BODY).index("Silver tier")
+    p = write_jsonl(tmp_path / "golden.jsonl", [{
+        "id": "raw", "question": "?", "type": "lookup",
+        "evidence": [{"doc_id": "refunds", "start": s, "end": s + 11, "quote": "Silver tier"}]}])
+    at = BODY.index("Refunds")  # its raw offsets are inside the parsed text, at other text
+    assert at + len(FRONT) + 7 <= len(BODY)
+    q = write_jsonl(tmp_path / "golden2.jsonl", [{
+        "id": "raw", "question": "?", "type": "lookup",
+        "evidence": [{"doc_id": "refunds", "start": at + len(FRONT), "end": at + len(FRONT) + 7,
+                      "quote": "Refunds"}]}])
+    for path, start, n in ((p, s, 11), (q, at + len(FRONT), 7)):
+        [error] = validate_golden(path, docs)
+        assert error.startswith(f"{path}:1: ") and "front matter" in error
+        assert f"this quote is the span [{start - len(FRONT)}, {start - len(FRONT) + n})" in error
