@@ -42,6 +42,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from . import jsonio
 from .index import MetadataColumns, Where  # noqa: F401 - MetadataColumns lived here
 
 KINDS = ("ivf_flat", "ivf_pq", "hnsw")
@@ -238,7 +239,10 @@ class ScaledIndex:
 
         faiss = _faiss()
         path = Path(path)
-        info = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        try:
+            info = jsonio.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path.with_suffix('.json')}: not readable JSON ({e})") from None
         index = faiss.read_index(str(path.with_suffix(".faiss")))
         meta = MetadataColumns()
         for t in ShardSet(shards).tables(["doc_id", "metadata"]):

@@ -105,3 +105,15 @@ def test_an_index_from_other_model_files_says_which(tmp_path, monkeypatch, model
     with pytest.raises(ValueError) as e:
         evaluate_index(None, str(tmp_path), emb, k=5)
     assert needle in str(e.value)
+
+
+@pytest.mark.parametrize("info", ["[" * 50_000 + "]" * 50_000, '{"kind": %s}' % ("9" * 5000)])
+def test_a_saved_index_whose_json_is_past_the_limits_is_a_value_error_naming_it(shards, tmp_path,
+                                                                                 info):
+    """`ragkit eval --index` reports a ValueError as one line (exit 3); a RecursionError or the
+    int-conversion ValueError without the file's name used to escape from json.loads."""
+    x, folder = shards
+    path = ScaledIndex.from_shards(folder.folder).save(tmp_path / "ix")
+    path.with_suffix(".json").write_text(info, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"ix\.json: not readable JSON"):
+        ScaledIndex.load(path, folder.folder)
