@@ -236,12 +236,19 @@ class CsvQuoteError(csv.Error):
     """A quoted CSV field that does not close where a field ends; the message says so."""
 
 
-def _one_strict_row(lines: list[str]) -> bool:
-    """Whether `lines` are exactly one CSV row when quotes must open and close a field."""
+def _unclosed_quote(lines: list[str], one_line: bool) -> str | None:
+    """How the quote of a CSV row that starts `lines[0]` fails to close, or None when the row
+    reads the same with quotes that must open and close a field. A row on one line is only
+    checked for a quote still open at the end of the file (a quote inside a field, as in
+    ``5" screen``, is read as text, as before)."""
     try:
-        return len(list(csv.reader(lines, strict=True))) == 1
-    except csv.Error:
-        return False
+        rows = list(csv.reader(lines, strict=True))
+    except csv.Error as e:
+        if "end of data" in str(e):
+            return "is never closed: it runs to the end of the file"
+        return None if one_line else ("is never closed where its field ends: a quote in a "
+                                      "later line closes it in the middle of a field")
+    return None if one_line or len(rows) == 1 else "is never closed where its field ends"
 
 
 def _csv_lines(text: str) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
@@ -262,20 +269,20 @@ def _csv_lines(text: str) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
                 yield start, e
                 return
             end = first + reader.line_num
-            if end > start and not _one_strict_row(lines[start - 1:end]):
-                try:
-                    list(csv.reader(lines[start - 1:], strict=True))
-                    how = "is never closed"
-                except csv.Error as e:
-                    how = ("is never closed: it runs to the end of the file"
-                           if "end of data" in str(e) else "is never closed where its field "
-                           "ends: a quote in a later line closes it in the middle of a field")
+            how = None
+            if end > start:
+                how = _unclosed_quote(lines[start - 1:], one_line=False)
+            elif '"' in lines[start - 1]:
+                how = _unclosed_quote(lines[start - 1:start], one_line=True)
+            if how:
+                took = ("" if end == start else
+                        f" (it took in line {end}, which is read as a row of its own)"
+                        if end == start + 1 else
+                        f" (it took in lines {start + 1}-{end}, which are read as rows of "
+                        "their own)")
                 yield start, CsvQuoteError(
-                    f"a quoted field opened on this line {how} (it took in "
-                    + (f"line {end}, which is" if end == start + 1 else
-                       f"lines {start + 1}-{end}, which are")
-                    + ' read as rows of their own); close the quote, and write a quote inside '
-                    'a field as ""')
+                    f"a quoted field opened on this line {how}{took}; close the quote, and "
+                    'write a quote inside a field as ""')
                 first = start  # go on with the next line
                 break
             yield start, row

@@ -410,3 +410,25 @@ def test_a_stored_golden_file_with_raw_file_offsets_says_offsets_exclude_front_m
         [error] = validate_golden(path, docs)
         assert error.startswith(f"{path}:1: ") and "front matter" in error
         assert f"this quote is the span [{start - len(FRONT)}, {start - len(FRONT) + n})" in error
+
+
+@pytest.mark.parametrize("last", ['q2,Silver?,"Silver tier: 7 days.,d\n',
+                                  'q2,Silver?,"Silver tier: 7 days.,d'])
+def test_an_unclosed_csv_quote_on_the_last_line_says_so(tmp_path, last):
+    p = tmp_path / "q.csv"
+    p.write_text("id,question,quote,doc_id\nq1,Gold?,Gold tier: 14 days.,d\n" + last,
+                 encoding="utf-8")
+    records, problems = check_questions(p, DOCS)
+    assert [r["id"] for r in records] == ["q1"]
+    assert [(x.line, "never closed: it runs to the end of the file" in x.message)
+            for x in problems] == [(3, True)]
+
+
+def test_quotes_that_close_on_their_own_line_are_read_as_before(tmp_path):
+    """Only a quote still open at the end of its line is checked (as the csv module reads
+    '"Gold" tier' today: Gold tier)."""
+    p = tmp_path / "q.csv"
+    p.write_text('id,question,quote,doc_id\nq1,"Gold" tier?,Gold tier: 14 days.,d\n',
+                 encoding="utf-8")
+    records, problems = check_questions(p, DOCS)
+    assert problems == [] and records[0]["question"] == "Gold tier?"
