@@ -271,7 +271,7 @@ def _csv_lines(text: str) -> Iterator[tuple[int, "list[str] | csv.Error"]]:
             end = first + reader.line_num
             how = None
             if end > start:
-                how = _unclosed_quote(lines[start - 1:], one_line=False)
+                how = _unclosed_quote(lines[start - 1:end], one_line=False)
             elif '"' in lines[start - 1]:
                 how = _unclosed_quote(lines[start - 1:start], one_line=True)
             if how:

@@ -338,10 +338,11 @@ def test_a_csv_quote_closed_inside_a_later_row_is_reported_at_the_line_it_opened
 
 def test_a_quoted_csv_field_over_several_lines_is_still_one_field(tmp_path):
     p = tmp_path / "q.csv"
-    p.write_text('id,question,quote,doc_id\nq1,"Gold,\nor silver?",Gold tier: 14 days.,d\n',
-                 encoding="utf-8")
+    p.write_text('id,question,quote,doc_id\nq1,"Gold,\nor silver?",Gold tier: 14 days.,d\n'
+                 "q2,Silver?,Silver tier,d\n", encoding="utf-8")
     records, problems = check_questions(p, DOCS)
     assert problems == [] and records[0]["question"] == "Gold,\nor silver?"
+    assert [r["id"] for r in records] == ["q1", "q2"]
 
 
 def _nfd(s):
