@@ -281,8 +281,9 @@ def _offsets_hint(doc: Document, s: int, e: int, quote: str | None) -> str:
     if raw is None:
         return ""
     body = len(raw) - len(doc.text) if raw.endswith(doc.text) else None
-    base = ("; offsets are into the document's text as parsed (front matter excluded"
-            + (f": the text starts at character {body} of the file)" if body else ")"))
+    base = ("; offsets are into the document's text as parsed " + (
+        f"(front matter excluded: the text starts at character {body} of the file)" if body
+        else "(for an HTML file, the Markdown it is converted to), not into the file"))
     if quote and e <= len(raw) and nfc(raw[s:e]) == nfc(quote):
         return base + (f", so this quote is the span [{s - body}, {e - body})"
                        if body and s >= body else "")
@@ -357,7 +358,8 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
                 if not quote and notes is not None and _not_its_file(doc):
                     notes.append(f"{where}span [{s}, {e}) of {doc_id} has no quote, so its "
                                  "offsets cannot be checked; they are read as offsets into "
-                                 "the text as parsed (front matter excluded) — add the quote")
+                                 "the text as parsed (front matter excluded; for HTML, the "
+                                 "Markdown it is converted to) — add the quote")
                 spans.append({"doc_id": doc_id, "start": s, "end": e,
                               "quote": doc.text[s:e]})
             continue
