@@ -110,5 +110,30 @@ def test_filter_speed_bench_refuses_a_size_below_one_in_one_line(capsys):
     with pytest.raises(SystemExit) as e:
         bench_filter.main(["--n", "0"])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "--n: '0' is not a whole number >= 1" in err
+    assert e.value.code == 2 and "--n: must be at least 1, got 0" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--n", "2147483648000"], "--n: must be at most 100000000"),
+    (["--repeats", "9" * 5000], "--repeats: must be at most 100, got a number of 5000 digits"),
+])
+def test_filter_speed_bench_refuses_sizes_past_its_maximum(capsys, args, needle):
+    """A size past the stated maximum is a usage error, not an attempt to build a trillion
+    records (issue 36)."""
+    from ragkit.tools import bench_filter
+
+    with pytest.raises(SystemExit) as e:
+        bench_filter.main(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and needle in err and "Traceback" not in err
+
+
+def test_filter_speed_bench_reads_thousands_separators():
+    import argparse
+
+    from ragkit.tools import bench_filter
+
+    p = argparse.ArgumentParser()
+    bench_filter.add_arguments(p)
+    assert p.parse_args(["--n", "1,000,000", "--repeats", "1_0"]).n == 1_000_000

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .cli import bounded
 from .common import run_script
 
 REGIONS = ("eu", "us", "uk", "apac", "global")
@@ -110,19 +111,10 @@ def run(n: int, repeats: int) -> list[dict[str, Any]]:
     return table
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return value
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=_positive, default=1_000_000, help="records (default 1,000,000)")
-    p.add_argument("--repeats", type=_positive, default=3,
+    p.add_argument("--n", type=bounded(1, 100_000_000), default=1_000_000,
+                   help="records (default 1,000,000; at most 100,000,000)")
+    p.add_argument("--repeats", type=bounded(1, 100), default=3,
                    help="timed runs of each (best kept)")
     p.add_argument("--smoke", action="store_true", help="20,000 records, to check the machinery")
 

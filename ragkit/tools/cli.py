@@ -82,9 +82,10 @@ MAX_LIMIT = 1_000_000   # chunk --limit: chunks printed
 
 
 def whole_number(value: str, low: int, high: int) -> int:
-    """`value` as a whole number from `low` to `high`; `argparse.ArgumentTypeError` saying
-    which bound it passed (a number too long to read is past the maximum, not a traceback)."""
-    text = value.strip()
+    """`value` as a whole number from `low` to `high` (``1,000,000`` and ``1_000_000`` read as
+    one million); `argparse.ArgumentTypeError` saying which bound it passed (a number too long
+    to read is past the maximum, not a traceback)."""
+    text = value.strip().replace(",", "").replace("_", "")
     digits = text[1:] if text[:1] in "+-" else text
     if not digits.isascii() or not digits.isdigit():
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number")

@@ -30,6 +30,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from .cli import bounded
 from .common import run_script
 
 
@@ -234,7 +235,7 @@ def run(model: str | None, dry_run: bool, tokens: int | None) -> dict[str, str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="a local sentence-transformers folder")
     p.add_argument("--dry-run", action="store_true", help="every step on the CPU, toy sizes")
-    p.add_argument("--tokens", type=int, default=None,
+    p.add_argument("--tokens", type=bounded(1, 10_000_000), default=None,
                    help="late-chunking document length (default 100000; 600 dry)")
     p.add_argument("--export-model", metavar="DIR", default=None,
                    help="only save the bundled MiniLM in float16 to DIR, then stop")

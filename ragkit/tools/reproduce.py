@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from ..config import PROJECT_ROOT
+from .cli import bounded
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
@@ -180,7 +181,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--profile", choices=("smoke", "full"), default="full")
     p.add_argument("--only", default="", help="comma-separated notebook numbers, e.g. 00,01")
-    p.add_argument("--timeout", type=int, default=3600, help="seconds per cell")
+    p.add_argument("--timeout", type=bounded(1, 7 * 86_400), default=3600,
+                   help="seconds per cell (at most a week)")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")

@@ -111,7 +111,8 @@ def numeric_limits_area(folder: Path, quick: bool = False) -> Area:
         ("eval --strategies fixed_chars:100/<20 digits>",
          [*base, "--strategies", "fixed_chars:100/" + "9" * 20], "OVERLAP < SIZE"),
         ("show --k 2147483648", ["show", "--corpus", str(corpus), "--golden", str(questions),
-                                 "--question", "ok", "--k", "2147483648"], "--k: must be at most"),
+                                 "--question", "ok", "--k", "2147483648"],
+         "--k: must be at most"),
         ("chunk --limit 10**20", ["chunk", str(corpus), "--limit", "1" + "0" * 20],
          "--limit: must be at most"),
         ("index --num-proc 2147483648", ["index", str(corpus), "--out", str(folder / "ix"),
@@ -125,6 +126,9 @@ def numeric_limits_area(folder: Path, quick: bool = False) -> Area:
         ("bench context-speed --chunks of 30 digits",
          ["bench", "context-speed", "--chunks", "9" * 30], "--chunks"),
         ("bench late --repeats 0", ["bench", "late", "--repeats", "0"], "--repeats"),
+        ("bench filter-speed --n 10**12", ["bench", "filter-speed", "--n", "1" + "0" * 12],
+         "--n: must be at most"),
+        ("reproduce --timeout 0", ["reproduce", "--timeout", "0"], "--timeout"),
     ]
     for label, args, needle in (arguments[:3] if quick else arguments):
         if args[0] == "eval":
