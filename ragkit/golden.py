@@ -19,7 +19,9 @@ Unicode: quotes, question ids and doc ids are compared in NFC, so "é" typed as 
 as "e" and a combining accent is one string (two ids that differ only so are a duplicate).
 Documents keep their text exactly as read — every offset, every chunk's ``source[start:end]``
 — and `locate` finds an NFC quote in a document written in NFD by searching an NFC copy of the
-text whose offsets map back to the original characters.
+text whose offsets map back to the original characters. (Normalising the text itself at load
+would shorten an NFD document, so spans a reader wrote against the file, cached embeddings
+keyed by the text's hash and the offsets of every saved run would all point elsewhere.)
 
 A question whose evidence repeats or overlaps (the same quote twice, two quotes sharing
 characters) is kept with a `GoldenWarning`; `types.Query` merges such spans into one gold unit,
