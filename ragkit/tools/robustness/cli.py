@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .base import Area, Context, expect, run_cli
-from .golden import GOLDEN_TEXT, GOOD_QUESTIONS, write_questions
+from .golden import GOOD_QUESTIONS, corpus_with_questions, write_questions
 
 
 def run(ctx: Context) -> Area:
@@ -13,11 +13,8 @@ def run(ctx: Context) -> Area:
 
 
 def _cli_corpus(folder: Path) -> tuple[Path, Path]:
-    docs = folder / "cli-docs"
-    docs.mkdir(exist_ok=True)
-    (docs / "refunds.md").write_text(GOLDEN_TEXT, encoding="utf-8")
+    docs, q = corpus_with_questions(folder, "cli-docs", "cli-questions")
     (docs / "broken.md").write_bytes(b"---\neffective_date: 2024-02-30\n---\nx\n")
-    q = write_questions(folder, "cli-questions", GOOD_QUESTIONS[:2], "jsonl")
     return docs, q
 
 

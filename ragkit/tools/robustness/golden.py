@@ -189,3 +189,13 @@ def golden_area(folder: Path) -> Area:
             raise AssertionError("no error for an unusable file")
         area.case(f"whole file: {name}", check)
     return area
+
+
+def corpus_with_questions(root: Path, docs: str = "docs", questions: str = "questions"
+                          ) -> tuple[Path, Path]:
+    """A corpus folder holding one document (`GOLDEN_TEXT`) and a JSONL questions file whose
+    quotes it holds (the first two `GOOD_QUESTIONS`): what the CLI cases run on."""
+    folder = root / docs
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "refunds.md").write_text(GOLDEN_TEXT, encoding="utf-8")
+    return folder, write_questions(root, questions, GOOD_QUESTIONS[:2], "jsonl")

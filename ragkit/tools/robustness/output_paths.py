@@ -19,19 +19,11 @@ from typing import Callable
 
 from .base import Area, Context, expect, one_line_error, run_cli, snapshot
 from .concurrency import _APPENDER
-from .golden import GOLDEN_TEXT, GOOD_QUESTIONS, write_questions
+from .golden import corpus_with_questions
 
 
 def run(ctx: Context) -> Area:
     return output_paths_area(ctx.folder, quick=ctx.quick)
-
-
-def _setup(root: Path) -> tuple[Path, Path]:
-    """A corpus folder (one document) and a questions file whose quotes it holds."""
-    docs = root / "docs"
-    docs.mkdir(parents=True)
-    (docs / "refunds.md").write_text(GOLDEN_TEXT, encoding="utf-8")
-    return docs, write_questions(root, "questions", GOOD_QUESTIONS[:2], "jsonl")
 
 
 def _refused(out, *names: str) -> None:
@@ -46,7 +38,7 @@ def output_paths_area(folder: Path, quick: bool = False) -> Area:
         """`check(root, docs, questions)`; afterwards every file set up is byte for byte
         as before, except those `changes(root)` names (the outputs a case means to write)."""
         root = folder / f"o{area.tried}"
-        docs, questions = _setup(root)
+        docs, questions = corpus_with_questions(root)
 
         def run() -> None:
             before = snapshot(root)
