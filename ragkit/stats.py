@@ -17,7 +17,6 @@ The resampling is vectorised numpy; the tests check it against `scipy.stats.boot
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -132,13 +131,3 @@ def ratio_effect(treated: Sequence[float], base: Sequence[float], **kw
     """Relative reduction of the failure rate (1 − pass) from `base` to `treated`, with its
     paired interval. ``ratio_effect([1, 1, 1, 0], [1, 0, 1, 0])`` is 0.5 (2 failures -> 1)."""
     return statistic_interval(failure_reduction, treated, base, **kw)
-
-
-def split_of(query_id: str) -> str:
-    """'tune' or 'held-out', from the sha256 of the query id (deterministic, seed-free): the
-    half of a benchmark's questions a setting may be tuned on, and the half it is reported on.
-
-    >>> split_of("anthropic-000"), split_of("anthropic-001")
-    ('held-out', 'tune')
-    """
-    return "tune" if hashlib.sha256(query_id.encode()).digest()[-1] % 2 == 0 else "held-out"

@@ -14,6 +14,7 @@
     ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
     ragkit bench late-quality        # late vs naive per window and special-token pooling
+    ragkit bench splits              # the grouped tune / held-out halves of each benchmark
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
@@ -51,7 +52,7 @@ MEASUREMENTS = {
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     from . import (bench_code, bench_context, bench_filter, bench_late, bench_late_quality,
-                   bench_leaderboard, bench_prose, bench_scale)
+                   bench_leaderboard, bench_prose, bench_scale, bench_splits)
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -72,7 +73,9 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("late-quality", bench_late_quality,
              "late vs naive chunk vectors per window and special-token pooling"),
             ("prose", bench_prose,
-             "Chroma's prose: both of its MiniLM bests at once, tuned on a split")):
+             "Chroma's prose: both of its MiniLM bests at once, tuned on a split"),
+            ("splits", bench_splits,
+             "the grouped tune / held-out halves (results/splits.json)")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)
@@ -84,7 +87,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit bench") -> int:
     args = build_parser(prog).parse_args(argv)
     prepare()
     if hasattr(args, "run"):
-        args.run(args)
+        code = args.run(args)
+        return code if isinstance(code, int) else 0  # a tool may return an exit status
     else:
         _measurements()[args.command](smoke=args.smoke)
     return 0

@@ -12,8 +12,8 @@ upstream's chunks, and the MiniLM-tuned code chunker under the stack), budgets o
   words, fused 0.5 / 0.5; its cross-encoder never rescores code, so on this set the stack is
   the fusion alone);
 - **tuning**: the code chunker's size (each of ``--sizes``) and overlap (none, or a fifth of
-  the size) under the stack, on the *tune* half of the questions only (a question is in it
-  when the sha256 of its id is even, `split_of`); the score is the mean over the three
+  the size) under the stack, on the *tune* half of the questions only (the grouped split of
+  `ragkit.splits`: no file and no gold chunk on both halves); the score is the mean over the three
   budgets of Pass@B and span recall@B; ties go to the smaller size, then no overlap;
 - **the comparison**: fixed 1,000/200 and the tuned code chunker under the same retrieval
   (dense, then the stack), on the *held-out* half and on all questions, with paired 95 %
@@ -42,7 +42,7 @@ import sys
 from collections import Counter
 from typing import Any, Sequence
 
-from ..stats import split_of
+from ..splits import split_of
 from ..tables import text_table
 from .common import run_script
 

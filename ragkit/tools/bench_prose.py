@@ -20,9 +20,9 @@ below is fixed before a number is read:
   `ragkit.rerank`), one pipeline for each N in ``--candidates`` (none by default: about 45
   minutes per size for N = 50 on 2 CPUs, and the leaderboard measures no difference from it
   on Chroma);
-- **the split**: a question is in the *tune* half when the sha256 of its id is even
-  (`ragkit.stats.split_of`); settings are chosen on it and reported on the *held-out* half and
-  on all 472 questions;
+- **the split**: the grouped halves of `ragkit.splits` (each corpus cut into four contiguous
+  blocks of questions that alternate sides; overlapping gold never crosses); settings are
+  chosen on the *tune* half and reported on the *held-out* half and on all 472 questions;
 - **the rule**: on the tune half, at k = 5, pick the configuration with the largest
   min(recall / 82.4 %, IoU / 7.2 %) — the one that clears both bests by the widest relative
   margin (ties: the smaller size, then the simpler pipeline, fewer candidates first).
@@ -108,7 +108,8 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
     from ..pipeline import make_retriever, run_experiment, stack_retriever
     from ..rerank import make_reranker
     from ..results import Recorder
-    from ..stats import paired, split_of
+    from ..splits import split_of
+    from ..stats import paired
 
     bench = load("chroma").for_profile("smoke" if smoke else "full")
     emb = Embedder()

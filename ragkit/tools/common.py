@@ -28,11 +28,12 @@ def prepare() -> None:
 def run_script(doc: str, prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
                run_args: Callable[[argparse.Namespace], Any],
                argv: list[str] | None = None) -> int:
-    """A one-command tool: its parser (`add_arguments`), `prepare`, then `run_args`; exit 0."""
+    """A one-command tool: its parser (`add_arguments`), `prepare`, then `run_args`; exit 0,
+    or the status `run_args` returns when it returns an int."""
     p = argparse.ArgumentParser(prog=prog, description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     args = p.parse_args(argv)
     prepare()
-    run_args(args)
-    return 0
+    code = run_args(args)
+    return code if isinstance(code, int) else 0  # a tool may return an exit status

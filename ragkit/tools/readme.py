@@ -249,7 +249,8 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
     from ..published import ANTHROPIC_PUBLISHED
     from ..report import ci, mean_ci
     from ..results import load_hits, load_scores
-    from ..stats import paired, split_of
+    from ..splits import split_of
+    from ..stats import paired
     from .bench_leaderboard import verdict
 
     code = rows[(rows.notebook == "bench_code") & rows.run.notna()]

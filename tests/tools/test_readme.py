@@ -83,7 +83,7 @@ def test_wins_section_reads_the_leaderboard_verdicts_and_their_chunks(tmp_path, 
     from ragkit.tools import readme
     from ragkit.tools.bench_leaderboard import CONTROLS, RAGKIT
 
-    from ragkit.stats import split_of
+    from ragkit.splits import split_of
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     rec = Recorder("bench_leaderboard")
@@ -233,7 +233,7 @@ def test_their_chunks_against_ragkits_code_chunks_at_an_equal_budget(tmp_path, m
     chunks meet theirs at an equal budget, under the same encoder and stack, paired, held-out
     half (the code chunker was tuned on the other) beside all questions."""
     from ragkit.pipeline import Outcome
-    from ragkit.stats import split_of
+    from ragkit.splits import split_of
     from ragkit.tools import readme
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
