@@ -14,6 +14,7 @@
     ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
     ragkit bench late-quality        # late vs naive per window and special-token pooling
+    ragkit bench design              # the runs every stated effect is read from
     ragkit bench splits              # the grouped tune / held-out halves of each benchmark
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
@@ -53,6 +54,7 @@ MEASUREMENTS = {
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     from . import (bench_code, bench_context, bench_filter, bench_late, bench_late_quality,
                    bench_leaderboard, bench_prose, bench_scale, bench_splits)
+    from . import bench_design
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,6 +76,8 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
              "late vs naive chunk vectors per window and special-token pooling"),
             ("prose", bench_prose,
              "Chroma's prose: both of its MiniLM bests at once, tuned on a split"),
+            ("design", bench_design,
+             "every chunker, first stage and reranker; effects one factor at a time"),
             ("splits", bench_splits,
              "the grouped tune / held-out halves (results/splits.json)")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,

@@ -1,0 +1,118 @@
+"""``ragkit bench design``: the runs the experiment design compares, one factor at a time.
+
+    ragkit bench design [--benchmarks course,chroma,anthropic] [--rerank course] [--smoke]
+
+Every run is one configuration of four factors (`ragkit.design.Config`), scored at budgets of
+512 / 1,024 / 2,048 cl100k tokens (and k = 5) on every question of the benchmark:
+
+- **chunker**: every simple baseline the course measures (`ragkit.design.simple_baselines`:
+  fixed characters 250/0 and 1,000/200, fixed tokens 512/64 in MiniLM's and cl100k's tokens,
+  recursive 1,000/200, langchain's Markdown + recursive splitter, chonkie's recursive chunker)
+  and ragkit's default `Router`;
+- **first stage**: dense (all-MiniLM-L6-v2, the chunk as the encoder reads it) and ragkit's
+  stack (`ragkit.pipeline.stack_retriever`: dense over windows, so no chunk is cut, fused
+  0.5 / 0.5 with BM25 over identifier words), each for *every* chunker, so a chunker is always
+  compared with the best baseline under its own retrieval;
+- **reranker**: none; with ``--rerank BENCHMARKS`` also the packaged cross-encoder over the
+  stack's top 20 for the router's chunks there (the reranker's effect, on the same chunks and
+  first stage; it costs minutes per benchmark on 2 CPUs);
+- **encoder**: MiniLM (EmbeddingGemma's effect is measured by ``ragkit bench code`` where
+  ``RAGKIT_GEMMA_DIR`` is set).
+
+Rows go to ``results/bench_design.jsonl``, each with its factors in ``params``; what they
+show (effects, best baseline chosen on the tune half and quoted on the held-out half) is
+computed by `ragkit.design` and printed here, in the README and in notebook 07. A run on some
+benchmarks keeps the saved rows of the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from .common import run_script
+
+BENCHMARKS = ("course", "chroma", "anthropic")
+
+
+def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (),
+               smoke: bool = False) -> list:
+    from ..benchmarks import load
+    from ..design import (BUDGETS, CANDIDATES, Config, load_runs, print_effects,
+                          ragkit_chunker, simple_baselines)
+    from ..embed import Embedder
+    from ..pipeline import run_experiment, stack_retriever
+    from ..results import Recorder
+
+    emb = Embedder()
+    rec = Recorder("bench_design")
+    for name in benchmarks:
+        bench = load(name).for_profile("smoke" if smoke else "full")
+        print(f"\n== {name}: {len(bench.documents)} documents, {len(bench.queries)} questions")
+        chunkers = [*simple_baselines(), ragkit_chunker()]
+        for chunker in chunkers:
+            chunks = chunker.chunk_all(bench.documents, progress=True)
+            simple = chunker is not chunkers[-1]
+            stages: list[tuple[str, str, Any]] = [("dense", "none", "dense"),
+                                                  ("stack", "none", None)]
+            if not simple and name in rerank:
+                stages.append(("stack", "cross-encoder", "rerank"))
+            for first, reranker, how in stages:
+                if how == "dense":
+                    retriever: Any = "dense"
+                elif how == "rerank":
+                    retriever = stack_retriever(chunks, emb, rerank="packaged",
+                                                candidates=CANDIDATES)
+                else:
+                    retriever = stack_retriever(chunks, emb)
+                cfg = Config(chunker.label, first, reranker, emb.name, simple)
+                out = run_experiment(bench, chunker, emb, k=5, chunks=chunks,
+                                     retriever=retriever, budgets=BUDGETS, label=cfg.label)
+                out.record(rec, experiment="design", embedder=emb.name, k=5,
+                           **cfg.params())
+                print(f"  {cfg.label}: recall@B1024 {100 * out.means['recall@B1024']:.1f}")
+    kept = rec.keep_saved(lambda r: r.get("benchmark") not in benchmarks)
+    if kept:
+        print(f"\nkept {kept} saved rows of the benchmarks not re-run")
+    rec.save()
+    rows, scores = rec.frames()
+    runs = load_runs(rows, scores)
+    return print_effects(runs)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
+                   help="comma-separated: course, chroma, anthropic")
+    p.add_argument("--rerank", default="",
+                   help="benchmarks on which the router's stack is also run with the "
+                        "cross-encoder (comma-separated; none by default)")
+    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    p.add_argument("--report", action="store_true",
+                   help="print the effects from the saved runs; run nothing")
+
+
+def _names(text: str, flag: str) -> list[str]:
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown:
+        raise SystemExit(f"ragkit bench design: {flag}: unknown benchmark(s) {unknown}; "
+                         f"choose from {', '.join(BENCHMARKS)}")
+    return names
+
+
+def run_args(args: argparse.Namespace) -> list:
+    if args.report:
+        from ..design import print_effects, saved_runs
+
+        return print_effects(saved_runs())
+    return run_design(_names(args.benchmarks, "--benchmarks"), _names(args.rerank, "--rerank"),
+                      smoke=args.smoke)
+
+
+def main(argv: list[str] | None = None, prog: str = "ragkit bench design") -> int:
+    return run_script(__doc__, prog, add_arguments, run_args, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
