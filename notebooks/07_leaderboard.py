@@ -334,38 +334,48 @@ answers.head(6)
 
 # %% [markdown]
 # ## The decision guide
-# For each benchmark and budget: every configuration against the best simple baseline, paired
-# over the same questions; the pick is the best one whose 95 % interval lies above zero, or
-# "nothing beats the simple baseline". Beside it, what the pick costs as far as the rows record
-# it, and what they do not record. `ragkit.guide` writes the same text to
-# `results/decision_guide.md`.
+# The boards above rank everything together, so a row near the top may differ from the one
+# below it in the chunker, the retrieval *and* the reranker at once. The decision guide does
+# not: `ragkit.design` pairs runs of `ragkit bench design` that differ in **one** factor and
+# answers three questions apart: which chunker under your retrieval (against the best of the
+# seven simple baselines measured under that same retrieval), which retrieval on your chunks,
+# and which encoder. The best baseline is chosen on the tune half of the questions and every
+# difference is quoted on the held-out half, which shares no document and no gold unit with
+# it. `ragkit.guide` writes the same text to `results/decision_guide.md`; the README's
+# "One factor at a time" shows the same cells.
 
 # %%
 from ragkit import guide
+from ragkit.design import effects, load_costs, saved_runs
 
-decision = guide.decision_guide(rows, scores)
-guide_text = guide.markdown(decision, guide.by_type(rows, scores, decision, "course", BUDGET))
+runs = saved_runs()
+found = effects(runs)
+guide_text = guide.markdown(found, load_costs(rows))
 print(guide.write(guide_text))
 display(Markdown(guide_text))
 
 # %% [markdown]
 # ## Exercises
-# Each runs as written on the rows already loaded; change the value and run it again.
+# Each runs as written on the runs already loaded; change the value and run it again.
 #
-# 1. **Scarce or plentiful context.** Decide at `256` and `4096` tokens instead. Does the pick
-#    change, and does "nothing beats the simple baseline" appear where it did not before?
+# 1. **Tuned and read on the same questions.** Choose the best baseline and read the
+#    difference on *all* questions (`split="all"`) instead of held-out ones. Which cells
+#    change their pick?
 
 # %%
-guide.summary(guide.decision_guide(rows, scores, budgets=[256, 4096]))
+header, cells = guide.chunker_rows(effects(runs, split="all"))
+pd.DataFrame(cells, columns=header)
 
 # %% [markdown]
-# 2. **A stricter baseline set.** Count only fixed-size and recursive splitters as baselines
-#    (`baselines=("fixed", "recursive")`), so LangChain's and chonkie's splitters become
-#    challengers. Which baseline is now the one to beat?
+# 2. **A best-of-a-few baseline.** Keep only the fixed-size and recursive splitters as
+#    baselines, as a script that picks its own baseline might. The design refuses the
+#    comparison: every chunker row's pick reads "undecided (baselines missing)".
 
 # %%
-guide.summary(guide.decision_guide(rows, scores, budgets=[BUDGET],
-                                  baselines=("fixed", "recursive")))
+few = [r for r in runs if not r.config.simple
+       or r.config.chunker.startswith(("fixed", "recursive"))]
+header, cells = guide.chunker_rows(effects(few))
+pd.DataFrame(cells, columns=header)[["benchmark", "retrieval", "budget", "pick"]].head(6)
 
 # %% [markdown]
 # 3. **Another metric for the combinations.** Re-run the step table on IoU (`metric="iou"`):
@@ -382,13 +392,13 @@ print(rec.save())
 
 # %%
 from ragkit.closing import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
-                            router_findings, step_findings)
+                            step_findings)
 from ragkit.report import what_we_measured
 
 display(Markdown(what_we_measured(
-    guide_findings(decision, BUDGET)
+    guide_findings(found, BUDGET)
     + step_findings(steps)
-    + router_findings(boards, scores, BUDGET) + [claims_finding(claims)]
+    + [claims_finding(claims)]
     + rerank_findings(rerank_pairs(rows, scores))
     + [f"Lost in the middle, {len(alone)} questions: with the gold alone the model answers "
        f"{pct(alone_acc)}; " + ("it is at the floor, so the positions show nothing."

@@ -130,31 +130,34 @@ def position_inputs(queries, chunks, outcome, n_distractors: int = 4
 
 # --- sentences for notebook 07's closing section (rendered by `report.what_we_measured`) ---
 
-def guide_findings(decision: pd.DataFrame, budget: int = 1024) -> list[str]:
-    """A count over every benchmark × budget of the decision guide, then one sentence per
-    benchmark at `budget`: the pick against the baseline, or "nothing beats the simple
-    baseline" with the best challenger's comparison."""
-    from .guide import NOTHING
-    from .report import finding, pct
+def guide_findings(found, budget: int = 1024) -> list[str]:
+    """Sentences from the experiment design's effects (`ragkit.design.effects`): a count of
+    the chunker comparisons ragkit's chunker wins, loses or ties against the best simple
+    baseline under the same retrieval, then, per benchmark at `budget`, the chunker under the
+    stack and the stack on the router's chunks, each with its held-out interval."""
+    from .guide import questions
+    from .report import finding
 
-    if decision.empty:
-        return ["The decision guide found no benchmark with both a baseline and another "
-                "configuration in these rows."]
-    won = decision[decision.pick != NOTHING]
-    cells = ", ".join(f"{r.benchmark} at {r.budget:,}" for r in won.itertuples()) or "none"
-    out = [f"Across {len(decision)} benchmark × budget cells of the decision guide, a "
-           f"configuration beats the best simple baseline in {len(won)} ({cells}); nothing does "
-           f"in {len(decision) - len(won)}."]
-    metric = f"recall@{budget}"
-    for r in decision[decision.budget == budget].itertuples():
-        if r.pick != NOTHING:
-            out.append(f"On **{r.benchmark}** at {budget:,} tokens: "
-                       + after_colon(finding(r.comparison, r.pick, r.baseline, metric)))
-        else:
-            out.append(f"On **{r.benchmark}** at {budget:,} tokens nothing beats the simple "
-                       f"baseline **{r.baseline}** ({pct(r.baseline_recall)}); its best "
-                       "challenger: " + after_colon(finding(r.comparison, r.leader, r.baseline,
-                                                             metric)))
+    q = questions(found)
+    chunker = [e for e in q["chunker"] if e.complete]
+    if not chunker:
+        return ["The experiment design has no complete chunker comparison in these results "
+                "(`ragkit bench design`)."]
+    count = {v: sum(e.verdict == v for e in chunker)
+             for v in ("beats", "loses", "no measurable difference")}
+    out = [f"Against the best of the seven simple baselines under the same retrieval, "
+           f"ragkit's chunker beats it in {count['beats']}, loses in {count['loses']} and shows "
+           f"no measurable difference in {count['no measurable difference']} of {len(chunker)} "
+           "benchmark × retrieval × budget cells (held-out questions)."]
+    metric = f"recall@B{budget} (held-out)"
+    for e in chunker:
+        if e.budget == budget and e.treated.first_stage == "stack":
+            out.append(f"On **{e.benchmark}** at {budget:,} tokens, under the stack: "
+                       + after_colon(finding(e.recall, e.treated.label, e.base.label, metric)))
+    for e in q["retrieval"]:
+        if e.budget == budget and not e.treated.simple and e.factor == "first_stage":
+            out.append(f"On **{e.benchmark}** at {budget:,} tokens, on the router's chunks: "
+                       + after_colon(finding(e.recall, e.treated.label, e.base.label, metric)))
     return out
 
 
@@ -184,27 +187,6 @@ def step_findings(steps: pd.DataFrame, budget: int = 1024) -> list[str]:
         said = "; it ".join(f"{effect} it on {', '.join(where)}"
                             for effect, where in parts.items())
         out.append(f"**{a}** against {b}, recall@{budget}: it {said}.")
-    return out
-
-
-def router_findings(boards: Mapping[str, pd.DataFrame], scores: pd.DataFrame,
-                    budget: int = 1024, name: str = "router") -> list[str]:
-    """Where the router ranks on each board, and how it compares with that board's best
-    simple baseline (paired)."""
-    from .leaderboard import is_baseline, versus
-    from .report import finding
-
-    out = []
-    for bench, b in boards.items():
-        where = rank_of(b, name)
-        base = b[b.strategy.map(is_baseline).astype(bool)]
-        if where is None or base.empty:
-            continue
-        row = b.iloc[where[0] - 1]
-        c = versus(scores, row.run, base.iloc[0].run, "recall@B", budget)
-        out.append(f"On **{bench}** the {name} ranks {where[0]} of {where[1]} at {budget:,} "
-                   f"tokens; " + after_colon(finding(c, name, base.iloc[0].strategy,
-                                                    f"recall@{budget}")))
     return out
 
 

@@ -72,13 +72,47 @@ def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (
                 out.record(rec, experiment="design", embedder=emb.name, k=5,
                            **cfg.params())
                 print(f"  {cfg.label}: recall@B1024 {100 * out.means['recall@B1024']:.1f}")
-    kept = rec.keep_saved(lambda r: r.get("benchmark") not in benchmarks)
+    kept = rec.keep_saved(lambda r: r.get("benchmark") not in benchmarks
+                          or r.get("experiment") == "design_costs")
     if kept:
-        print(f"\nkept {kept} saved rows of the benchmarks not re-run")
+        print(f"\nkept {kept} saved rows (other benchmarks, measured costs)")
     rec.save()
     rows, scores = rec.frames()
     runs = load_runs(rows, scores)
     return print_effects(runs)
+
+
+def run_costs(benchmarks: Sequence[str], n_queries: int = 40) -> list:
+    """Chunking time, index size and query latency of the router (dense, stack, stack with
+    the cross-encoder) and of every simple baseline (dense, stack), per benchmark."""
+    from ..benchmarks import load
+    from ..design import (COST_METRICS, Config, load_costs, measure_costs, ragkit_chunker,
+                          simple_baselines)
+    from ..embed import Embedder
+    from ..results import Recorder
+
+    emb = Embedder(show_progress=False)
+    rec = Recorder("bench_design")
+    rec.keep_saved(lambda r: r.get("experiment") != "design_costs"
+                   or r.get("benchmark") not in benchmarks)
+    for name in benchmarks:
+        bench = load(name)
+        for chunker in [*simple_baselines(), ragkit_chunker()]:
+            simple = chunker.label != ragkit_chunker().label
+            stages = [("dense", "none"), ("stack", "none")] + (
+                [] if simple else [("stack", "cross-encoder")])
+            for first, reranker in stages:
+                cfg = Config(chunker.label, first, reranker, emb.name, simple)
+                got = measure_costs(bench, chunker, emb, cfg, n_queries)
+                for m in COST_METRICS:
+                    rec.add(experiment="design_costs", benchmark=name, strategy=cfg.label,
+                            metric=m, value=float(got[m]), embedder=emb.name,
+                            n_queries=got["n_timed"], params=cfg.params())
+                print(f"  {name} {cfg.label}: chunking {got['chunk_cpu_s']:.1f} s CPU, "
+                      f"index {got['index_mb']:.1f} MB, p50 {got['query_p50_ms']:.1f} ms, "
+                      f"p95 {got['query_p95_ms']:.1f} ms")
+    rec.save()
+    return load_costs(rec.frames()[0])
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -88,6 +122,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="benchmarks on which the router's stack is also run with the "
                         "cross-encoder (comma-separated; none by default)")
     p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    p.add_argument("--costs", action="store_true",
+                   help="measure chunking time, index size and query latency instead")
     p.add_argument("--report", action="store_true",
                    help="print the effects from the saved runs; run nothing")
 
@@ -106,6 +142,8 @@ def run_args(args: argparse.Namespace) -> list:
         from ..design import print_effects, saved_runs
 
         return print_effects(saved_runs())
+    if args.costs:
+        return run_costs(_names(args.benchmarks, "--benchmarks"))
     return run_design(_names(args.benchmarks, "--benchmarks"), _names(args.rerank, "--rerank"),
                       smoke=args.smoke)
 

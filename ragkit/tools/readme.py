@@ -20,6 +20,7 @@ from ..config import PROJECT_ROOT
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 RELIABILITY = "<!-- reliability:start -->", "<!-- reliability:end -->"
+TITLE = "<!-- title:start -->", "<!-- title:end -->"
 README_BUDGET = 1024
 
 
@@ -85,34 +86,6 @@ def claims_table(folder: Path | None = None) -> str:
         "alone) / not measurable here.")
 
 
-def verdict_cell(row: dict) -> str:
-    """A recorded paired row (``leaderboard_paired``) as "diff [interval] verdict", in points.
-
-    >>> verdict_cell({"value": -0.05, "params": {"ci95": [-0.08, -0.02], "verdict": "loses"}})
-    '-5.0 [-8.0, -2.0] loses'
-    """
-    from ..report import ci
-
-    return f"{100 * row['value']:+.1f} {ci(*row['params']['ci95'])} {row['params']['verdict']}"
-
-
-def attribution(paired_rows, best: dict[tuple[str, int], str]) -> dict[tuple[str, int], list]:
-    """Per (benchmark, budget): the recorded recall@B differences that split ragkit's gain
-    over the best baseline `best[...]` between the stack (on fixed chunks), the router and the
-    cross-encoder, each as "diff [interval] verdict" ("–" where not recorded)."""
-    from .bench_leaderboard import CONTROLS, RAGKIT
-
-    found = {(r["benchmark"], int(r["budget"]), r["strategy"]): verdict_cell(r)
-             for r in paired_rows[paired_rows.metric == "diff_recall@B"].to_dict("records")}
-    out = {}
-    for (bench, budget), base in best.items():
-        cells = [found.get((bench, budget, f"{who} - {other}"), "–") for who, other in (
-            (CONTROLS[1], base), (RAGKIT, CONTROLS[1]), (RAGKIT, CONTROLS[0]))]
-        if any(c != "–" for c in cells):
-            out[(bench, budget)] = cells
-    return out
-
-
 def prose_lines(rows) -> list[str]:
     """`ragkit bench prose`'s outcome in one paragraph: the configuration chosen on the tune
     half, its k = 5 recall and IoU per split against Chroma's two bests, and the paired
@@ -158,82 +131,31 @@ def prose_lines(rows) -> list[str]:
 
 
 def wins_table(folder: Path | None = None) -> str:
-    """``ragkit bench leaderboard``'s verdicts (ragkit's configuration against the best simple
-    baseline at each budget, paired intervals), Chroma's k = 5 target from its runs, and
-    ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
+    """Chroma's k = 5 target from ``ragkit bench leaderboard``'s runs, ``ragkit bench prose``'s
+    choice, and ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
     from ..results import load_results, load_scores
-    from ..report import ci
-    from .bench_leaderboard import (CHROMA_BESTS, RAGKIT, chroma_target, split_verdicts,
-                                    verdict)
+    from .bench_leaderboard import CHROMA_BESTS, RAGKIT, chroma_target
 
     folder = folder or PROJECT_ROOT / "results"
     rows = load_results(folder)
     if rows.empty:
         return ""
-    mine = rows[(rows.notebook == "bench_leaderboard") & (rows.experiment == "leaderboard_paired")]
-    lines = []
-    picks = mine[mine.strategy.str.startswith(f"{RAGKIT} - ")]
-    table: dict[tuple[str, int], dict] = {}
-    for r in picks.to_dict("records"):
-        other = r["strategy"][len(RAGKIT) + 3:]
-        if "+" in other:  # the controls, not a baseline
-            continue
-        key = (r["benchmark"], int(r["budget"]))
-        table.setdefault(key, {"baseline": other, "n": r["n_queries"]})
-        table[key][r["metric"].replace("diff_", "").replace("@B", "")] = verdict_cell(r)
-    if table:
+    lines: list[str] = []
+    board_rows = rows[rows.notebook == "bench_leaderboard"]
+    if len(board_rows):
         scores = load_scores(folder)
-        board_rows = rows[rows.notebook == "bench_leaderboard"]
         board_scores = scores[scores.run.isin(set(board_rows.run.dropna()))]
-        held = split_verdicts(board_rows, board_scores, "held-out")
-
-        def cell(c) -> str:
-            if c is None:
-                return "–"
-            return f"{100 * c.diff:+.1f} {ci(c.low, c.high)} {verdict(c.low, c.high)}"
-
-        lines += [f"**{RAGKIT} against the best simple baseline** (`ragkit bench leaderboard`; "
-                  "points of recall@B and pass@B, paired 95 % interval, the rule in its "
-                  "docstring; the held-out half is the one no setting was tuned on)",
-                  "", "| benchmark | budget | best baseline | recall, all | pass, all | n | "
-                  "recall, held-out | pass, held-out | n |", "|---|---|---|---|---|---|---|---|---|"]
-        order = {"course": 0, "chroma": 1, "anthropic": 2}
-        for (bench, budget), t in sorted(table.items(), key=lambda kv: (order.get(kv[0][0], 9),
-                                                                        kv[0][1])):
-            h = held.get((bench, budget), {})
-            n_held = h["recall"].n if "recall" in h else "–"
-            lines.append(f"| {bench} | {budget:,} | {t['baseline']} | {t.get('recall', '–')} | "
-                         f"{t.get('pass', '–')} | {t['n']} | {cell(h.get('recall'))} | "
-                         f"{cell(h.get('pass'))} | {n_held} |")
-        parts = attribution(mine, {key: t["baseline"] for key, t in table.items()})
-        if parts:
-            lines += ["", "Where the difference comes from: the same paired recall@B intervals "
-                      "for the two controls the bench runs beside it (all questions)", "",
-                      "| benchmark | budget | stack + cross-encoder on fixed 1000/200 vs best "
-                      "baseline | router vs fixed 1000/200 (both stack + cross-encoder) | "
-                      "cross-encoder vs none (router + stack) |", "|---|---|---|---|---|"]
-            for (bench, budget), cells in sorted(parts.items(), key=lambda kv: (
-                    order.get(kv[0][0], 9), kv[0][1])):
-                lines.append(f"| {bench} | {budget:,} | " + " | ".join(cells) + " |")
-        target = [r for r in chroma_target(board_rows, board_scores)
-                  if r["strategy"] == RAGKIT]
+        target = [r for r in chroma_target(board_rows, board_scores) if r["strategy"] == RAGKIT]
         if target:
-            lines += ["", f"Chroma's own metric at k = 5 for {RAGKIT} (its table's bests: "
-                      f"recall {100 * CHROMA_BESTS['recall']:.1f}, IoU "
+            lines += [f"Chroma's own metric at k = 5 for {RAGKIT} (`ragkit bench leaderboard`; "
+                      f"its table's bests: recall {100 * CHROMA_BESTS['recall']:.1f}, IoU "
                       f"{100 * CHROMA_BESTS['iou']:.1f}, in different rows): " + "; ".join(
                           f"{r['split']} (n {r['n']}) recall {100 * r['recall'][0]:.1f}, IoU "
                           f"{100 * r['iou'][0]:.2f}: {'both reached' if r['both'] else 'not both'}"
                           for r in target) + ". The router's prose size and the stack's "
-                      "weights were chosen on the tune half, so the held-out half is the "
+                      "weights were chosen on a tune half, so the held-out half is the "
                       "number to quote."]
-        lines += prose_lines(rows)
-    elif len(mine):  # verdicts recorded, but for an earlier configuration
-        older = sorted({s.split(" - ")[0] for s in mine.strategy})
-        lines += [f"`ragkit bench leaderboard` has not been run for the current configuration "
-                  f"({RAGKIT}); its recorded verdicts are for "
-                  f"{', '.join(f'`{o}`' for o in older)} (git "
-                  f"{', '.join(sorted(set(mine.git_sha.dropna())))}), whose rows appear in the "
-                  "tables above under those names."]
+    lines += prose_lines(rows)
     lines += anthropic_lines(rows, folder)
     return "\n".join(lines)
 
@@ -378,8 +300,76 @@ def reliability_table(folder: Path | None = None) -> str:
         "an unclear error or a user file changed unasked.")
 
 
+def design_section(folder: Path | None = None) -> str:
+    """The experiment design's tables (`ragkit.design`, ``ragkit bench design``): the decision
+    guide's three questions, the same cells as ``results/decision_guide.md`` and notebook 07,
+    then how much recall@B moves with each factor (the title's question)."""
+    from .. import guide
+    from ..design import effects, load_costs, saved_runs, title_numbers
+    from ..results import load_results
+
+    folder = folder or PROJECT_ROOT / "results"
+    runs = saved_runs(folder)
+    if not runs:
+        return "_`ragkit bench design` has not been run: no one-factor comparisons yet._"
+    found = effects(runs)
+    parts = ["Each row changes one factor and holds the rest (`ragkit.design`; runs of "
+             "`ragkit bench design`): points on the held-out half of the questions, paired "
+             "95 % interval, n questions. The decision guide (`results/decision_guide.md`) and "
+             "notebook 07 show the same cells."]
+    for title, (header, rows) in (("Which chunker, under your retrieval",
+                                   guide.chunker_rows(found)),
+                                  ("Which retrieval, on your chunks",
+                                   guide.retrieval_rows(found))):
+        if rows:
+            parts += [f"**{title}**", guide._md(header, rows)]
+    costs = load_costs(load_results(folder))
+    if costs:
+        parts += ["**What each configuration costs** (`ragkit bench design --costs`)",
+                  guide._md(*guide.cost_rows(costs))]
+    parts += ["### The title, measured", title_text(title_numbers(runs))]
+    return "\n\n".join(parts)
+
+
+def title_text(numbers: list[dict]) -> str:
+    """The title question's table and its reading, from `ragkit.design.title_numbers`."""
+    def pts(r: dict, k: str) -> str:
+        return f"{100 * r[k]:+.1f}" if k in r else "–"
+
+    rows = [[r["benchmark"], f"{r['budget']:,}", pts(r, "chunker_dense"), pts(r, "chunker_stack"),
+             pts(r, "first_stage"), r.get("title", "–")] for r in numbers]
+    decided = [r for r in numbers if "title" in r]
+    yes = sum(r["title"] == "supported" for r in decided)
+    table = "\n".join(["| benchmark | budget | chunker, dense | chunker, stack | stack on the "
+                       "same chunks | mostly chunking? |", "|---|---|---|---|---|---|",
+                       *("| " + " | ".join(map(str, r)) + " |" for r in rows)])
+    return ("\"RAG quality is mostly chunking quality\" as a measured question: how far "
+            "recall@B moves (points, held-out half) when only the chunker changes (the best "
+            "simple baseline, chosen on the tune half, minus the median one, under the same "
+            "retrieval) and when only the retrieval changes (the stack minus dense search on "
+            "the same chunks, median over the eight chunkers). Read as *supported* where the "
+            "chunker moves recall more than the stack under both retrievals (rule fixed in "
+            "`ragkit.design.title_numbers` before the runs were read).\n\n" + table
+            + f"\n\nSupported in {yes} of {len(decided)} benchmark × budget cells.")
+
+
+def title_line(folder: Path | None = None) -> str:
+    """The line under the README's title: the title question's answer, from the runs."""
+    from ..design import saved_runs, title_numbers
+
+    numbers = [r for r in title_numbers(saved_runs(folder or PROJECT_ROOT / "results"))
+               if "title" in r]
+    if not numbers:
+        return "_Measured by `ragkit bench design`; not run yet._"
+    yes = [r for r in numbers if r["title"] == "supported"]
+    return (f"**Measured, not assumed:** the chunker moves recall more than the retrieval "
+            f"stack in {len(yes)} of {len(numbers)} benchmark × budget cells (held-out "
+            "questions; see *The title, measured*).")
+
+
 def generated() -> str:
-    parts = [results_table(), "### Wins at an equal budget", wins_table(), "### Claim check",
+    parts = [results_table(), "### One factor at a time", design_section(),
+             "### Targets and Anthropic's chunks", wins_table(), "### Claim check",
              claims_table(), timing_line()]
     return "\n\n".join(p for p in parts if p)
 
@@ -388,7 +378,8 @@ def update_readme(readme: Path = PROJECT_ROOT / "README.md") -> bool:
     """Replace the table between the markers; returns True if the README changed."""
     text = readme.read_text(encoding="utf-8")
     new = text
-    for (start, end), make in (((START, END), generated), (RELIABILITY, reliability_table)):
+    for (start, end), make in (((START, END), generated), (RELIABILITY, reliability_table),
+                               (TITLE, title_line)):
         if start not in text or end not in text:
             raise ValueError(f"{readme}: markers {start} / {end} are missing")
         new = re.sub(re.escape(start) + r".*?" + re.escape(end),
