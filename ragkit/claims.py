@@ -28,7 +28,9 @@ decided on the committed runs without re-embedding. `decide` turns (claim, inter
 - **not held** — anything else (an interval containing 0 is "no measurable difference");
 - **held, not attributable to <part>** — a composite claim (a preamble *and* BM25) that held,
   while its control without that part (the same baseline) also meets the claim on its own;
-- **not measurable here** — no run, a baseline the encoder truncated, a judge we cannot run;
+- **not measurable here** — no run (a claim whose chunks need a longer encoder selects runs of
+  that encoder; truncated runs are used by every claim, their count shown in the flags
+  column), a judge we cannot run;
   always with the reason.
 
     >>> decide("at_least", 0.35, 0.40, 0.33, 0.47, tolerance=0.10)
@@ -144,8 +146,6 @@ class Claim:
     # other configurations, and controls: (label, configuration, baseline or None for the
     # claim's own baseline); shown with their intervals, never given a verdict
     sensitivity: tuple[tuple[str, "Select", "Select | None"], ...] = field(default_factory=tuple)
-    # flags that make a run unfit for this claim (e.g. a big-chunk baseline the encoder cut)
-    refuse_flags: tuple[str, ...] = ()
     # a composite claim's control: (the part it leaves out, the configuration without it),
     # measured against the claim's own baseline; when the control alone meets the claim, a
     # held claim reads "held, not attributable to <part>"
@@ -344,7 +344,6 @@ CLAIMS: list[Claim] = [
                         "gemma"),
           baseline=Select("06_parent_child", "course", "big (parents)", "parent_child",
                           "gemma"),
-          refuse_flags=("truncated",),
           missing="the big chunks (~1,000-1,500 tokens) need an encoder that reads them whole; "
                   "MiniLM reads 256 tokens, so notebook 06 measures this pair with "
                   "EmbeddingGemma (2,048 tokens) when RAGKIT_GEMMA_DIR is set"),
@@ -356,12 +355,6 @@ CLAIMS: list[Claim] = [
           missing="needs an LLM judge for ragas faithfulness: set OPENAI_API_KEY and run "
                   "notebook 07"),
 ]
-
-# flags that make a run unfit for a verdict, with the reason shown
-_DISQUALIFY = {"truncated": "the encoder truncated {n} of its chunks (its input limit is below "
-                            "their length), so the comparison is not the claim's; a 2,048-token "
-                            "encoder (RAGKIT_GEMMA_DIR) is needed"}
-
 
 # --- measuring ----------------------------------------------------------------------------
 
@@ -424,18 +417,16 @@ def _values(scores, run: str, metric: str, budget: int, rows=None, hits=None):
     return derive_from_hits(frame, metric, str(row.benchmark), k)
 
 
-def _resolve(rows, sel: Select | None, refuse: Sequence[str] = ()
-             ) -> tuple[str | None, str]:
+def _resolve(rows, sel: Select | None) -> tuple[str | None, str]:
+    """The one run `sel` names, or None and why. Every claim treats truncation one way: a run
+    whose encoder cut chunks short is used, and its flags column shows how many
+    (``truncated:N``); a claim whose chunks need a longer encoder names that encoder in its
+    selection (seed 002's small-to-big selects EmbeddingGemma runs)."""
     if sel is None:
         return None, ""
     runs = sel.runs(rows)
     if len(runs) != 1:
         return None, ("no run of " if not runs else f"{len(runs)} runs match ") + sel.describe()
-    flags = rows.loc[rows.run == runs[0], "flags"].iloc[0]
-    for flag in flags if isinstance(flags, (list, tuple, np.ndarray)) else []:
-        name, _, n = str(flag).partition(":")
-        if name in refuse and name in _DISQUALIFY:
-            return None, f"{sel.describe()}: " + _DISQUALIFY[name].format(n=n)
     return runs[0], ""
 
 
@@ -457,8 +448,8 @@ def measure(claim: Claim, rows, scores, sel: Select | None = None,
            "reason": "", "finding": "", "flags": ""}
     if claim.unmeasurable:
         return out | {"reason": claim.unmeasurable}
-    run, why = _resolve(rows, sel or claim.config, claim.refuse_flags)
-    base, why_b = _resolve(rows, against or claim.baseline, claim.refuse_flags) \
+    run, why = _resolve(rows, sel or claim.config)
+    base, why_b = _resolve(rows, against or claim.baseline) \
         if claim.effect != "level" else (None, "")
     if run is None or (claim.effect != "level" and base is None):
         missing = why or why_b

@@ -140,15 +140,27 @@ def test_check_claims_reads_per_query_runs_and_decides_with_an_interval():
     assert check_claims(rows, scores, [claim]).iloc[0].verdict == "not held"
 
 
-def test_a_truncated_baseline_is_kept_out_of_the_verdict():
-    rows, scores = _frames([0.9] * 30, [0.7] * 30, "small (children)", "big (parents)",
-                           flags_b=("truncated:41",))
-    rows["notebook"], rows["experiment"] = "06_parent_child", "parent_child"
-    rows["embedder"] = "embeddinggemma-300m"
-    scores["metric"] = "precision@k"
-    claim = next(c for c in CLAIMS if c.id == "seed002-small-to-big")
-    r = check_claims(rows, scores, [claim]).iloc[0]
-    assert r.verdict == "not measurable here" and "truncated 41" in r.reason
+def test_truncated_runs_are_treated_one_way_for_every_claim():
+    """A truncated run is used by every claim (seed 002's small-to-big as Chroma's rows), and
+    the verdict row carries its truncated count; small-to-big reads EmbeddingGemma runs only,
+    so a MiniLM pair is no run of it."""
+    for cid, nb, exp, a, b, emb, metric in (
+            ("seed002-small-to-big", "06_parent_child", "parent_child", "small (children)",
+             "big (parents)", "embeddinggemma-300m", "precision@k"),
+            ("jina-late-course", None, None, None, None, None, None)):
+        claim = next(c for c in CLAIMS if c.id == cid)
+        if nb is None:
+            rows, scores = _frames([0.9] * 30, [0.7] * 30, flags_b=("truncated:41",))
+        else:
+            rows, scores = _frames([0.9] * 30, [0.7] * 30, a, b, flags_b=("truncated:41",))
+            rows["notebook"], rows["experiment"], rows["embedder"] = nb, exp, emb
+            scores["metric"] = metric
+        r = check_claims(rows, scores, [claim]).iloc[0]
+        assert r.verdict != "not measurable here" and "truncated:41" in r["flags"], cid
+        if nb is not None:
+            rows["embedder"] = "all-MiniLM-L6-v2"
+            r = check_claims(rows, scores, [claim]).iloc[0]
+            assert r.verdict == "not measurable here" and "EmbeddingGemma" in r.reason
 
 
 def test_missing_runs_say_why():
