@@ -100,10 +100,28 @@ def _per_query(scores, run: str, metric: str, budget: int) -> pd.Series:
     return made[want]
 
 
+TUNED = ("router", "prose(", "code(")  # chunkers whose settings were chosen on tune halves
+
+
+def is_tuned(strategy: str, params: dict | None = None) -> bool:
+    """A configuration with settings chosen on a tune half: the router (its prose size and
+    code chunker), the prose and code chunkers, or a row recording ``tuned_on``.
+
+    >>> is_tuned("router+stack"), is_tuned("fixed_chars(1000/200)+stack")
+    (True, False)
+    """
+    return (any(t in str(strategy) for t in TUNED)
+            or bool(isinstance(params, dict) and params.get("tuned_on")))
+
+
 def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
           metrics: Sequence[str] = ("recall@B", "pass@B", "iou@B"),
-          full_only: bool = True) -> pd.DataFrame:
+          full_only: bool = True, split: str = "all") -> pd.DataFrame:
     """The leaderboard of one benchmark at `budget` tokens, best recall first.
+
+    `split` ``"held-out"`` scores every row on the held-out half of the questions
+    (`ragkit.splits`), the half no setting was tuned on, so a tuned row and an untuned one are
+    ranked on the same questions; the ``tuned`` column marks rows with tuned settings.
 
     With `full_only` (the default) only runs over the benchmark's whole question set are
     ranked — a run on a subset (e.g. the files one generator covers) is not comparable — and
@@ -120,13 +138,14 @@ def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
         row = {"strategy": " = ".join(names[:2]) + (" …" if len(names) > 2 else ""),
                "embedder": first.embedder,
                "notebooks": ", ".join(sorted(set(group.notebook))), "run": first.run}
+        row["tuned"] = is_tuned(first.strategy, first.get("params"))
         for m in metrics:
-            v = _per_query(scores, first.run, m, budget)
+            v = _held(_per_query(scores, first.run, m, budget), split)
             mean, lo, hi = interval(v.to_numpy())
             name = m.replace("@B", "")
             row |= {name: mean, f"{name}_low": lo, f"{name}_high": hi}
             row["n"] = len(v)
-        k5 = _per_query(scores, first.run, "recall", -1)
+        k5 = _held(_per_query(scores, first.run, "recall", -1), split)
         row["recall@5"] = float(k5.mean()) if len(k5) else float("nan")
         flags = first["flags"]
         row["flags"] = ";".join(str(f) for f in (flags if len(flags) else []))
@@ -137,6 +156,14 @@ def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
     if full_only:
         df = df[df.n == df.n.max()]
     return df.sort_values(["recall", "strategy"], ascending=[False, True]).reset_index(drop=True)
+
+
+def _held(values: pd.Series, split: str) -> pd.Series:
+    if split == "all" or not len(values):
+        return values
+    from .splits import split_of
+
+    return values[[split_of(q) == split for q in values.index]]
 
 
 def by_type(rows, scores, benchmark: str = "course", budget: int = DEFAULT_BUDGET,
@@ -259,7 +286,8 @@ def markdown(b: pd.DataFrame, max_rows: int = 12) -> str:
     lines = ["| strategy | embedder | measured in | recall@B | pass@B | IoU@B | recall@5 | n |",
              "|---|---|---|---|---|---|---|---|"]
     for r in b.head(max_rows).to_dict("records"):
-        lines.append(f"| {r['strategy']} | {r['embedder']} | {r['notebooks']} | "
+        tuned = " *(tuned)*" if r.get("tuned") else ""
+        lines.append(f"| {r['strategy']}{tuned} | {r['embedder']} | {r['notebooks']} | "
                      f"{fmt_ci(r['recall'], r['recall_low'], r['recall_high'])} | "
                      f"{fmt_ci(r['pass'], r['pass_low'], r['pass_high'])} | "
                      f"{fmt_ci(r['iou'], r['iou_low'], r['iou_high'])} | "

@@ -1,6 +1,8 @@
 """``ragkit bench design``: the runs the experiment design compares, one factor at a time.
 
     ragkit bench design [--benchmarks course,chroma,anthropic] [--rerank course] [--smoke]
+    ragkit bench design --costs            # chunking time, index size, query latency
+    ragkit bench design --second-encoder --benchmarks anthropic   # EmbeddingGemma
 
 Every run is one configuration of four factors (`ragkit.design.Config`), scored at budgets of
 512 / 1,024 / 2,048 cl100k tokens (and k = 5) on every question of the benchmark:
@@ -16,8 +18,9 @@ Every run is one configuration of four factors (`ragkit.design.Config`), scored 
 - **reranker**: none; with ``--rerank BENCHMARKS`` also the packaged cross-encoder over the
   stack's top 20 for the router's chunks there (the reranker's effect, on the same chunks and
   first stage; it costs minutes per benchmark on 2 CPUs);
-- **encoder**: MiniLM (EmbeddingGemma's effect is measured by ``ragkit bench code`` where
-  ``RAGKIT_GEMMA_DIR`` is set).
+- **encoder**: MiniLM; with ``--second-encoder`` (and ``RAGKIT_GEMMA_DIR``), EmbeddingGemma
+  on the router's chunks under both first stages (the encoder's effect, same chunks and
+  retrieval; ``--benchmarks anthropic`` is minutes, Chroma's corpora hours on 2 CPUs).
 
 Rows go to ``results/bench_design.jsonl``, each with its factors in ``params``; what they
 show (effects, best baseline chosen on the tune half and quoted on the held-out half) is
@@ -115,6 +118,42 @@ def run_costs(benchmarks: Sequence[str], n_queries: int = 40) -> list:
     return load_costs(rec.frames()[0])
 
 
+def run_second_encoder(benchmarks: Sequence[str]) -> list:
+    """The router's chunks under dense and the stack with EmbeddingGemma
+    (``RAGKIT_GEMMA_DIR``): the encoder's effect on the same chunks and retrieval. The saved
+    rows are kept but for this encoder's runs on these benchmarks."""
+    from ..benchmarks import load
+    from ..config import get_settings
+    from ..design import BUDGETS, Config, load_runs, print_effects, ragkit_chunker
+    from ..embed import Embedder
+    from ..pipeline import run_experiment, stack_retriever
+    from ..results import Recorder
+
+    folder = get_settings().gemma_dir
+    if not folder:
+        raise SystemExit("ragkit bench design --second-encoder: set RAGKIT_GEMMA_DIR to an "
+                         "assembled EmbeddingGemma folder")
+    emb = Embedder(folder)
+    rec = Recorder("bench_design")
+    rec.keep_saved(lambda r: not (r.get("benchmark") in benchmarks
+                                  and (r.get("params") or {}).get("factor_encoder") == emb.name))
+    for name in benchmarks:
+        bench = load(name)
+        chunker = ragkit_chunker()
+        chunks = chunker.chunk_all(bench.documents, progress=True)
+        for first in ("dense", "stack"):
+            cfg = Config(chunker.label, first, "none", emb.name, False)
+            retriever = "dense" if first == "dense" else stack_retriever(chunks, emb)
+            out = run_experiment(bench, chunker, emb, k=5, chunks=chunks, retriever=retriever,
+                                 budgets=BUDGETS, label=cfg.label)
+            out.record(rec, experiment="design", embedder=emb.name, k=5, **cfg.params())
+            print(f"  {name} {cfg.label} ({emb.name}): recall@B1024 "
+                  f"{100 * out.means['recall@B1024']:.1f}")
+    rec.save()
+    rows, scores = rec.frames()
+    return print_effects(load_runs(rows, scores))
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                    help="comma-separated: course, chroma, anthropic")
@@ -122,6 +161,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="benchmarks on which the router's stack is also run with the "
                         "cross-encoder (comma-separated; none by default)")
     p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    p.add_argument("--second-encoder", action="store_true",
+                   help="run the router's chunks with EmbeddingGemma (RAGKIT_GEMMA_DIR) on "
+                        "--benchmarks instead, keeping the other saved runs")
     p.add_argument("--costs", action="store_true",
                    help="measure chunking time, index size and query latency instead")
     p.add_argument("--report", action="store_true",
@@ -144,6 +186,8 @@ def run_args(args: argparse.Namespace) -> list:
         return print_effects(saved_runs())
     if args.costs:
         return run_costs(_names(args.benchmarks, "--benchmarks"))
+    if args.second_encoder:
+        return run_second_encoder(_names(args.benchmarks, "--benchmarks"))
     return run_design(_names(args.benchmarks, "--benchmarks"), _names(args.rerank, "--rerank"),
                       smoke=args.smoke)
 

@@ -11,7 +11,7 @@ def _record(rec, strategy, per_query_recall, benchmark="chroma", experiment="chr
     from ragkit.pipeline import Outcome
 
     n = len(per_query_recall)
-    pq = pd.DataFrame({"query_id": [f"q{i}" for i in range(n)], "type": "lookup",
+    pq = pd.DataFrame({"query_id": [f"{benchmark}-{i:03d}" for i in range(n)], "type": "lookup",
                        "recall": per_query_recall, "recall@B1024": per_query_recall,
                        "pass@B1024": per_query_recall, "iou@B1024": [0.05] * n})
     means = {c: float(pq[c].mean()) for c in pq.columns if c not in ("query_id", "type")}
@@ -275,3 +275,25 @@ def test_record_keeps_ranked_hits_as_deep_as_asked_beyond_the_budgets_context(tm
     rec.save()
     depth = load_hits(tmp_path).groupby("run")["rank"].max().sort_values().tolist()
     assert depth == [9, 19]  # a 16-token context holds fewer than ten of these chunks
+
+
+def test_boards_rank_every_row_on_the_held_out_half_and_mark_tuned_rows(tmp_path, monkeypatch):
+    from ragkit import leaderboard as lb
+    from ragkit.results import load_results, load_scores
+    from ragkit.splits import split_of
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    ids = [f"chroma-{i:03d}" for i in range(200)]
+    held = [split_of(q) == "held-out" for q in ids]
+    rec = Recorder("bench_x")
+    # the router is best on the tune half only; the baseline on the held-out half
+    _record(rec, "router+stack", [0.9 if not h else 0.5 for h in held])
+    _record(rec, "fixed_chars(1000/200)+stack", [0.6] * 200)
+    rec.save()
+    rows, scores = load_results(tmp_path), load_scores(tmp_path)
+    everyone = lb.board(rows, scores, "chroma", 1024)
+    b = lb.board(rows, scores, "chroma", 1024, split="held-out")
+    assert list(b.n.unique()) == [sum(held)]
+    assert b.strategy.iloc[0] == "fixed_chars(1000/200)+stack" and not b.tuned.iloc[0]
+    assert b.tuned.iloc[1] and "router+stack *(tuned)*" in lb.markdown(b)
+    assert len(everyone) == 2 and everyone.n.iloc[0] == 200
