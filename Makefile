@@ -53,6 +53,9 @@ lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
 
 bench: setup
+	$(PY) -m ragkit bench splits --check
+	$(PY) -m ragkit bench design --rerank course,chroma
+	$(PY) -m ragkit bench design --costs
 	$(PY) -m ragkit bench chroma-repro
 	$(PY) -m ragkit bench anthropic-baseline
 	$(PY) -m ragkit bench chunk-speed
