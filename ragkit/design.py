@@ -253,12 +253,68 @@ def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = 
         for t in runs:
             if getattr(t.config, factor) == ref:
                 continue
+            if factor == "first_stage" and t.config.first_stage != "stack":
+                continue  # the intermediate steps are the stack lesson's (`stack_steps`)
             for base in runs:
                 if base.benchmark == t.benchmark and getattr(base.config, factor) == ref \
                         and base.config.differs(t.config) == {factor}:
                     out += [_effect(factor, t, base, b, split, f"same chunks: "
                                     f"{t.config.chunker}") for b in budgets]
     return out
+
+
+# ragkit's stack built one change at a time on the same chunks (``ragkit bench design
+# --steps``): each first stage differs from the one before it in one thing
+STACK_STEPS = (("dense", "dense search, the chunk as the encoder reads it"),
+               ("dense+bm25 words", "+ BM25 over plain words, fused 0.5 / 0.5"),
+               ("dense+bm25 identifiers", "BM25 over identifier words instead"),
+               ("stack", "dense over windows, so no chunk is cut (ragkit's stack)"))
+
+
+def step_retriever(chunks, embedder, step: str):
+    """The first stage of one of `STACK_STEPS` over `chunks`."""
+    from .pipeline import stack_retriever
+    from .retrieve import BM25Retriever, DenseRetriever, HybridRetriever
+
+    if step == "dense":
+        return DenseRetriever(chunks, embedder)
+    if step == "stack":
+        return stack_retriever(chunks, embedder)
+    tokens = step.rsplit(" ", 1)[1]
+    if step.startswith("dense+bm25 ") and tokens in ("words", "identifiers"):
+        return HybridRetriever(DenseRetriever(chunks, embedder),
+                               BM25Retriever(chunks, tokens=tokens), weights=(0.5, 0.5))
+    raise ValueError(f"unknown step {step!r}; steps: {[s for s, _ in STACK_STEPS]}")
+
+
+def stack_steps(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
+                split: str = "held-out") -> list[Effect]:
+    """The stack lesson: on the same chunks (the router's), each of `STACK_STEPS` against the
+    step before it, then the cross-encoder against the full stack; paired on `split`."""
+    out = []
+    order = [s for s, _ in STACK_STEPS]
+    for t in runs:
+        cfg = t.config
+        if cfg.simple or cfg.encoder != REFERENCE["encoder"]:
+            continue
+        if cfg.reranker == "none" and cfg.first_stage in order[1:]:
+            prev = order[order.index(cfg.first_stage) - 1]
+        elif cfg.reranker != "none" and cfg.first_stage == "stack":
+            prev = None
+        else:
+            continue
+        for base in runs:
+            bc = base.config
+            if base.benchmark != t.benchmark or bc.chunker != cfg.chunker \
+                    or bc.encoder != cfg.encoder:
+                continue
+            if (prev and bc.first_stage == prev and bc.reranker == "none") or \
+                    (prev is None and bc.first_stage == "stack" and bc.reranker == "none"):
+                factor = "first_stage" if prev else "reranker"
+                out += [_effect(factor, t, base, b, split, "stack lesson") for b in budgets]
+    rank = {s: i for i, s in enumerate(order)}
+    return sorted(out, key=lambda e: (e.benchmark, e.budget, e.factor == "reranker",
+                                      rank.get(e.treated.first_stage, 9)))
 
 
 def headline(effects_: Sequence[Effect]) -> list[Effect]:
@@ -358,7 +414,7 @@ def print_effects(runs: Sequence[Run]) -> list[Effect]:
 __all__ = ["BUDGETS", "CANDIDATES", "Config", "Effect", "FACTORS", "Metric", "Run",
            "best_baseline", "effect_table", "effects", "headline", "load_runs",
            "print_effects", "ragkit_chunker", "saved_runs", "simple_baselines",
-           "title_numbers", "versus"]
+           "stack_steps", "step_retriever", "STACK_STEPS", "title_numbers", "versus"]
 
 
 # --- what a configuration costs (``ragkit bench design --costs``) ---

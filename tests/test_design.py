@@ -118,3 +118,19 @@ def test_saved_design_runs_keep_the_rule():
             assert e.base.simple and e.base.held("chunker") == e.treated.held("chunker")
     assert all(a.config != b.config or a.benchmark != b.benchmark
                for a, b in itertools.combinations(runs, 2))
+
+
+def test_the_stack_lesson_compares_each_step_with_the_one_before():
+    runs = grid() + [run("router", "dense+bm25 words", level=0.6),
+                     run("router", "dense+bm25 identifiers", level=0.62)]
+    steps = [e for e in D.stack_steps(runs) if e.budget == 1024]
+    assert [(e.treated.first_stage, e.base.first_stage, e.factor) for e in steps] == [
+        ("dense+bm25 words", "dense", "first_stage"),
+        ("dense+bm25 identifiers", "dense+bm25 words", "first_stage"),
+        ("stack", "dense+bm25 identifiers", "first_stage"),
+        ("stack", "stack", "reranker")]
+    assert all(e.treated.differs(e.base) == {e.factor} for e in steps)
+    assert steps[0].recall.diff == pytest.approx(0.05, abs=0.01)
+    # the intermediate steps stay out of the guide's effects
+    assert all(e.treated.first_stage == "stack" for e in effects(runs)
+               if e.factor == "first_stage")

@@ -2,6 +2,7 @@
 
     ragkit bench design [--benchmarks course,chroma,anthropic] [--rerank course] [--smoke]
     ragkit bench design --costs            # chunking time, index size, query latency
+    ragkit bench design --steps            # the stack built one change at a time
     ragkit bench design --second-encoder --benchmarks anthropic   # EmbeddingGemma
 
 Every run is one configuration of four factors (`ragkit.design.Config`), scored at budgets of
@@ -154,6 +155,44 @@ def run_second_encoder(benchmarks: Sequence[str]) -> list:
     return print_effects(load_runs(rows, scores))
 
 
+def run_steps(benchmarks: Sequence[str]) -> list:
+    """The stack lesson's runs: the router's chunks under each intermediate step of
+    `ragkit.design.STACK_STEPS` (dense and the full stack are the grid's own runs), keeping
+    every saved run but earlier step runs on these benchmarks."""
+    from ..benchmarks import load
+    from ..design import (BUDGETS, STACK_STEPS, Config, load_runs, ragkit_chunker,
+                          stack_steps, step_retriever)
+    from ..embed import Embedder
+    from ..pipeline import run_experiment
+    from ..results import Recorder
+    from ..tables import text_table
+
+    emb = Embedder()
+    steps = [s for s, _ in STACK_STEPS[1:-1]]
+    rec = Recorder("bench_design")
+    rec.keep_saved(lambda r: not (r.get("benchmark") in benchmarks
+                                  and (r.get("params") or {}).get("factor_first_stage")
+                                  in steps))
+    for name in benchmarks:
+        bench = load(name)
+        chunker = ragkit_chunker()
+        chunks = chunker.chunk_all(bench.documents, progress=True)
+        for step in steps:
+            cfg = Config(chunker.label, step, "none", emb.name, False)
+            out = run_experiment(bench, chunker, emb, k=5, chunks=chunks,
+                                 retriever=step_retriever(chunks, emb, step), budgets=BUDGETS,
+                                 label=cfg.label)
+            out.record(rec, experiment="design", embedder=emb.name, k=5, **cfg.params())
+            print(f"  {name} {cfg.label}: recall@B1024 {100 * out.means['recall@B1024']:.1f}")
+    rec.save()
+    found = stack_steps(load_runs(*rec.frames()))
+    print(text_table(["benchmark", "budget", "step", "against", "recall@B diff", "n"],
+                     [[e.benchmark, e.budget, e.treated.label, e.base.label,
+                       f"{100 * e.recall.diff:+.1f} [{100 * e.recall.low:+.1f}, "
+                       f"{100 * e.recall.high:+.1f}]", e.recall.n] for e in found]))
+    return found
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                    help="comma-separated: course, chroma, anthropic")
@@ -164,6 +203,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--second-encoder", action="store_true",
                    help="run the router's chunks with EmbeddingGemma (RAGKIT_GEMMA_DIR) on "
                         "--benchmarks instead, keeping the other saved runs")
+    p.add_argument("--steps", action="store_true",
+                   help="run the stack lesson's intermediate steps on the router's chunks "
+                        "instead, keeping the other saved runs")
     p.add_argument("--costs", action="store_true",
                    help="measure chunking time, index size and query latency instead")
     p.add_argument("--report", action="store_true",
@@ -186,6 +228,8 @@ def run_args(args: argparse.Namespace) -> list:
         return print_effects(saved_runs())
     if args.costs:
         return run_costs(_names(args.benchmarks, "--benchmarks"))
+    if args.steps:
+        return run_steps(_names(args.benchmarks, "--benchmarks"))
     if args.second_encoder:
         return run_second_encoder(_names(args.benchmarks, "--benchmarks"))
     return run_design(_names(args.benchmarks, "--benchmarks"), _names(args.rerank, "--rerank"),
