@@ -325,6 +325,28 @@ class BM25Retriever:
         return out
 
 
+def matched_terms(query: str, text: str, tokens: Literal["words", "identifiers"] = "words",
+                  stopwords: str | None = "en") -> list[str]:
+    """The query's keyword-search tokens that also occur in `text`, tokenized as
+    `BM25Retriever` does with `tokens` (for a cell that shows *why* BM25 found a chunk).
+
+    >>> matched_terms("what does max retries do", "cfg.max_retries = 3")
+    []
+    >>> matched_terms("what does max retries do", "cfg.max_retries = 3", "identifiers")
+    ['max', 'retries']
+    """
+    import bm25s
+
+    if tokens == "identifiers":
+        stop = frozenset(bm25s.stopwords.STOPWORDS_EN) if stopwords == "en" else frozenset()
+        q, t = identifier_words(query, stop), set(identifier_words(text, stop))
+    else:
+        q, t = (bm25s.tokenize([x], stopwords=stopwords, show_progress=False,
+                               return_ids=False)[0] for x in (query, text))
+        t = set(t)
+    return list(dict.fromkeys(w for w in q if w in t))
+
+
 class TfidfRetriever:
     """TF-IDF cosine over prefix + body (scikit-learn): the keyword baseline of notebook 01."""
 
