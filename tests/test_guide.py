@@ -2,13 +2,12 @@
 
 import pandas as pd
 
-from ragkit import guide
-from ragkit.results import Recorder, load_results, load_scores
+from ragkit.report import Recorder, guide, load_results, load_scores
 
 
 def _record(rec, strategy, recall, benchmark="course", types=None, generator=None,
             n_chunks=100.0):
-    from ragkit.pipeline import Outcome
+    from ragkit.experiments import Outcome
 
     n = len(recall)
     pq = pd.DataFrame({"query_id": [f"q{i}" for i in range(n)],
@@ -87,7 +86,7 @@ def test_write_goes_to_the_results_dir(tmp_path, monkeypatch):
 
 
 def test_llm_generators_match_the_pipeline():
-    from ragkit.pipeline import LLM_GENERATORS
+    from ragkit.experiments import LLM_GENERATORS
 
     assert tuple(guide.LLM_GENERATORS) == tuple(LLM_GENERATORS)
 
@@ -110,8 +109,8 @@ def test_summary_reads_the_verdict_and_the_difference(tmp_path, monkeypatch):
 
 
 def test_closing_sentences_from_the_guide_and_the_boards(tmp_path, monkeypatch):
-    from ragkit import closing
-    from ragkit import leaderboard as lb
+    from ragkit.report import closing
+    from ragkit.report import leaderboard as lb
 
     rows, scores = _saved(tmp_path, monkeypatch, [
         (("fixed_chars(1000/200)", [1.0, 1.0, 1.0, 0.0] * 20), {}),
@@ -135,7 +134,7 @@ def test_the_baseline_is_the_strongest_run_on_simple_chunks_and_the_label_says_s
     """The bar is the best run on a simple splitter's chunks, whatever retrieval it ran with
     (a stack and a cross-encoder on fixed windows included), and the guide's label says that
     rather than "fixed-size or recursive splitter"."""
-    from ragkit import leaderboard as lb
+    from ragkit.report import leaderboard as lb
 
     rows, scores = _saved(tmp_path, monkeypatch, [
         (("fixed_chars(1000/200)", [1.0, 0.0] * 40), {}),
@@ -154,7 +153,7 @@ def test_budget_chart_draws_lines_and_names_the_single_budget_runs(tmp_path, mon
     """A run scored at one budget is a point, not a line: `curve_runs` leaves it out of the
     chart and names it, and still draws the leading runs measured at several budgets and the
     best simple baseline."""
-    from ragkit import leaderboard as lb
+    from ragkit.report import leaderboard as lb
 
     rows, scores = _saved(tmp_path, monkeypatch, [
         (("fixed_chars(1000/200)", [1.0, 0.0] * 40), {}),

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from .chunkers.base import Chunker, trim_span
-from .types import Document
+from ..types import Document
+from .base import Chunker, trim_span
 
 
 def locate(text: str, piece: str, cursor: int = 0) -> tuple[int, int] | None:
@@ -88,7 +88,7 @@ class LangchainMarkdownRecursive(_Located):
         from langchain_text_splitters import (MarkdownHeaderTextSplitter,
                                               RecursiveCharacterTextSplitter)
 
-        from .tokens import get_tokenizer
+        from ..text.tokens import get_tokenizer
 
         headers = [("#", "h1"), ("##", "h2"), ("###", "h3")]
         sections = MarkdownHeaderTextSplitter(headers, strip_headers=False).split_text(doc.text)
@@ -133,7 +133,7 @@ class ChonkieRecursive(Chunker):
         from chonkie import RecursiveChunker
         from tokenizers import Tokenizer
 
-        from .embed import bundled_minilm
+        from ..models import bundled_minilm
 
         tok = Tokenizer.from_file(str(bundled_minilm() / "tokenizer.json"))
         tok.no_truncation()

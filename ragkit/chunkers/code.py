@@ -590,7 +590,7 @@ class CodeChunker(Chunker):
         file's head lines counted whether or not the chunk gets them) and body."""
         if self.max_tokens is None:
             return lambda s, e, scope: e - s <= size
-        from ..tokens import get_tokenizer
+        from ..text.tokens import get_tokenizer
 
         tok, cap = get_tokenizer(self.tokenizer), self.max_tokens
 
@@ -608,7 +608,7 @@ class CodeChunker(Chunker):
         (file name, then imports, then the outer signatures) are dropped until it fits."""
         if self.max_tokens is None:
             return lines
-        from ..tokens import get_tokenizer
+        from ..text.tokens import get_tokenizer
 
         tok = get_tokenizer(self.tokenizer)
         while lines and tok.count("\n".join(lines)) > self.max_tokens // 2:

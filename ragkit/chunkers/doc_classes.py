@@ -10,9 +10,9 @@ import math
 import re
 from typing import Sequence
 
+from ..text.sentences import TokenIndex, pieces, sentence_cuts
 from ..types import Block, Document
 from .grouping import Group, GroupChunker, heading_or_paragraph, segments
-from .sentences import TokenIndex, pieces, sentence_cuts
 from .structure import (Breadcrumb, Costs, StructureChunker, abstract_index, heading_paths,
                         heading_title)
 

@@ -36,9 +36,9 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from .documents import blocks_for
-from .tokens import get_tokenizer
-from .types import Block, Chunk, Document
+from ..text.documents import blocks_for
+from ..text.tokens import get_tokenizer
+from ..types import Block, Chunk, Document
 
 Level = Literal["error", "warning"]
 LEVELS: dict[str, Level] = {
@@ -130,9 +130,8 @@ def chunk_cap(chunker: Any, doc: Document | None = None) -> tuple[str, int, bool
     chunker it picks for `doc`. Fixed token windows promise `size` tokens of the document's
     own tokenisation (a window re-tokenised alone can take a BPE token more), so their chunks
     are counted in context (`cap_findings`)."""
-    from .chunkers import (ClusterSemanticChunker, CodeChunker, FixedCharChunker,
-                           FixedTokenChunker, RecursiveChunker, Router, SemanticChunker,
-                           StructureChunker)
+    from . import (ClusterSemanticChunker, CodeChunker, FixedCharChunker, FixedTokenChunker,
+                   RecursiveChunker, Router, SemanticChunker, StructureChunker)
 
     if isinstance(chunker, Router):
         return chunk_cap(chunker.chunker_for(doc)[1]) if doc is not None else None
@@ -175,7 +174,7 @@ def cap_findings(doc: Document, chunks: Sequence[Chunk], chunker: Any) -> list[F
     cap = chunk_cap(chunker, doc)
     if cap is None or not chunks:
         return []
-    from .chunkers import FixedTokenChunker
+    from . import FixedTokenChunker
 
     name, limit, with_prefix = cap
     tok = get_tokenizer(name)

@@ -2,7 +2,7 @@
 
 A naive splitter counts characters and cuts wherever the count runs out: through a table, between
 a heading and its first sentence, in the middle of a list. `StructureChunker` walks the blocks
-that `ragkit.documents.blocks_for` found (headings, paragraphs, tables, lists, code ...) and packs
+that `ragkit.text.blocks_for` found (headings, paragraphs, tables, lists, code ...) and packs
 consecutive blocks of one section until a *soft* cap of tokens, never going over a *hard* cap:
 
 - a heading at the level of the chunk's section or above ends the chunk (a new section starts);
@@ -19,7 +19,7 @@ Every chunk under a heading carries a breadcrumb in its prefix: ``"none"``, ``"h
 nearest heading), ``"path"`` (``[H1 > H2 > H3]``) or ``"path+title"`` (the document title in
 front). Headings already in the chunk's body are not repeated in its breadcrumb. The hard cap
 counts the prefix too. Only a single atomic unit (a table row, a list item) can exceed it, and
-`ragkit.lint` reports such chunks.
+`ragkit.chunkers.lint` reports such chunks.
 
 Speed: each block is tokenised once; a merged chunk's size is the sum of its blocks' counts plus
 the whitespace between them, so candidate chunks are never re-tokenised. Only a block that must
@@ -45,13 +45,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Sequence
 
-from ..documents import blocks_for
-from ..tokens import Tokenizer, get_tokenizer
-from ..types import Block, Chunk, Document, stable_hash
-from ..types import doc_metadata
+from ..text.documents import blocks_for
+from ..text.sentences import Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces, sentence_cuts
+from ..text.tokens import Tokenizer, get_tokenizer
+from ..types import Block, Chunk, Document, doc_metadata, stable_hash
 from .base import Chunker
-from .sentences import (Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces,
-                        sentence_cuts)
 
 Breadcrumb = Literal["none", "heading", "path", "path+title"]
 BREADCRUMBS = ("none", "heading", "path", "path+title")

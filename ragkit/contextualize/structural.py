@@ -23,7 +23,7 @@ class StructuralContextualizer(Contextualizer):
         self._blocks: dict[str, list] = {}
 
     def _blocks_of(self, doc: Document) -> list:
-        from ..documents import blocks_for
+        from ..text.documents import blocks_for
 
         k = doc.id + doc.hash
         if k not in self._blocks:

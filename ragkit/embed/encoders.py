@@ -37,32 +37,18 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from .cache import VectorCache
-from .config import get_settings, resolve_device
-from .models import bundled_minilm, folder_fingerprint, locate_model
-from .onnx_backend import (ONNX_MODEL_TYPES, ONNX_TOLERANCE, OnnxFallbackWarning,  # noqa: F401
-                           OnnxTransformer, checked_graph, onnx_runtime_missing)
+from ..cache import VectorCache
+from ..config import get_settings, resolve_device
+from ..models import bundled_minilm, folder_fingerprint, resolve_model
+from .onnx import (ONNX_MODEL_TYPES, OnnxFallbackWarning, OnnxTransformer, checked_graph,
+                   onnx_runtime_missing)
 
 Kind = Literal["document", "query"]
 Backend = Literal["auto", "torch", "onnx"]
-BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 class TruncationWarning(UserWarning):
     """Some texts were longer than the encoder's input limit and were truncated."""
-
-
-def resolve_model(model: str | Path | None) -> str:
-    """A model argument -> something `SentenceTransformer()` loads: the bundled folder for
-    None / 'minilm' / the MiniLM hub id (offline copy), else `ragkit.models.locate_model`'s
-    rule (an existing folder, a path that must exist, or a hub id, which offline must be in the
-    local cache): a `ModelNotFound` naming the model otherwise."""
-    what = "embedder"
-    if not model:
-        model, what = get_settings().embedder, "RAGKIT_EMBEDDER"
-    if model in (None, "minilm", BUNDLED_NAME, "all-MiniLM-L6-v2"):
-        return str(bundled_minilm())
-    return locate_model(model, what)
 
 
 def model_label(model: str | Path | None) -> str:
@@ -210,7 +196,7 @@ class Embedder:
         return self._onnx
 
     def _onnx_graph(self) -> OnnxTransformer:
-        """The exported transformer, checked against torch (see `ragkit.onnx_backend`)."""
+        """The exported transformer, checked against torch (see `ragkit.embed.onnx`)."""
         return checked_graph(self.fingerprint, self.model[0].auto_model,
                              self.tokenizer.model_input_names, self._run, self._torch_states)
 

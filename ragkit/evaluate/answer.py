@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from .cache import JsonlCache
-from .config import get_settings
-from .models import file_fingerprint, load_llama, smollm2_gguf
-from .types import Chunk, Query, stable_hash
+from ..cache import JsonlCache
+from ..config import get_settings
+from ..models import file_fingerprint, load_llama, smollm2_gguf
+from ..types import Chunk, Query, stable_hash
 
 
 _NUMBER = re.compile(r"\$?\d[\d,]*(?:\.\d+)?%?")

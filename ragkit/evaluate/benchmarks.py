@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cache import atomic_write_bytes
-from .config import get_settings
-from .types import Chunk, Document, Query, Span
+from ..cache import atomic_write_bytes
+from ..config import get_settings
+from ..types import Chunk, Document, Query, Span
 
 CHROMA_COMMIT = "d451fc4cf56e417b755994b4ca5212fd5057c0d2"
 ANTHROPIC_COMMIT = "4b36a1e1f64361397f4cbe4fbc7cdace338f16f8"
@@ -230,7 +230,7 @@ def load_anthropic(folder: str | Path | None = None) -> Benchmark:
 
 def load_course(data_dir: str | Path | None = None) -> Benchmark:
     """The course corpus (``data/corpus``) and golden set (``data/golden/golden.jsonl``)."""
-    from .documents import load_corpus
+    from ..text.documents import load_corpus
     from .golden import read_golden
 
     data_dir = Path(data_dir or get_settings().data_dir)
@@ -256,7 +256,7 @@ def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
     ``skipped_files``: see `documents.Corpus`), their summary lines (``left_out``) and the
     files read (``input_files``, which no output may overwrite).
     """
-    from .documents import load_corpus
+    from ..text.documents import load_corpus
     from .golden import check_questions
 
     corpus_dir = Path(corpus)

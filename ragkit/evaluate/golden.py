@@ -43,8 +43,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import jsonio
-from .types import Document, Query, Span, merge_gold
+from .. import jsonio
+from ..types import Document, Query, Span, merge_gold
 
 QUESTION_TYPES = ("lookup", "aggregation", "comparison", "inference", "ambiguous", "refusal")
 
@@ -130,7 +130,7 @@ def read_text(path: str | Path) -> str:
     """A golden file's text: UTF-8 (with or without a byte-order mark, as Excel's "CSV UTF-8"
     writes it), or UTF-16/32 with a byte-order mark; raises `GoldenError` naming file and line
     for anything else (a Latin-1 CSV, a binary file, a file that cannot be read)."""
-    from .documents import DocumentError, decode_text
+    from ..text.documents import DocumentError, decode_text
 
     path = Path(path)
     try:
@@ -146,7 +146,7 @@ def read_text(path: str | Path) -> str:
 def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
     import csv
 
-    from .documents import CsvQuoteError, csv_table
+    from ..text.documents import CsvQuoteError, csv_table
 
     header, rows = csv_table(text)
     if isinstance(header, csv.Error):
@@ -203,7 +203,7 @@ def parse_records(path: str | Path) -> tuple[list[tuple[int, Any]], list[Problem
     file as a whole cannot be read: undecodable, a JSON array instead of JSONL, a CSV header
     without a `question` column.
     """
-    from .documents import data_lines
+    from ..text.documents import data_lines
 
     path = Path(path)
     text = read_text(path)
@@ -256,7 +256,7 @@ def _offset(value: Any) -> int | None:
 def _file_text(doc: Document) -> str | None:
     """The text of `doc`'s file as read from disk, front matter included (None when it has
     no file, the file cannot be read, or it is the document's text)."""
-    from .documents import DocumentError, decode_text, normalize_newlines
+    from ..text.documents import DocumentError, decode_text, normalize_newlines
 
     if not doc.path:
         return None
@@ -270,7 +270,7 @@ def _file_text(doc: Document) -> str | None:
 def _not_its_file(doc: Document) -> bool:
     """Whether `doc`'s text differs from its file: front matter was split off, or HTML was
     converted (so offsets into one are not offsets into the other)."""
-    from .documents import HTML_SUFFIXES
+    from ..text.documents import HTML_SUFFIXES
 
     return bool(doc.path) and (doc.line_offset > 0
                                or Path(doc.path).suffix.lower() in HTML_SUFFIXES)
@@ -463,7 +463,7 @@ def build_golden(questions: str | Path, docs: Mapping[str, Document], out: str |
     """Resolve every quote to a span; write the span-anchored records to `out` if given."""
     records, problems = check_questions(questions, docs)
     if out is not None:
-        from .cache import atomic_write_text
+        from ..cache import atomic_write_text
 
         atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                        for r in records))

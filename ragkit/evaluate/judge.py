@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .config import get_settings
+from ..config import get_settings
 
 METRICS = ("faithfulness", "answer_relevancy")
 

@@ -53,7 +53,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .types import Chunk, Document, Query, Span, merge_gold
+from ..types import Chunk, Document, Query, Span, merge_gold
 
 Range = tuple[int, int]
 
@@ -415,7 +415,7 @@ class Packed:
 
 @lru_cache(maxsize=1)
 def _reference():
-    from .tokens import get_tokenizer
+    from ..text.tokens import get_tokenizer
 
     return get_tokenizer(REFERENCE_TOKENIZER)
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
-from .benchmarks import Benchmark
-from .evaluate import BUDGET_METRICS, BUDGETS, DEFAULT_BUDGET
-from .retrieve import (BM25Retriever, DenseRetriever, Hit, HybridRetriever, Retriever,
-                       TfidfRetriever)
-from .types import Chunk, Query, stable_hash
+from ..evaluate.benchmarks import Benchmark
+from ..evaluate.metrics import BUDGET_METRICS, BUDGETS, DEFAULT_BUDGET
+from ..retrieve.retrievers import Hit, Retriever
+from ..retrieve.stack import make_retriever
+from ..types import Chunk, Query, stable_hash
 
 
 @dataclass
@@ -78,7 +78,7 @@ class Outcome:
         budget's context, and at least the top `keep` (nDCG@10, Pass@20)."""
         import pandas as pd
 
-        from .evaluate import count_tokens, pack_context
+        from ..evaluate.metrics import count_tokens, pack_context
 
         rows = []
         for qid, hs in self.hits.items():
@@ -115,51 +115,6 @@ def _flags_of(r: Retriever) -> list[str]:
     return list(r.flags)
 
 
-# The course's fusion of dense and keyword search: equal weights, chosen on the tune halves of
-# the three benchmarks (`ragkit bench leaderboard` says how); Anthropic's cookbook uses 0.8/0.2.
-STACK_WEIGHTS = (0.5, 0.5)
-
-
-def stack_retriever(chunks: Sequence[Chunk], embedder, *, rerank: str | None = None,
-                    candidates: int = 20, weights: Sequence[float] = STACK_WEIGHTS,
-                    placement: Literal["before", "after"] = "before",
-                    bm25_tokens: Literal["words", "identifiers"] = "identifiers"):
-    """ragkit's retrieval stack: dense search that reads every chunk whole (windows for a
-    chunk longer than the encoder, `DenseRetriever(long="windows")`) and BM25 over identifier
-    words (`identifier_words`), fused by weighted reciprocal rank; with `rerank` (a model, or
-    ``"packaged"``), the first `candidates` hits rescored by it, except source code, which
-    keeps the places the first stage gave it (`ragkit.rerank.is_code`: a cross-encoder trained
-    on web passages reorders code worse than the keyword match does). `bm25_tokens` ``"words"``
-    is BM25 over plain words instead (`ragkit bench prose` tries both)."""
-    first = HybridRetriever(DenseRetriever(chunks, embedder, placement, long="windows"),
-                            BM25Retriever(chunks, placement, tokens=bm25_tokens),
-                            weights=tuple(weights))
-    if not rerank:
-        return first
-    from .rerank import is_code, make_reranker
-
-    return make_reranker(first, rerank, candidates=candidates, placement=placement,
-                         keep=is_code)
-
-
-def make_retriever(chunks: Sequence[Chunk], embedder=None, kind: str = "dense",
-                   placement: Literal["before", "after"] = "before"):
-    """A retriever by name: ``dense``, ``bm25``, ``tfidf``, ``hybrid`` (dense + BM25 fused
-    0.8 / 0.2, as Anthropic's cookbook) or ``stack`` (`stack_retriever` without a reranker)."""
-    if kind == "dense":
-        return DenseRetriever(chunks, embedder, placement)
-    if kind == "bm25":
-        return BM25Retriever(chunks, placement)
-    if kind == "tfidf":
-        return TfidfRetriever(chunks, placement)
-    if kind == "hybrid":
-        return HybridRetriever(DenseRetriever(chunks, embedder, placement),
-                               BM25Retriever(chunks, placement))
-    if kind == "stack":
-        return stack_retriever(chunks, embedder, placement=placement)
-    raise ValueError(f"unknown retriever {kind!r}")
-
-
 MIN_DEPTH = 10  # nDCG@10 needs ten hits
 MAX_DEPTH = 1000
 
@@ -169,7 +124,7 @@ def search_deep(r, queries: Sequence[str], filters, k: int, budgets: Sequence[in
     """Search deep enough for every query: at least `k`, `depth` and ten hits, and enough to
     fill the largest budget. The depth doubles until each query's context is full or its
     retriever has nothing more to give. Returns the hits and the depth used."""
-    from .evaluate import pack_context
+    from ..evaluate.metrics import pack_context
 
     d = max(k, MIN_DEPTH, depth or 0, start or 0)
     while True:
@@ -200,7 +155,7 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     use the top k, budgeted ones the packed context. `depth` asks for at least that many hits
     (e.g. for recall@20).
     """
-    from .evaluate import count_tokens, evaluate_retrieval
+    from ..evaluate.metrics import count_tokens, evaluate_retrieval
 
     if chunks is None:
         chunks = chunker.chunk_all(bench.documents, progress=True)
@@ -248,7 +203,7 @@ def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int],
     unit counts when the top k hold all of its non-whitespace characters. With
     ``per_query=True`` the per-query values are also added to ``outcome.per_query`` (columns
     ``pass@5`` …) so they are saved with the run."""
-    from .evaluate import covered_fraction
+    from ..evaluate.metrics import covered_fraction
 
     out = {}
     answerable = [q for q in queries if q.gold]
@@ -295,143 +250,3 @@ def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder
         outcomes[(bench.name, out.strategy)] = out
     table = pd.DataFrame(rows)
     return (table, outcomes) if return_outcomes else table
-
-
-CONTEXT_STAGES = ("contextual embeddings", "contextual embeddings + BM25",
-                  "contextual embeddings + BM25 + rerank")
-LLM_GENERATORS = ("gemma", "smollm2", "anthropic")  # the generators whose preambles are cached
-
-
-def contextual_stages(chunks: Sequence[Chunk], embedder, placement: Literal["before", "after"],
-                      rerank_model: str | None = None, rerank_candidates: int = 50) -> dict:
-    """Anthropic's retrieval stages over one set of (contextualized) chunks: dense, hybrid
-    (0.8 dense / 0.2 BM25 over 150 candidates each), and a rerank of the hybrid's top
-    `rerank_candidates` when a reranking model is given."""
-    def hybrid():
-        return HybridRetriever(DenseRetriever(chunks, embedder, placement),
-                               BM25Retriever(chunks, placement), weights=(0.8, 0.2),
-                               candidates=150)
-
-    out = {CONTEXT_STAGES[0]: DenseRetriever(chunks, embedder, placement),
-           CONTEXT_STAGES[1]: hybrid()}
-    if rerank_model:
-        from .rerank import make_reranker
-
-        out[CONTEXT_STAGES[2]] = make_reranker(hybrid(), rerank_model,
-                                               candidates=rerank_candidates, placement=placement)
-    return out
-
-
-CONTROLS = ("BM25 + embeddings, no preamble", "preamble only: hybrid with vs without")
-
-
-def contextual_retrieval(bench: Benchmark, chunks: Sequence[Chunk], embedder, generator: str, *,
-                         label: str, recorder=None, placement: Literal["before", "after"] = "after",
-                         ks: Sequence[int] = (5, 10, 20), rerank_model: str | None = None,
-                         rerank_candidates: int = 50) -> list[dict[str, Any]]:
-    """Basic retrieval, then each contextual stage with `generator`'s preambles (LLM ones read
-    from the committed cache): Pass@k and the top-20 failure reduction against basic.
-
-    One dict per stage (the first is basic). ``generator="none"`` gives the basic row and the
-    control that needs no preamble: plain embeddings + plain BM25 fused as the contextual
-    hybrid is (the share of the gain BM25 brings on its own); call it first, since basic is
-    recorded only then. With a `recorder`, every stage is recorded as a full run (experiment
-    ``contextual · <label>``, strategy ``<stage> · <generator> · <label>``), per-query Pass@k
-    included, so its claims get paired intervals.
-    """
-    from .contextualize import contextualize, make_contextualizer, preamble_cache
-
-    def measure(stage: str, units: Sequence[Chunk], retriever: Any = "dense") -> dict:
-        out = run_experiment(bench, embedder=embedder, k=5, chunks=units, retriever=retriever,
-                             depth=max(ks), label=stage, placement=placement)
-        passk = recall_at(out, bench.queries, ks, per_query=True)
-        # basic retrieval is recorded once, by the generator="none" call
-        if recorder is not None and (stage != "basic" or generator == "none"):
-            extra = retriever.describe() if hasattr(retriever, "describe") else {}
-            out.strategy = (f"{stage} · {label}" if stage == "basic" or generator == "none"
-                            else f"{stage} · {generator} · {label}")
-            out.record(recorder, experiment=f"contextual · {label}",
-                       embedder=embedder.name, k=5, generator=generator, chunks=label,
-                       n_chunks=len(units), **extra)
-        return passk
-
-    base = measure("basic", chunks)
-    rows: list[dict[str, Any]] = [{"generator": generator, "stage": "basic", **base}]
-    base_failures = 1 - base["pass@20"]
-
-    def reduction(passk) -> float:  # no failures to reduce: not measurable
-        return 1 - (1 - passk["pass@20"]) / base_failures if base_failures > 0 else float("nan")
-
-    if generator == "none":
-        plain = contextual_stages(chunks, embedder, placement)[CONTEXT_STAGES[1]]
-        passk = measure(CONTROLS[0], chunks, plain)
-        rows.append({"generator": generator, "stage": CONTROLS[0], **passk,
-                     "failure_reduction@20": reduction(passk)})
-        return rows
-    ctx = contextualize(bench.documents, chunks, make_contextualizer(generator),
-                        placement=placement,
-                        cache=preamble_cache(bench.name, generator)
-                        if generator in LLM_GENERATORS else None)
-    for stage, retriever in contextual_stages(ctx, embedder, placement, rerank_model,
-                                              rerank_candidates).items():
-        passk = measure(stage, ctx, retriever)
-        rows.append({"generator": generator, "stage": stage, **passk,
-                     "failure_reduction@20": reduction(passk)})
-    return rows
-
-
-def contextual_table(bench: Benchmark, chunks: Sequence[Chunk], generators: Sequence[str], *,
-                     embedder, label: str, recorder=None,
-                     placement: Literal["before", "after"] = "after",
-                     ks: Sequence[int] = (5, 10, 20), rerank_model: str | None = None,
-                     rerank_for: Sequence[str] = (), rerank_candidates: int = 50,
-                     tag: str = "", with_basic: bool = True):
-    """`contextual_retrieval` for several generators on the same chunks, as one DataFrame:
-    the basic row and the no-preamble control first (``with_basic``), then every stage of each
-    generator (the rescoring stage only for generators in `rerank_for`, and only when
-    `rerank_model` is set). `tag` is appended to the generator names (``structural (router
-    chunks)``)."""
-    import pandas as pd
-
-    def run(generator: str) -> list[dict[str, Any]]:
-        return contextual_retrieval(bench, chunks, embedder, generator, label=label,
-                                    recorder=recorder, placement=placement, ks=ks,
-                                    rerank_model=rerank_model if generator in rerank_for
-                                    else None, rerank_candidates=rerank_candidates)
-
-    rows = run("none") if with_basic else []
-    for g in generators:
-        rows += run(g)[1:]
-    out = pd.DataFrame(rows)
-    if tag and len(out):
-        out["generator"] = out["generator"] + f" ({tag})"
-    return out
-
-
-def contextual_comparison(rows, scores, label: str, stage: str, generator: str = "none",
-                          against: str | None = None, metric: str = "pass@20",
-                          against_label: str | None = None):
-    """Paired comparison (`ragkit.stats.Comparison`) of one recorded contextual run against
-    basic retrieval on the same chunks (or against the run whose strategy is `against`), on
-    the per-query `metric`. `rows` and `scores` are `Recorder.frames()`; `label` names the
-    chunks as in `contextual_retrieval` (``upstream chunks``); `stage` is a stage name
-    (``CONTEXT_STAGES``, ``CONTROLS``, or ``basic``) and `generator` the preamble generator
-    (``none`` for basic and the control). `against_label` compares with a run on other chunks
-    of the same questions (``code chunks`` against ``upstream chunks``)."""
-    from .stats import paired
-
-    def values(strategy: str, label: str):
-        mine = rows[(rows.experiment == f"contextual · {label}") & (rows.strategy == strategy)
-                    & rows.run.notna()]
-        runs = sorted(set(mine.run))
-        if len(runs) != 1:
-            raise KeyError(f"{len(runs)} recorded runs of {strategy!r}")
-        s = scores[(scores.run == runs[0]) & (scores.metric == metric)]
-        return s.set_index("query_id")["value"].dropna()
-
-    other = against_label or label
-    mine = f"{stage} · {label}" if generator == "none" else f"{stage} · {generator} · {label}"
-    a = values(mine, label)
-    b = values(against or f"basic · {other}", other)
-    common = a.index.intersection(b.index)
-    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .types import Chunk, Document, stable_hash
+from ..types import Chunk, Document, stable_hash
 
 COURSE_CHUNKER = {"size": 200, "overlap": 0, "tokenizer": "minilm"}
 
@@ -18,14 +18,14 @@ COURSE_CHUNKER = {"size": 200, "overlap": 0, "tokenizer": "minilm"}
 def corpus_and_chunks(benchmark: str) -> tuple[list[Document], list[Chunk]]:
     """The documents and the chunks that preambles are generated for."""
     if benchmark == "anthropic":
-        from .benchmarks import load_anthropic
+        from ..evaluate.benchmarks import load_anthropic
 
         b = load_anthropic()
         return b.documents, b.chunks
     if benchmark == "course":
-        from .chunkers.recursive import RecursiveChunker
-        from .config import get_settings
-        from .documents import load_corpus
+        from ..chunkers.recursive import RecursiveChunker
+        from ..config import get_settings
+        from ..text.documents import load_corpus
 
         docs = load_corpus(get_settings().data_dir / "corpus").documents
         return docs, RecursiveChunker(**COURSE_CHUNKER).chunk_all(docs)

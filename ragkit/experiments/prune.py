@@ -10,11 +10,11 @@ that on the course questions:
 - `grow` builds the corpus sizes: the course alone; plus the garbled copy; plus the first
   1, 3, 5 … of Chroma's corpora as distractor documents.
 - The prune rules work on chunks: `superseded` (metadata says a later document replaced it,
-  or it took effect before a cutoff; the rule of `ragkit.filters.Filter`), `looks_garbled`
+  or it took effect before a cutoff; the rule of `ragkit.retrieve.filters.Filter`), `looks_garbled`
   (a long chunk with no line break and no pipe but many digits: a flattened table) or empty
   (whitespace only, as the linter's ``empty`` check), and `dedupe` (the same text after
   whitespace normalisation: the newest document's copy by ``effective_date`` is kept).
-- `measure` runs `ragkit.pipeline.run_experiment` on each corpus size, pruned and not, and
+- `measure` runs `ragkit.experiments.run_experiment` on each corpus size, pruned and not, and
   returns a tidy table plus the per-query recall at a fixed budget for paired comparisons.
 
 Gold text in a pruned document is still scored: pruning removes chunks from the index, not
@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .filters import Catalog
-from .types import Chunk, Document
+from ..retrieve.filters import Catalog
+from ..types import Chunk, Document
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.M)
 
@@ -136,8 +136,8 @@ class PruningResult:
     budget: int
 
     def versus(self, a: tuple[str, bool], b: tuple[str, bool]):
-        """`ragkit.stats.paired` of run `a` against run `b` (same queries)."""
-        from .stats import paired
+        """`ragkit.evaluate.paired` of run `a` against run `b` (same queries)."""
+        from ..evaluate.stats import paired
 
         return paired(self.values[a].to_numpy(), self.values[b].to_numpy())
 
@@ -148,7 +148,7 @@ def measure(sizes: Mapping[str, Sequence[Document]], queries: Sequence, chunker,
     pruned. Chunks are made once per document and shared between sizes."""
     import pandas as pd
 
-    from .benchmarks import Benchmark
+    from ..evaluate.benchmarks import Benchmark
     from .pipeline import run_experiment
 
     answerable = [q for q in queries if q.gold]

@@ -2,7 +2,7 @@
 
 `chroma_repro` re-runs the Chroma report's MiniLM table (recall, precision, IoU at k = 5, chunk
 sizes in cl100k tokens); `anthropic_baseline` scores Pass@5/10/20 on the contextual-retrieval
-set's own upstream chunks. Each prints our figures beside the published ones (`ragkit.published`)
+set's own upstream chunks. Each prints our figures beside the published ones (`ragkit.report.published`)
 and writes its rows (``results/bench_<name>.jsonl``). Notebook 01 calls both;
 ``ragkit bench chroma-repro`` and ``ragkit bench anthropic-baseline`` run them from a shell.
 """
@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import time
 
-from .published import ANTHROPIC_PUBLISHED, CHROMA_PUBLISHED
-from .tables import text_table
+from ..report.published import ANTHROPIC_PUBLISHED, CHROMA_PUBLISHED
+from ..report.tables import text_table
 
 
 def chroma_repro(smoke: bool = False) -> list[list]:
     """The Chroma report's MiniLM table (recursive and token splitters; the cluster chunker is
     left to notebook 02), ours beside the published figures; one printed row per chunker."""
-    from .benchmarks import load_chroma
-    from .chunkers.fixed import FixedTokenChunker
-    from .chunkers.recursive import RecursiveChunker
-    from .embed import Embedder
+    from ..chunkers.fixed import FixedTokenChunker
+    from ..chunkers.recursive import RecursiveChunker
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load_chroma
+    from ..report.results import Recorder
     from .pipeline import run_experiment
-    from .results import Recorder
 
     bench = load_chroma()
     if smoke:
@@ -59,10 +59,10 @@ def chroma_repro(smoke: bool = False) -> list[list]:
 def anthropic_baseline(smoke: bool = False) -> list[list]:
     """Pass@5/10/20 with the bundled embedder on the Anthropic set's own chunks, beside the
     cookbook's published baseline."""
-    from .benchmarks import load_anthropic
-    from .embed import Embedder
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load_anthropic
+    from ..report.results import Recorder
     from .pipeline import recall_at, run_experiment
-    from .results import Recorder
 
     bench = load_anthropic()
     if smoke:
@@ -86,7 +86,7 @@ def anthropic_baseline(smoke: bool = False) -> list[list]:
 
 
 def anthropic_pass(hits, bench, ks=(5, 10, 20)):
-    """Pass@k by Anthropic's own rule, from a run's saved hits (`ragkit.results.load_hits`
+    """Pass@k by Anthropic's own rule, from a run's saved hits (`ragkit.report.load_hits`
     rows of one run: query_id, rank, doc_id, start, end): per question, the share of its gold
     chunks whose content equals one of the top k retrieved chunks
     (`ragkit.evaluate.exact_pass`). A DataFrame indexed by query id, one column per k. ragkit's
@@ -94,8 +94,8 @@ def anthropic_pass(hits, bench, ks=(5, 10, 20)):
     elsewhere (their set repeats a few, licence headers among them)."""
     import pandas as pd
 
-    from .evaluate import exact_pass
-    from .types import Chunk
+    from ..evaluate.metrics import exact_pass
+    from ..types import Chunk
 
     texts = {d.id: d.text for d in bench.documents}
     ranked = {q: g.sort_values("rank") for q, g in hits.groupby("query_id")}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from .tables import text_table
+from ..report.tables import text_table
 
 
 def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
@@ -26,10 +26,10 @@ def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
 
     from chonkie import RecursiveChunker as ChonkieRecursive
 
-    from .benchmarks import load_chroma
-    from .chunkers import RecursiveChunker, StructureChunker
-    from .embed import bundled_minilm
-    from .results import Recorder
+    from ..chunkers import RecursiveChunker, StructureChunker
+    from ..evaluate.benchmarks import load_chroma
+    from ..models import bundled_minilm
+    from ..report.results import Recorder
 
     docs = load_chroma().documents
     if smoke:
@@ -88,10 +88,10 @@ def encoder_speed(smoke: bool = False) -> list[list]:
     """Texts per second of all-MiniLM-L6-v2 on torch and under ONNX Runtime, side by side in
     one process on the same texts (Chroma's 250-token chunks), best of 3; plus the largest
     difference between the two backends' vectors."""
-    from .benchmarks import load_chroma
-    from .chunkers.fixed import FixedTokenChunker
-    from .embed import compare_backends, model_label
-    from .results import Recorder
+    from ..chunkers.fixed import FixedTokenChunker
+    from ..embed.encoders import compare_backends, model_label
+    from ..evaluate.benchmarks import load_chroma
+    from ..report.results import Recorder
 
     chunker = FixedTokenChunker(250, 0, "cl100k_base")
     texts = [c.text for d in load_chroma().documents for c in chunker.chunk(d)][:64 if smoke
@@ -126,11 +126,11 @@ def rerank_speed(smoke: bool = False) -> list[list]:
     scales span a batch, so batching moves scores."""
     import numpy as np
 
-    from .benchmarks import load_chroma
-    from .chunkers.fixed import FixedTokenChunker
-    from .models import packaged_cross_encoder
-    from .rerank import OnnxCrossEncoderScorer
-    from .results import Recorder
+    from ..chunkers.fixed import FixedTokenChunker
+    from ..evaluate.benchmarks import load_chroma
+    from ..models import packaged_cross_encoder
+    from ..report.results import Recorder
+    from ..retrieve.rerank import OnnxCrossEncoderScorer
 
     chunks = [c.text for size in (50, 250) for d in load_chroma().documents[:1]
               for c in FixedTokenChunker(size, 0, "cl100k_base").chunk(d)[:24]]

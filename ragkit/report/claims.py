@@ -11,8 +11,8 @@ Each `Claim` is declared here, before the notebooks run, with everything its ver
   hand-checked list, ``data/golden/cross_reference.jsonl``, see `subset_ids`);
 - the **claimed value** and the **tolerance**, relative to the claimed value.
 
-The measurement is per query (`ragkit.results.load_scores`), so every effect has a paired
-bootstrap 95 % interval (`ragkit.stats`). A metric a saved run did not record but its ranked
+The measurement is per query (`ragkit.report.load_scores`), so every effect has a paired
+bootstrap 95 % interval (`ragkit.evaluate.stats`). A metric a saved run did not record but its ranked
 hits determine (``doc_hit@k``, seed 002's "did the right document appear in the top-K") is
 derived from ``results/runs/<notebook>.hits.parquet`` and the golden evidence, so the claim is
 decided on the committed runs without re-embedding. `decide` turns (claim, interval) into a verdict:
@@ -49,9 +49,9 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 
-from .config import get_settings
+from ..config import get_settings
+from ..evaluate.stats import interval, paired, ratio_effect
 from .published import ANTHROPIC_REDUCTIONS, CHROMA_PUBLISHED
-from .stats import interval, paired, ratio_effect
 
 Kind = Literal["approx_level", "approx_effect", "at_least", "direction"]
 Effect = Literal["level", "diff", "failure_reduction"]
@@ -374,11 +374,11 @@ _DEFAULT_K = 5
 @lru_cache(maxsize=4)
 def _gold_docs(benchmark: str) -> dict[str, frozenset[str]]:
     """Query id -> the documents holding its gold evidence, for a benchmark's answerable
-    questions (the course's from ``golden.jsonl``, others through `ragkit.benchmarks`)."""
+    questions (the course's from ``golden.jsonl``, others through `ragkit.evaluate.benchmarks`)."""
     if benchmark == "course":
         return {str(r["id"]): frozenset(str(e["doc_id"]) for e in r["evidence"])
                 for r in _golden_records() if r.get("evidence")}
-    from .benchmarks import load
+    from ..evaluate.benchmarks import load
 
     return {q.id: frozenset(g.doc_id for g in q.gold) for q in load(benchmark).queries
             if q.gold}
@@ -398,7 +398,7 @@ def _saved_hits(notebook: str):
 def derive_from_hits(hits, metric: str, benchmark: str, k: int | None):
     """Per-query values of `metric` (one of ``_FROM_HITS``) computed from one run's ranked
     hits (query_id, rank, doc_id …) and the benchmark's golden evidence, at the run's k."""
-    from . import evaluate
+    from ..evaluate import metrics as evaluate
 
     fn = getattr(evaluate, _FROM_HITS[metric])
     return fn(hits, _gold_docs(benchmark), int(k or _DEFAULT_K))

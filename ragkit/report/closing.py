@@ -1,6 +1,6 @@
 """The closing findings of notebooks 06–08, computed from this run's outcomes, rows and scores.
 
-Each function returns numbers (a table, a `ragkit.stats.Comparison`) that a notebook renders
+Each function returns numbers (a table, a `ragkit.evaluate.Comparison`) that a notebook renders
 into its "What we measured" section with `ragkit.report.finding`, so every sentence there says
 what the run measured, in the direction it measured it:
 
@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .stats import Comparison, interval, paired
+from ..evaluate.stats import Comparison, interval, paired
 
 # notebook 07's combinations: (row, the row it is compared with)
 STACK = (("structure + breadcrumbs", "structure"),
@@ -36,7 +36,7 @@ def step_table(outcomes: Mapping[tuple[str, str], object],
     """One row per benchmark × step: the step, what it is compared with, and the paired
     comparison of `metric` at `budget` tokens, or the fixed-k value when `budget` is None
     (``comparison``; ``diff``, ``low``, ``high``).
-    `outcomes` maps (benchmark, label) to a `ragkit.pipeline.Outcome`; steps whose rows are
+    `outcomes` maps (benchmark, label) to a `ragkit.experiments.Outcome`; steps whose rows are
     missing are skipped."""
     out = []
     for bench in dict.fromkeys(b for b, _ in outcomes):
@@ -115,7 +115,7 @@ def position_inputs(queries, chunks, outcome, n_distractors: int = 4
     span (``gold``) and the best-ranked chunks of `outcome` that hold none of the gold
     (``distractors``, at most `n_distractors`). Queries whose span no single chunk holds are
     left out."""
-    from .evaluate import overlaps
+    from ..evaluate.metrics import overlaps
 
     gold, distract = {}, {}
     for q in queries:
@@ -135,7 +135,7 @@ def guide_findings(decision: pd.DataFrame, budget: int = 1024) -> list[str]:
     benchmark at `budget`: the pick against the baseline, or "nothing beats the simple
     baseline" with the best challenger's comparison."""
     from .guide import NOTHING
-    from .report import finding, pct
+    from .prose import finding, pct
 
     if decision.empty:
         return ["The decision guide found no benchmark with both a baseline and another "
@@ -171,7 +171,7 @@ def _effect(c: Comparison) -> str:
 def step_findings(steps: pd.DataFrame, budget: int = 1024) -> list[str]:
     """One sentence per step of `step_table`: on which benchmarks it raises, lowers or does
     not measurably change recall, each with its difference and interval."""
-    from .report import ci
+    from .prose import ci
 
     out = []
     for (a, b), g in steps.groupby(["step", "against"], sort=False):
@@ -192,7 +192,7 @@ def router_findings(boards: Mapping[str, pd.DataFrame], scores: pd.DataFrame,
     """Where the router ranks on each board, and how it compares with that board's best
     simple baseline (paired)."""
     from .leaderboard import is_baseline, versus
-    from .report import finding
+    from .prose import finding
 
     out = []
     for bench, b in boards.items():
@@ -218,7 +218,7 @@ def claims_finding(claims: pd.DataFrame) -> str:
 
 def rerank_findings(pairs: list[dict]) -> list[str]:
     """One sentence per rerank stage (`rerank_pairs`), or one saying that none ran."""
-    from .report import finding
+    from .prose import finding
 
     if not pairs:
         return ["No rerank stage ran in these rows (it needs `RAGKIT_RERANK_MODEL` or "
@@ -233,7 +233,7 @@ def step_display(steps: pd.DataFrame, columns: Sequence[str] = ("benchmark", "st
                  ) -> pd.DataFrame:
     """`step_table` for reading: the difference in points with its interval in one column
     (``+3.8 [+0.8, +8.4]``) and n, beside the named `columns`."""
-    from .report import ci
+    from .prose import ci
 
     shown = [f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
              zip(steps["diff"], steps.low, steps.high)] if len(steps) else []

@@ -1,5 +1,5 @@
 """The course map: the pipeline's stages, the ragkit module that does each one, and the
-notebooks that change it. Notebook 00 draws it (`ragkit.plots.pipeline_diagram`)."""
+notebooks that change it. Notebook 00 draws it (`ragkit.report.pipeline_diagram`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("documents", "ragkit.documents", ("03", "08"),
+    Stage("documents", "ragkit.text.documents", ("03", "08"),
           "metadata (03), your own files (08)"),
-    Stage("blocks", "ragkit.documents", ("02",),
+    Stage("blocks", "ragkit.text.documents", ("02",),
           "headings, tables, lists parsed with offsets (02)"),
     Stage("chunks", "ragkit.chunkers", ("01", "02", "06"),
           "fixed windows (01), structure (02), parents and children (06)"),
@@ -25,7 +25,7 @@ STAGES: tuple[Stage, ...] = (
           "breadcrumbs (02), generated preambles (04)"),
     Stage("vectors", "ragkit.embed", ("00", "05"),
           "the encoder (00), late chunking (05)"),
-    Stage("index", "ragkit.index", ("03",), "metadata filters before search (03)"),
+    Stage("index", "ragkit.retrieve.index", ("03",), "metadata filters before search (03)"),
     Stage("retrieval", "ragkit.retrieve", ("04", "06"),
           "hybrid BM25, reranking (04), small-to-big (06)"),
     Stage("evaluation", "ragkit.evaluate", ("01", "07"),

@@ -23,10 +23,10 @@ from __future__ import annotations
 import html
 from typing import Mapping, Sequence
 
-from .evaluate import (budget_scores, count_tokens, covered_fraction, intersect, overlaps,
-                       pack_context, query_scores)
-from .retrieve import Hit
-from .types import Chunk, Document, Query, Span
+from ..evaluate.metrics import (budget_scores, count_tokens, covered_fraction, intersect, overlaps,
+                                pack_context, query_scores)
+from ..retrieve.retrievers import Hit
+from ..types import Chunk, Document, Query, Span
 
 
 def chunks_touching(span: Span, chunks: Sequence[Chunk]) -> list[Chunk]:

@@ -1,6 +1,6 @@
 """The decision guide: which strategy to use, at which context budget, on which kind of corpus.
 
-Written from the results rows and per-query scores of a run (`ragkit.results.load_results`,
+Written from the results rows and per-query scores of a run (`ragkit.report.load_results`,
 `load_scores`), never typed. For each benchmark — the course corpus (policies, handbooks and
 memos in Markdown, with tables), Chroma's corpora (web, wiki, chat and finance text) and
 Anthropic's (a code base) stand in for three document classes — and each budget of
@@ -8,10 +8,10 @@ Anthropic's (a code base) stand in for three document classes — and each budge
 
 - the **baseline** is the best run on a simple splitter's chunks on that board (fixed-size,
   recursive, LangChain's or chonkie's, with whatever retrieval it was measured with, a fused
-  stack and a cross-encoder included: `ragkit.leaderboard.is_baseline`), so a fix is measured
+  stack and a cross-encoder included: `ragkit.report.leaderboard.is_baseline`), so a fix is measured
   against the strongest simple run, not the weakest;
 - every other configuration is compared with it, paired over the same questions
-  (`ragkit.stats.paired`, 95 % bootstrap interval of the difference in span recall);
+  (`ragkit.evaluate.paired`, 95 % bootstrap interval of the difference in span recall);
 - the **pick** is the configuration with the highest recall among those whose interval lies
   above 0; when none does, the guide says "nothing beats the simple baseline" and the pick is
   the baseline itself.
@@ -34,8 +34,8 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+from ..evaluate.stats import paired
 from . import leaderboard as lb
-from .stats import paired
 
 BUDGETS = (512, 1024, 2048)  # cl100k tokens reaching the model
 # The published one-time cost of writing contextual preambles (Claude 3 Haiku with prompt
@@ -43,7 +43,7 @@ BUDGETS = (512, 1024, 2048)  # cl100k tokens reaching the model
 # Contextual Retrieval", 2024). Used to price the LLM calls of a generated-preamble pick.
 PRICE_PER_MILLION_TOKENS = 1.02
 CHARS_PER_TOKEN = 4.0          # English text in cl100k, roughly; tokens embedded are estimated
-LLM_GENERATORS = ("gemma", "smollm2", "anthropic")  # as ragkit.pipeline.LLM_GENERATORS
+LLM_GENERATORS = ("gemma", "smollm2", "anthropic")  # as ragkit.experiments.LLM_GENERATORS
 NOT_MEASURED = "not measured"
 NOTHING = "nothing beats the simple baseline"
 COLUMNS = ["benchmark", "budget", "baseline", "baseline_run", "baseline_recall", "baseline_low",
@@ -208,7 +208,7 @@ def markdown(guide: pd.DataFrame, types: pd.DataFrame | None = None,
     """The guide as Markdown: how it was decided, one table row per benchmark × budget, the
     per-type breakdown, and what is not measured."""
     head = ["# Decision guide", "",
-            "Generated from this run's results rows by `ragkit.guide` (notebook 07). For each "
+            "Generated from this run's results rows by `ragkit.report.guide` (notebook 07). For each "
             "benchmark and context budget (cl100k tokens reaching the model), every "
             f"configuration is compared with the best simple baseline ({lb.BASELINE_LABEL}) "
             "on span recall, paired over the same questions; the pick is the best "
@@ -250,8 +250,8 @@ def markdown(guide: pd.DataFrame, types: pd.DataFrame | None = None,
 
 def write(text: str, path: str | Path | None = None) -> Path:
     """Save the guide (default ``<results dir>/decision_guide.md``) and return the path."""
-    from .cache import atomic_write_text
-    from .config import get_settings
+    from ..cache import atomic_write_text
+    from ..config import get_settings
 
     path = Path(path or get_settings().results_dir / "decision_guide.md")
     path.parent.mkdir(parents=True, exist_ok=True)

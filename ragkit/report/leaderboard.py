@@ -1,6 +1,6 @@
 """The leaderboard: every configuration the course measured, compared at an equal context budget.
 
-Read from the results rows and the per-query scores (`ragkit.results`), never typed:
+Read from the results rows and the per-query scores (`ragkit.report.results`), never typed:
 
 - `board(rows, scores, benchmark, budget)`: one row per distinct configuration (the same
   strategy, embedder and settings measured by two notebooks is one row, naming both), with
@@ -18,8 +18,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from .evaluate import BUDGETS, DEFAULT_BUDGET
-from .stats import Comparison, interval, paired
+from ..evaluate.metrics import BUDGETS, DEFAULT_BUDGET
+from ..evaluate.stats import Comparison, interval, paired
 
 MAIN_BENCHMARKS = ("course", "chroma", "anthropic")
 # experiments whose runs are the grid points of a tuning sweep (`ragkit bench prose`): left

@@ -1,7 +1,7 @@
 """The course's figures, drawn the same way everywhere (matplotlib, no styling surprises).
 
 Each function takes a tidy DataFrame (one row per benchmark × strategy, metric columns) and
-returns a matplotlib Figure; `ragkit.results.save_figure` writes it under results/figures/.
+returns a matplotlib Figure; `ragkit.report.results.save_figure` writes it under results/figures/.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def lines(table, x: str, y: str, series: str, title: str | None = None,
 
 def pipeline_diagram(stages, title: str | None = None):
     """The pipeline as a row of boxes (one per stage, its module under it), with the notebooks
-    that change each stage listed below its box. `stages` are `ragkit.course.Stage`s."""
+    that change each stage listed below its box. `stages` are `ragkit.report.course.Stage`s."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 

@@ -3,7 +3,7 @@
 The course's prose never types a number; it renders one from this run's values:
 
 - `pct` / `ci` format a share and its interval (``pct(0.783) -> '78.3 %'``);
-- `finding` turns a paired `ragkit.stats.Comparison` into one sentence with the difference, its
+- `finding` turns a paired `ragkit.evaluate.Comparison` into one sentence with the difference, its
   95 % interval, n and the wins / losses / ties, or "no measurable difference";
 - `verdict` names the direction of a paired interval ("beats", "loses", "no measurable
   difference") and `speed_sentence` the direction of a measured speed ratio, so a sentence's
@@ -24,7 +24,7 @@ import warnings
 from collections import Counter
 from typing import Iterable, Iterator, Sequence, TextIO
 
-from .stats import Comparison
+from ..evaluate.stats import Comparison
 
 
 def pct(x: float, digits: int = 1) -> str:
@@ -54,14 +54,14 @@ def ci(low: float, high: float, digits: int = 1, scale: float = 100.0, signed: b
 
 def mean_ci(values, digits: int = 1) -> str:
     """A mean of per-question values in % with its 95 % bootstrap interval
-    (`ragkit.stats.interval`), e.g. ``'78.3 [73.5, 83.2]'``.
+    (`ragkit.evaluate.interval`), e.g. ``'78.3 [73.5, 83.2]'``.
 
     >>> mean_ci([1.0, 1.0, 1.0, 1.0])
     '100.0 [100.0, 100.0]'
     """
     import numpy as np
 
-    from .stats import interval
+    from ..evaluate.stats import interval
 
     mean, low, high = interval(np.asarray(values, dtype=float))
     return f"{100 * mean:.{digits}f} {ci(low, high, digits, signed=False)}"
@@ -72,7 +72,7 @@ def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
     the side that is ahead (its difference, interval and wins), or "no measurable difference"
     when the interval holds 0.
 
-    >>> from ragkit.stats import paired
+    >>> from ragkit.evaluate.stats import paired
     >>> finding(paired([0, 1, 0, 0, 1, 0] * 5, [1, 1, 1, 0, 1, 1] * 5), "structure", "fixed",
     ...         "recall@1024")
     '**fixed** beats **structure** on recall@1024 by 50.0 points (95 % CI [+30.0, +66.7], n = 30; 15 wins, 0 losses, 15 ties).'

@@ -1,6 +1,6 @@
 """The published numbers the course re-measures, typed once here with their sources.
 
-Library code (`ragkit.claims`) and the benchmark scripts both read them from this module.
+Library code (`ragkit.report.claims`) and the benchmark scripts both read them from this module.
 """
 
 from __future__ import annotations

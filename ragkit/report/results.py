@@ -28,9 +28,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from . import jsonio
-from .cache import atomic_write_bytes, atomic_write_text
-from .config import PROJECT_ROOT, get_settings, resolve_device
+from .. import jsonio
+from ..cache import atomic_write_bytes, atomic_write_text
+from ..config import PROJECT_ROOT, get_settings, resolve_device
 
 SCHEMA = ("notebook", "experiment", "benchmark", "strategy", "params", "embedder", "k", "budget",
           "depth", "metric", "value", "n_queries", "run", "profile", "seed", "device", "flags",
@@ -53,7 +53,7 @@ def make_row(*, notebook: str, experiment: str, benchmark: str, strategy: str, m
              params: Mapping[str, Any] | None = None, flags: Iterable[str] = (),
              device: str | None = None, budget: int | None = None, depth: int | None = None,
              run: str | None = None) -> dict[str, Any]:
-    from . import __version__
+    from .. import __version__
 
     s = get_settings()
     return {
@@ -141,7 +141,7 @@ class Recorder:
 
     def frames(self):
         """This run's rows and per-query scores as DataFrames (before `save`), e.g. for
-        `ragkit.claims.check_claims` inside a notebook."""
+        `ragkit.report.check_claims` inside a notebook."""
         import pandas as pd
 
         rows = pd.DataFrame(self.rows, columns=list(SCHEMA))

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .types import Document
+from ..types import Document
 
 REGION_WORDS = {
     "eu": ("eu", "european union", "europe", "european", "eu-hosted", "germany", "france",
@@ -197,7 +197,7 @@ def readings_report(queries: Sequence, hits_by_query: Mapping[str, Sequence], ca
 def filter_flips(queries: Sequence, catalog: Catalog, before, after,
                  read: Any = None, metric: str = "recall@k"):
     """The questions whose per-query `metric` differs between two runs of the same questions
-    (`ragkit.pipeline.Outcome`: `before` without a filter, `after` with one), one row each:
+    (`ragkit.experiments.Outcome`: `before` without a filter, `after` with one), one row each:
     the question in full, the filter the golden set needs, the filter `read(query)` returned
     (``Catalog.read_question`` by default), whether that filter keeps every gold document
     (``gold kept``: False means the right document was never searched), both values and

@@ -25,11 +25,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Literal, Sequence
 
-from .cache import atomic_write_text
-from .chunkers.sentences import pack_sentences, sentence_spans
-from .retrieve import DenseRetriever, Hit, _per_query
-from .tokens import get_tokenizer
-from .types import Chunk, Document, doc_metadata
+from ..cache import atomic_write_text
+from ..text.sentences import pack_sentences, sentence_spans
+from ..text.tokens import get_tokenizer
+from ..types import Chunk, Document, doc_metadata
+from .retrievers import DenseRetriever, Hit, _per_query
 
 
 def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
@@ -188,7 +188,7 @@ def widen_until_k(dense, queries: Sequence[str], k: int, pool: int, where,
     (``units(query index, hits)``: parents, merged spans, sentence windows); for a query whose
     units fall short of `k` while `dense` still had more to give, search again with twice the
     pool. Several small hits collapse into one returned unit, so a fixed pool can give fewer
-    than `k` units even when more exist, and `ragkit.pipeline.search_deep` reads fewer than
+    than `k` units even when more exist, and `ragkit.experiments.search_deep` reads fewer than
     asked as "nothing more" (the `Retriever` contract)."""
     wheres = _per_query(where, len(queries))
     out: list[list[Hit]] = [[] for _ in queries]

@@ -34,10 +34,10 @@ from typing import Callable, Literal, Protocol, Sequence
 
 import numpy as np
 
-from .config import get_settings
+from ..config import get_settings
+from ..types import Chunk
 from .index import Where
-from .retrieve import Hit, newest_first
-from .types import Chunk
+from .retrievers import Hit, newest_first
 
 Placement = Literal["before", "after"]
 
@@ -61,7 +61,7 @@ class CrossEncoderScorer:
                  device: str | None = None, batch_size: int = 32, max_length: int | None = 512):
         from sentence_transformers import CrossEncoder
 
-        from .config import resolve_device
+        from ..config import resolve_device
 
         self.name = Path(str(model)).name
         self.placement = placement
@@ -110,8 +110,8 @@ class OnnxCrossEncoderScorer:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from .cache import VectorCache
-        from .models import file_fingerprint
+        from ..cache import VectorCache
+        from ..models import file_fingerprint
 
         folder = Path(folder)
         missing = [n for n in ("model.onnx", "tokenizer.json") if not (folder / n).exists()]
@@ -194,7 +194,7 @@ _EMBEDDERS: dict[str, object] = {}
 def _shared_embedder(model: str | Path | None, **kw):
     """One loaded `Embedder` per (model, settings) for every scorer in the process: a notebook
     that builds a reranker per stage loads the 300M model once."""
-    from .embed import Embedder
+    from ..embed.encoders import Embedder
 
     key = json.dumps([str(model), sorted((k, str(v)) for k, v in kw.items())])
     if key not in _EMBEDDERS:
@@ -341,7 +341,7 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
     what = "reranker" if model else "RAGKIT_RERANK_MODEL"
     model = model or get_settings().rerank_model
     if str(model) == "packaged":
-        from .models import PACKAGED_CROSS_ENCODER_NAME, packaged_cross_encoder
+        from ..models import PACKAGED_CROSS_ENCODER_NAME, packaged_cross_encoder
 
         model, kind = packaged_cross_encoder(), "onnx-cross-encoder"
         kw.setdefault("name", PACKAGED_CROSS_ENCODER_NAME)
@@ -349,7 +349,7 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
         raise ValueError(f"no reranking model: pass one or set RAGKIT_RERANK_MODEL (a cross-encoder "
                          "hub id, or offline an EmbeddingGemma folder: run "
                          "/work/shared/tools/assemble-embeddinggemma /tmp/embeddinggemma)")
-    from .models import locate_model
+    from ..models import locate_model
 
     model = locate_model(model, what)  # a folder, or a hub id (see its rule)
     kind = detect_kind(model) if kind == "auto" else kind

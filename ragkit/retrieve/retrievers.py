@@ -20,8 +20,8 @@ from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ..types import Chunk
 from .index import VectorIndex, Where, matches
-from .types import Chunk
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,11 @@ class Hit:
 @runtime_checkable
 class Retriever(Protocol):
     """What every retriever offers (dense, BM25, TF-IDF, hybrid, late, parent-child, sentence
-    window, reranked): `search` and `flags`. `ragkit.pipeline` relies on nothing else.
+    window, reranked): `search` and `flags`. `ragkit.experiments.pipeline` relies on nothing else.
 
     ``search(queries, k, where=None)`` returns, per query, at most k `Hit`s, best first, and
-    fewer than k only when no more exist (`ragkit.pipeline.search_deep` relies on it); `where`
-    is one filter for every query or one per query (see `ragkit.index.matches`). ``flags`` is a
+    fewer than k only when no more exist (`ragkit.experiments.search_deep` relies on it); `where`
+    is one filter for every query or one per query (see `ragkit.retrieve.matches`). ``flags`` is a
     read-only property: the list of strings a results row must carry about how the retriever was
     built (e.g. ``"truncated:73"``, chunks the encoder cut short), empty when there is nothing
     to say.

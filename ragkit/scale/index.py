@@ -1,8 +1,8 @@
 """Approximate faiss indexes built from shards, with the metadata pre-filter kept.
 
-The course searches exactly (`ragkit.index.VectorIndex`): every query is compared with every
+The course searches exactly (`ragkit.retrieve.VectorIndex`): every query is compared with every
 chunk vector, which is right at 10^4 vectors and slow at 10^6. `ScaledIndex` builds one of
-faiss's approximate indexes from a folder of shards (`ragkit.shards`), streaming them, so
+faiss's approximate indexes from a folder of shards (`ragkit.scale.shards`), streaming them, so
 the vectors are never held twice:
 
 - ``ivf_flat``: k-means cells (``nlist``, default ~ 4 sqrt(n)); a query scans the ``nprobe``
@@ -42,8 +42,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from . import jsonio
-from .index import MetadataColumns, Where  # noqa: F401 - MetadataColumns lived here
+from .. import jsonio
+from ..retrieve.index import MetadataColumns, Where
 
 KINDS = ("ivf_flat", "ivf_pq", "hnsw")
 

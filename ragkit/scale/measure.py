@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .types import Document
+from ..types import Document
 
 
 def repeat_corpus(docs: Sequence[Document], copies: int) -> list[Document]:
@@ -187,7 +187,7 @@ def _peak_rss_mb() -> float:
 
 
 def _build_in_this_process(folder: str, kind: str, out: str, kw: dict) -> dict[str, Any]:
-    from .index_scale import ScaledIndex
+    from .index import ScaledIndex
 
     t0 = time.perf_counter()
     ix = ScaledIndex.from_shards(folder, kind=kind, **kw)
@@ -198,18 +198,18 @@ def _build_in_this_process(folder: str, kind: str, out: str, kw: dict) -> dict[s
 
 def build_peak_memory(folder: str | Path, out: str | Path, kind: str = "ivf_flat",
                       **kw: Any) -> dict[str, Any]:
-    """Build an index from shards in a fresh Python process (``python -m ragkit.scale``); its
+    """Build an index from shards in a fresh Python process (``python -m ragkit.scale.measure``); its
     peak RSS (MiB), build seconds and settings. The index is saved to `out` (load it with
     `ScaledIndex.load`)."""
     import json
     import os
     import subprocess
 
-    from .config import PROJECT_ROOT
+    from ..config import PROJECT_ROOT
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(PROJECT_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.run([sys.executable, "-m", "ragkit.scale", str(folder), str(out), kind,
+    proc = subprocess.run([sys.executable, "-m", "ragkit.scale.measure", str(folder), str(out), kind,
                            json.dumps(kw)], capture_output=True, text=True, env=env)
     if proc.returncode:
         raise RuntimeError(f"building the index from {folder} failed: "

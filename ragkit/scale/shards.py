@@ -1,7 +1,7 @@
 """Chunks and their vectors on disk as numbered Parquet shards, written so a crash costs one shard.
 
 `build_shards` cuts a corpus (any iterable of `Document`, in a fixed order) into shards of
-``shard_docs`` documents, runs the batch stages of `ragkit.stages` over each shard (in this
+``shard_docs`` documents, runs the batch stages of `ragkit.scale.stages` over each shard (in this
 process, or under ``datasets.map(num_proc=N)``), and writes ``shard-00000.parquet`` ... Each
 shard holds the chunk rows: ``row`` (a global int64 position, the id a faiss index uses),
 ``chunk_id``, ``doc_id``, ``start``, ``end``, ``text``, ``prefix``, ``strategy``, ``metadata``
@@ -41,10 +41,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import jsonio
-from .cache import atomic_write_text
+from .. import jsonio
+from ..cache import atomic_write_text
+from ..types import Document
 from .stages import Stage, chain, concat, documents_to_batch, run_datasets
-from .types import Document
 
 MANIFEST = "manifest.json"
 JOURNAL = "shards.jsonl"  # one line per finished shard while a run is in progress

@@ -14,7 +14,7 @@ instance holds only its settings until first called, then loads what it needs (a
 encoder) and keeps it: the same object is a `datasets` map function (pickled into each worker
 process) and a Ray Data actor class (one encoder per actor; ``concurrency`` actors, one per GPU
 on a cluster). Nothing else is global, so the output depends only on the input rows and the
-settings (`settings()`, which `ragkit.shards` stores with the shards). Stages never cache to
+settings (`settings()`, which `ragkit.scale.shards` stores with the shards). Stages never cache to
 disk: the shards they feed are the cache.
 
     >>> stage = ChunkStage("fixed_chars:5/0")
@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .types import Chunk, Document
+from ..types import Chunk, Document
 
 DOC_COLUMNS = ("doc_id", "text", "metadata")
 CHUNK_COLUMNS = ("chunk_id", "doc_id", "start", "end", "text", "prefix", "strategy", "metadata")
@@ -139,7 +139,7 @@ class ChunkStage(Stage):
     @property
     def chunker(self):
         if self._chunker is None:
-            from .chunkers import get_chunker
+            from ..chunkers import get_chunker
 
             self._chunker = get_chunker(self.spec, **self.params)
         return self._chunker
@@ -151,7 +151,7 @@ class ChunkStage(Stage):
             chunks = self.chunker.chunk(doc)
             if self.context:
                 if self._context is None:
-                    from .contextualize import make_contextualizer
+                    from ..contextualize import make_contextualizer
 
                     self._context = make_contextualizer(self.context, self.context_budget)
                 self._context.prepare(doc, chunks)
@@ -179,7 +179,7 @@ class EmbedStage(Stage):
     @property
     def embedder(self):
         if self._embedder is None:
-            from .embed import Embedder
+            from ..embed.encoders import Embedder
 
             if self.threads:
                 import torch  # ONNX Runtime takes its thread count from torch's (ragkit.embed)
@@ -196,7 +196,7 @@ class EmbedStage(Stage):
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
         import warnings
 
-        from .embed import TruncationWarning
+        from ..embed.encoders import TruncationWarning
 
         out = {name: _column(batch, name) for name in CHUNK_COLUMNS}
         texts = [c.embedding_text() for c in batch_to_chunks(out)]
@@ -212,7 +212,7 @@ class EmbedStage(Stage):
 
 
 class LateEmbedStage(ChunkStage):
-    """Document batch -> chunk batch with late-chunked vectors (`ragkit.late.LateEmbedder`):
+    """Document batch -> chunk batch with late-chunked vectors (`ragkit.embed.LateEmbedder`):
     each document is encoded whole (in windows when long) and pooled per chunk. ``tokens`` is
     the chunk's own text in the encoder's tokens; nothing is truncated (``truncated`` False)."""
 
@@ -228,7 +228,7 @@ class LateEmbedStage(ChunkStage):
     def late(self):
         if self._late is None:
             embed = EmbedStage(self.model, device=self.device, threads=self.threads)
-            from .late import LateEmbedder
+            from ..embed.late import LateEmbedder
 
             self._late = LateEmbedder(embed.embedder, cache=False)
         return self._late
@@ -239,7 +239,7 @@ class LateEmbedStage(ChunkStage):
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
         import warnings
 
-        from .late import LateChunkingWarning
+        from ..embed.late_plan import LateChunkingWarning
 
         docs = batch_to_documents(batch)
         chunks = self.chunks(docs)

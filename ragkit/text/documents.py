@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .types import METADATA_FIELDS, Block, Document, trim_span
+from ..types import METADATA_FIELDS, Block, Document, trim_span
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text", ".rst"}

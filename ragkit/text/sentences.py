@@ -37,8 +37,8 @@ import bisect
 import re
 from typing import Callable
 
-from ..tokens import Tokenizer
 from ..types import trim_span
+from .tokens import Tokenizer
 
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e cf al fig figs no nos vol pp approx inc ltd co "

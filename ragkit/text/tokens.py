@@ -160,7 +160,7 @@ def get_tokenizer(name: str = "cl100k_base") -> Tokenizer:
         return CharTokenizer()
     from transformers import AutoTokenizer
 
-    from .embed import resolve_model
+    from ..models import resolve_model
 
     path = resolve_model(None if name == "minilm" else name)
     return HFTokenizer(AutoTokenizer.from_pretrained(path), name=name)

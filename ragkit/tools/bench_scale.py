@@ -90,13 +90,13 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
     if not runners:
         raise SystemExit(3)
     from ..config import get_settings
-    from ..documents import load_corpus
-    from ..embed import Embedder
-    from ..index_scale import ScaledIndex
-    from ..results import Recorder
-    from ..scale import (build_peak_memory, index_sweep, repeat_corpus, synthetic_vectors,
-                         throughput)
-    from ..shards import ShardSet, write_row_shards
+    from ..embed.encoders import Embedder
+    from ..report.results import Recorder
+    from ..scale.index import ScaledIndex
+    from ..scale.measure import (build_peak_memory, index_sweep, repeat_corpus, synthetic_vectors,
+                                 throughput)
+    from ..scale.shards import ShardSet, write_row_shards
+    from ..text.documents import load_corpus
 
     rec = Recorder("bench_scale")
     docs = repeat_corpus(load_corpus(get_settings().data_dir / "corpus").documents, copies)

@@ -181,7 +181,7 @@ def _once(specs: list[str], chunkers: list) -> list:
 
 def _load_docs(path: str, include_hidden: bool = False):
     """The `Corpus` of a file or a folder (a file: one document, itself its only input)."""
-    from ..documents import Corpus, DocumentError, load_corpus, load_document
+    from ..text.documents import Corpus, DocumentError, load_corpus, load_document
 
     p = Path(path)
     if p.is_file():
@@ -199,9 +199,9 @@ def _load_docs(path: str, include_hidden: bool = False):
 
 
 def _safe_output(out: str | Path, inputs, flag: str) -> Path:
-    """`out`, checked by `ragkit.outputs.check_output` before anything is written: one of the
+    """`out`, checked by `ragkit.tools.outputs.check_output` before anything is written: one of the
     command's inputs is a usage error (exit 2) naming both paths."""
-    from ..outputs import OutputError, check_output
+    from .outputs import OutputError, check_output
 
     try:
         return check_output(out, inputs, flag)
@@ -211,8 +211,8 @@ def _safe_output(out: str | Path, inputs, flag: str) -> Path:
 
 def _load_folder(corpus: str, golden: str, include_hidden: bool = False):
     """(benchmark, file errors, question problems) — see `benchmarks.load_folder`."""
-    from ..benchmarks import load_folder
-    from ..golden import GoldenError
+    from ..evaluate.benchmarks import load_folder
+    from ..evaluate.golden import GoldenError
 
     if not Path(corpus).is_dir():
         raise CliError(f"{corpus}: no such folder")
@@ -233,7 +233,7 @@ _EMBEDDERS: dict = {}
 def _embedder(model: str | None):
     """The embedder, loaded now so that a model that cannot be loaded is a one-line error
     (exit 2), not a traceback in the middle of the run."""
-    from ..embed import Embedder
+    from ..embed.encoders import Embedder
     from ..models import ModelNotFound, locate_model
 
     if model in _EMBEDDERS:
@@ -255,7 +255,7 @@ def _embedder(model: str | None):
 
 def _check_results_file(path: Path) -> None:
     """Refuse, before any work, a results file that cannot be appended to."""
-    from ..results import read_rows
+    from ..report.results import read_rows
 
     if path.exists() and not path.is_file():
         raise UsageError(f"--results {path}: not a file")
@@ -308,7 +308,7 @@ def cmd_chunk(a) -> int:
 
 def _print_lint(docs, chunker, model):
     try:
-        from ..lint import lint_corpus
+        from ..chunkers.lint import lint_corpus
     except ImportError:  # pragma: no cover - the linter ships with ragkit
         return
     print("\nlinter:")
@@ -317,8 +317,8 @@ def _print_lint(docs, chunker, model):
 
 def cmd_eval(a) -> int:
     from ..config import get_settings, seed_everything
-    from ..pipeline import compare
-    from ..results import Recorder, append_rows
+    from ..experiments.pipeline import compare
+    from ..report.results import Recorder, append_rows
 
     seed_everything()
     results = Path(a.results or get_settings().results_dir / "cli_eval.jsonl")
@@ -360,7 +360,7 @@ def cmd_eval(a) -> int:
 
 
 def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
-    from ..results import append_rows
+    from ..report.results import append_rows
     from .index_build import evaluate_index
 
     try:
@@ -380,12 +380,12 @@ def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
 
 
 def cmd_show(a) -> int:
-    from ..benchmarks import Benchmark
-    from ..evaluate import overlaps
-    from ..explain import diagnose
-    from ..pipeline import run_experiment
+    from ..evaluate.benchmarks import Benchmark
+    from ..evaluate.metrics import overlaps
+    from ..experiments.pipeline import run_experiment
+    from ..report.explain import diagnose
 
-    from ..golden import nfc
+    from ..evaluate.golden import nfc
 
     full, errors, problems = _load_folder(a.corpus, a.golden, a.include_hidden)
     docs, queries = full.documents, full.queries
@@ -502,8 +502,8 @@ def run_tool(name: str, argv: list[str]) -> int:
     that is not there (offline, no RAGKIT_BENCHMARKS_DIR) or differs from the pinned copy, or
     a CliError, is one line on stderr and exit code 3, as for the built-in commands; anything
     else is a bug and keeps its traceback."""
-    from ..benchmarks import BenchmarkUnavailable, ChecksumError
     from ..config import SettingsError
+    from ..evaluate.benchmarks import BenchmarkUnavailable, ChecksumError
 
     module = importlib.import_module(f"{__package__}.{TOOLS[name][0]}")
     try:

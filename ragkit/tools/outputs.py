@@ -5,7 +5,7 @@ eval --results``) calls `check_output` before it writes anything: an output that
 inputs — the same path, the same path written another way (``./x.md``), a symlink to it, a
 hard link to it — is refused with one line naming both paths. Writes themselves go through
 `ragkit.cache.atomic_write_bytes` (a temporary file next to the target, renamed into place;
-through a symlink to its target), and appends through `ragkit.results.append_rows` (under a
+through a symlink to its target), and appends through `ragkit.report.append_rows` (under a
 lock).
 
     >>> import os, tempfile
@@ -13,7 +13,7 @@ lock).
     >>> check_output(os.path.join(d, ".", "x.md"), [doc], "--out")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ragkit.outputs.OutputError: --out .../x.md would overwrite the input .../x.md ...
+    ragkit.tools.outputs.OutputError: --out .../x.md would overwrite the input .../x.md ...
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def check_output(out: str | Path, inputs: Iterable[str | Path], flag: str = "--o
     for inp in inputs:
         files: Iterable[str | Path] = [inp]
         if Path(inp).is_dir():
-            from .documents import walk_files
+            from ..text.documents import walk_files
 
             files = walk_files(Path(inp))[0]
         for f in files:

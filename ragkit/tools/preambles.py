@@ -7,7 +7,7 @@
 Fills ``data/cache/preambles/<benchmark>-<generator>.jsonl`` (resumable: records are appended as
 they are made; a second run only adds what is missing) and rewrites it sorted so it diffs well.
 The chunks are the Anthropic set's own 737 upstream chunks, or the course corpus cut by
-``RecursiveChunker(200, 0, 'minilm')`` (`ragkit.preamble_sets`). ``--max-chunks N`` takes a
+``RecursiveChunker(200, 0, 'minilm')`` (`ragkit.experiments.preamble_sets`). ``--max-chunks N`` takes a
 deterministic subset of whole documents: documents ordered by the hash of their id
 (`subset_documents`), taken while the chunk count stays within N — for the Anthropic set on a
 2-core CPU, where gemma over all 737 chunks would take hours. ``--regenerate`` (or
@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Any
 
-from ..preamble_sets import corpus_and_chunks, subset_documents
+from ..experiments.preamble_sets import corpus_and_chunks, subset_documents
 from .cli import bounded
 from .common import prepare
 

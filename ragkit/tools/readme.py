@@ -25,8 +25,8 @@ README_BUDGET = 1024
 
 def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
     """One Markdown leaderboard per main benchmark at 1,024 cl100k tokens, with intervals."""
-    from .. import leaderboard as lb
-    from ..results import load_results, load_scores
+    from ..report import leaderboard as lb
+    from ..report.results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
     rows, scores = load_results(folder), load_scores(folder)
@@ -49,8 +49,8 @@ def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
 
 def claims_table(folder: Path | None = None) -> str:
     """The claim check (notebook 07's table) as Markdown, claims only (no sensitivity rows)."""
-    from ..claims import check_claims
-    from ..results import load_results, load_scores
+    from ..report.claims import check_claims
+    from ..report.results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
     df = load_results(folder)
@@ -75,9 +75,9 @@ def claims_table(folder: Path | None = None) -> str:
                      f"{verdict} |")
     return "\n".join(lines) + (
         "\n\nValues in %. Each claim's metric, configuration, baseline, subset and tolerance "
-        "(10 % of the claimed value) are declared in `ragkit/claims.py` before any number is "
+        "(10 % of the claimed value) are declared in `ragkit/report/claims.py` before any number is "
         "read; an effect is the paired difference (or, for Anthropic, the relative cut in "
-        "top-20 failures) with its bootstrap interval. Verdicts (`ragkit.claims.decide`): held "
+        "top-20 failures) with its bootstrap interval. Verdicts (`ragkit.report.claims.decide`): held "
         "(the estimate within 10 % of the claim and the interval excluding 0; for \"at least\" "
         "claims the interval's lower end at 90 % of the claim or beyond) / consistent, not shown "
         "(only the interval reaches the claim) / direction only / not held / held, not "
@@ -91,7 +91,7 @@ def verdict_cell(row: dict) -> str:
     >>> verdict_cell({"value": -0.05, "params": {"ci95": [-0.08, -0.02], "verdict": "loses"}})
     '-5.0 [-8.0, -2.0] loses'
     """
-    from ..report import ci
+    from ..report.prose import ci
 
     return f"{100 * row['value']:+.1f} {ci(*row['params']['ci95'])} {row['params']['verdict']}"
 
@@ -117,7 +117,7 @@ def prose_lines(rows) -> list[str]:
     """`ragkit bench prose`'s outcome in one paragraph: the configuration chosen on the tune
     half, its k = 5 recall and IoU per split against Chroma's two bests, and the paired
     differences from Chroma's two best rows re-run here (all questions)."""
-    from ..report import ci
+    from ..report.prose import ci
     from .bench_leaderboard import verdict
     from .bench_prose import TARGET
 
@@ -161,10 +161,9 @@ def wins_table(folder: Path | None = None) -> str:
     """``ragkit bench leaderboard``'s verdicts (ragkit's configuration against the best simple
     baseline at each budget, paired intervals), Chroma's k = 5 target from its runs, and
     ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
-    from ..results import load_results, load_scores
-    from ..report import ci
-    from .bench_leaderboard import (CHROMA_BESTS, RAGKIT, chroma_target, split_verdicts,
-                                    verdict)
+    from ..report.prose import ci
+    from ..report.results import load_results, load_scores
+    from .bench_leaderboard import CHROMA_BESTS, RAGKIT, chroma_target, split_verdicts, verdict
 
     folder = folder or PROJECT_ROOT / "results"
     rows = load_results(folder)
@@ -246,18 +245,18 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
     their published rows (fixed-k rows are compared only on the published row's own chunks),
     then their chunks against ragkit's code chunks at equal budgets under one encoder and one
     stack, paired, whichever side wins."""
-    from ..published import ANTHROPIC_PUBLISHED
-    from ..report import ci, mean_ci
-    from ..results import load_hits, load_scores
-    from ..stats import paired, split_of
+    from ..evaluate.stats import paired, split_of
+    from ..report.prose import ci, mean_ci
+    from ..report.published import ANTHROPIC_PUBLISHED
+    from ..report.results import load_hits, load_scores
     from .bench_leaderboard import verdict
 
     code = rows[(rows.notebook == "bench_code") & rows.run.notna()]
     theirs = code[code.experiment == "their_chunks"]
     if not len(theirs):
         return []
-    from ..benchmarks import load
-    from ..reproductions import anthropic_pass
+    from ..evaluate.benchmarks import load
+    from ..experiments.reproductions import anthropic_pass
 
     bench, hits, scores = load("anthropic"), load_hits(folder), load_scores(folder)
     lines = ["", "**Anthropic's metric on their 737 chunks** (`ragkit bench code`; Pass@k by "

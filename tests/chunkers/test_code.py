@@ -356,7 +356,7 @@ def test_offsets_hold_on_generated_code(text, language, size):
 
 @pytest.mark.parametrize("text, path", [(PYTHON, "refunds.py"), (RUST, "row.rs")])
 def test_token_cap_holds_with_the_prefix(text, path):
-    from ragkit.tokens import get_tokenizer
+    from ragkit.text import get_tokenizer
 
     minilm = get_tokenizer("minilm")
     doc, chunks = chunks_of(text, path, size=5000, max_tokens=64, import_chars=200)
