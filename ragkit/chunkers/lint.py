@@ -130,8 +130,12 @@ def chunk_cap(chunker: Any, doc: Document | None = None) -> tuple[str, int, bool
     chunker it picks for `doc`. Fixed token windows promise `size` tokens of the document's
     own tokenisation (a window re-tokenised alone can take a BPE token more), so their chunks
     are counted in context (`cap_findings`)."""
-    from . import (ClusterSemanticChunker, CodeChunker, FixedCharChunker, FixedTokenChunker,
-                   RecursiveChunker, Router, SemanticChunker, StructureChunker)
+    from .code import CodeChunker
+    from .fixed import FixedCharChunker, FixedTokenChunker
+    from .recursive import RecursiveChunker
+    from .router import Router
+    from .semantic import ClusterSemanticChunker, SemanticChunker
+    from .structure import StructureChunker
 
     if isinstance(chunker, Router):
         return chunk_cap(chunker.chunker_for(doc)[1]) if doc is not None else None
@@ -174,7 +178,7 @@ def cap_findings(doc: Document, chunks: Sequence[Chunk], chunker: Any) -> list[F
     cap = chunk_cap(chunker, doc)
     if cap is None or not chunks:
         return []
-    from . import FixedTokenChunker
+    from .fixed import FixedTokenChunker
 
     name, limit, with_prefix = cap
     tok = get_tokenizer(name)

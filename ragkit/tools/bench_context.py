@@ -19,8 +19,7 @@ from typing import Any, Sequence
 
 from ..experiments.preamble_sets import corpus_and_chunks
 from ..report.tables import text_table
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 
 def _timed(fn) -> tuple[Any, float, float]:

@@ -24,8 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 REGIONS = ("eu", "us", "uk", "apac", "global")
 DOC_TYPES = ("policy", "faq", "runbook", "contract")

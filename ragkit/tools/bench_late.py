@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 
 def synthetic_text(tokenizer: Any, n_tokens: int, seed: int = 13) -> tuple[str, str]:

@@ -42,7 +42,7 @@ from typing import Any, Sequence
 
 from ..report.prose import ci, verdict  # noqa: F401  (verdict: the pre-declared reading)
 from ..report.tables import text_table
-from .cli import MAX_K, bounded
+from .common import MAX_K, bounded
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)

@@ -34,8 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 INSTALL_RAY = "make setup-scale, or pip install -e '.[scale]' in the ragkit folder"
 

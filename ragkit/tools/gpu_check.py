@@ -30,8 +30,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 
 class Skip(Exception):

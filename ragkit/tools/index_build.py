@@ -23,8 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .cli import bounded
-from .common import prepare
+from .common import bounded, prepare
 
 
 def hf_documents(name: str, config: str | None, split: str, text_field: str,

@@ -23,8 +23,7 @@ import time
 from typing import Any
 
 from ..experiments.preamble_sets import corpus_and_chunks, subset_documents
-from .cli import bounded
-from .common import prepare
+from .common import bounded, prepare
 
 
 def generate(benchmark: str, generator: str, budget: int = 100, max_chunks: int | None = None,
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None, prog: str = "ragkit preambles") -> int:
     ``ANTHROPIC_API_KEY``, the API cannot be reached, a model package missing): one line on
     stderr, and nothing written beyond the preambles made before it."""
     from ..contextualize import GeneratorUnavailable
-    from .cli import EXIT_FATAL, Parser
+    from .common import EXIT_FATAL, Parser
 
     p = Parser(prog=prog, description=__doc__,
                formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -335,7 +335,7 @@ def timing_line(folder: Path | None = None) -> str:
             + busy + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow)
             + ".")
     # the last whole run on the other cache state, when one is recorded
-    from .reproduce import cache_state
+    from .common import cache_state
 
     other = {"empty": "warm", "warm": "empty"}.get(cache_state(mb))
     o = t.get("by_cache", {}).get(other) if other else None

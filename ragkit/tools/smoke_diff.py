@@ -73,7 +73,7 @@ def _pattern(value: str) -> str:
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit smoke-diff") -> int:
-    from .cli import EXIT_FATAL, Parser
+    from .common import EXIT_FATAL, Parser
 
     p = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("before", type=Path)
