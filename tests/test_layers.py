@@ -8,7 +8,8 @@ functions too):
 - the stages keep the pipeline's order (`RULES`): `text` <- `chunkers` <- `contextualize`;
   `embed` and `retrieve` never import `experiments` or `report`; `evaluate` never imports
   `embed`, `retrieve` or `chunkers`; `scale` never imports `report`; the shared modules at the
-  top of the package (`types`, `config`, `models`, `cache`, ...) import no stage;
+  top of the package (`types`, `config`, `models`, `cache`, ...) import no stage; within a
+  stage, `MODULE_RULES` (the shards never import the stages that fill them);
 - no cycle: the graph of the subpackages (each shared module counted as one "core" node) has
   none, and neither has the graph of the modules, but for the one pair named in
   `KNOWN_MODULE_CYCLES`;
@@ -42,6 +43,10 @@ RULES = {
     "report": {"experiments", "scale", "tools"},
     "scale": {"report", "experiments", "tools"},
 }
+# Within a stage: module -> modules it must never import. The shards store and read batches
+# (`ragkit.scale.batches`); the stages that fill them (chunkers, encoders) are handed in.
+MODULE_RULES = {"ragkit.scale.shards": {"ragkit.scale.stages"},
+                "ragkit.scale.index": {"ragkit.scale.stages"}}
 # Module-level cycles left, each with its reason (the list may only shrink):
 # `config.check_environment` checks RAGKIT_EMBEDDER by `models.locate_model`'s rule, and
 # `models` finds its folders through `config.get_settings`; both are shared modules.
@@ -202,6 +207,13 @@ def test_each_stage_keeps_its_place_in_the_pipeline(stage):
     bad = [e for (a, b), found in sorted(edges.items()) if a == stage and b in RULES[stage]
            for e in found]
     assert not bad, f"{stage} imports what it must not: {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULE_RULES))
+def test_modules_within_a_stage_keep_apart(module):
+    graph = module_imports(all_modules())
+    assert module in graph
+    assert not graph[module] & MODULE_RULES[module], sorted(graph[module] & MODULE_RULES[module])
 
 
 def test_the_rules_hold_the_issues_order():

@@ -1,7 +1,9 @@
 """Scale: the same pipeline over corpora too big for one process's memory.
 
-- `stages`: the stages as functions over column batches, run in this process, under
-  ``datasets.map`` or Ray Data (`ChunkStage`, `EmbedStage`, `run_local`, `run_ray`);
+- `batches`: the column batches the stages and the shards share, and the runners of a chain of
+  stages in this process or under ``datasets.map`` (`Stage`, `run_local`, `run_datasets`);
+- `stages`: the pipeline's stages as functions over batches (`ChunkStage`, `EmbedStage`), and
+  Ray Data's runner (`run_ray`);
 - `shards`: chunks and vectors on disk as numbered Parquet shards, a crash costing one shard
   (`build_shards`, `ShardSet`);
 - `index`: approximate faiss indexes built from shards, the metadata pre-filter kept
@@ -17,11 +19,12 @@ _EXPORTS = {
     "ChunkStage": "stages",
     "EmbedStage": "stages",
     "LateEmbedStage": "stages",
-    "batch_to_chunks": "stages",
-    "documents_to_batch": "stages",
-    "run_datasets": "stages",
-    "run_local": "stages",
     "run_ray": "stages",
+    "Stage": "batches",
+    "batch_to_chunks": "batches",
+    "documents_to_batch": "batches",
+    "run_datasets": "batches",
+    "run_local": "batches",
     "ShardError": "shards",
     "ShardSet": "shards",
     "ShardWarning": "shards",

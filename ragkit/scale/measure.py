@@ -55,7 +55,8 @@ def throughput(docs: Sequence[Document], chunker: str = "recursive:250/0",
                ) -> tuple[dict[str, dict[str, float]], np.ndarray]:
     """({runner: rates}, the first runner's chunk vectors) for chunk + embed over `docs` (see
     the module docstring)."""
-    from .stages import ChunkStage, EmbedStage, run_datasets, run_local, run_ray
+    from .batches import run_datasets, run_local
+    from .stages import ChunkStage, EmbedStage, run_ray
 
     def stages():
         return [ChunkStage(chunker, **chunk_params), EmbedStage(threads=1)]

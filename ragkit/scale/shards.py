@@ -44,7 +44,7 @@ import numpy as np
 from .. import jsonio
 from ..cache import atomic_write_text
 from ..types import Document
-from .stages import Stage, chain, concat, documents_to_batch, run_datasets
+from .batches import Stage, chain, concat, documents_to_batch, run_datasets
 
 MANIFEST = "manifest.json"
 JOURNAL = "shards.jsonl"  # one line per finished shard while a run is in progress

@@ -127,7 +127,7 @@ class IndexRetriever:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..scale.stages import batch_to_chunks
+        from ..scale.batches import batch_to_chunks
 
         wanted = pa.array(sorted(doc_ids), pa.string())
         out, truncated = [], 0
@@ -149,7 +149,7 @@ class IndexRetriever:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..scale.stages import batch_to_chunks
+        from ..scale.batches import batch_to_chunks
 
         need = np.array(sorted(r for r in rows if r not in self._chunks), np.int64)
         for k, entry in enumerate(self.shards.manifest["shards"]):
