@@ -12,8 +12,9 @@ paired`` does not load the benchmark loaders, while every public name is still o
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any
 
 
 def surface(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any],

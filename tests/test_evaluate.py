@@ -3,8 +3,9 @@
 import pytest
 from conftest import needs_benchmarks
 
-from ragkit.evaluate import calibrate_threshold, evaluate_retrieval, query_scores, refusal_scores
-from ragkit.evaluate.metrics import precision_omega, span_scores
+from ragkit.evaluate import (calibrate_threshold, evaluate_retrieval, query_scores, refusal_scores,
+                             span_scores)
+from ragkit.evaluate.spans import precision_omega
 from ragkit.types import Chunk, Document, Query, Span
 
 DOC = Document("d", "x" * 100)

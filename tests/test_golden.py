@@ -3,8 +3,8 @@ import json
 import pytest
 
 from ragkit.evaluate import build_golden, load_course, validate_golden
-from ragkit.evaluate.golden import locate
 from ragkit.text import load_corpus
+from ragkit.text.locate import locate
 from ragkit.types import Document
 
 from conftest import ROOT
@@ -70,7 +70,7 @@ def test_locate(text, quote, expected):
 # --------------------------------------------------------------------- issue 19: validation
 
 from ragkit.evaluate import GoldenError, check_questions, read_golden  # noqa: E402
-from ragkit.evaluate.golden import parse_records  # noqa: E402
+from ragkit.evaluate.questions import parse_records  # noqa: E402
 
 DOCS = {"d": Document("d", "Gold tier: 14 days. Silver tier: 7 days. Bronze: none."),
         "e": Document("e", "Support hours\u2028weekdays only.")}

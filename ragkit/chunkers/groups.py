@@ -14,12 +14,12 @@ sentence would pass `size` tokens. A sentence longer than `size` becomes a chunk
 
 from __future__ import annotations
 
-from ..text.documents import blocks_for
+from ..text.headings import breadcrumb_text, heading_path_at
+from ..text.markdown import blocks_for
 from ..text.sentences import TokenIndex, pack_sentences
 from ..text.tokens import get_tokenizer
 from ..types import Chunk, Document
 from .base import Chunker
-from .structure import breadcrumb_text, heading_path_at
 
 
 class SentenceGroupChunker(Chunker):

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from ..text.documents import blocks_for
+from ..text.markdown import blocks_for
 from ..text.tokens import get_tokenizer
 from ..types import Block, Chunk, Document
 

@@ -35,7 +35,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..text.documents import blocks_for
+from ..text.markdown import blocks_for
 from ..text.sentences import TokenIndex, pieces, sentence_cuts
 from ..text.tokens import get_tokenizer
 from ..types import Chunk, Document

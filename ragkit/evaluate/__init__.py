@@ -1,10 +1,13 @@
 """Evaluate: retrieved chunks scored against gold character spans, with intervals.
 
-- `metrics`: span metrics (recall, precision, IoU, precision_Ω), rank metrics (recall@k, MRR,
-  nDCG@10), refusal, and context packing at a token budget (`evaluate_retrieval`,
-  `pack_context`, `BUDGETS`);
+- `metrics`: every metric of a run's queries: span metrics (recall, precision, IoU,
+  precision_Ω), rank metrics (recall@k, MRR, nDCG@10), budgeted metrics and refusal
+  (`evaluate_retrieval`, `query_scores`); `spans`: the character-span arithmetic they stand on
+  (`span_scores`, `covered_fraction`); `budget`: the context packed at a token budget
+  (`pack_context`, `BUDGETS`);
 - `stats`: paired bootstrap intervals over queries (`paired`, `interval`, `Comparison`);
-- `golden`: golden sets authored as quotes and stored as spans (`build_golden`, `read_golden`);
+- `golden`: golden sets authored as quotes and stored as spans (`build_golden`, `read_golden`),
+  from questions files read line by line (`questions`);
 - `benchmarks`: the course corpus, Chroma's and Anthropic's sets, loaded into the same types
   (`load`, `Benchmark`);
 - `answer`: answers from a small local model and their check (`lost_in_the_middle`);
@@ -17,25 +20,26 @@ This stage imports neither the embedder, the retrievers nor the chunkers
 from .._lazy import surface
 
 _EXPORTS = {
-    "BUDGETS": "metrics",
-    "BUDGET_METRICS": "metrics",
-    "DEFAULT_BUDGET": "metrics",
-    "budget_scores": "metrics",
     "calibrate_threshold": "metrics",
-    "count_tokens": "metrics",
-    "covered_fraction": "metrics",
     "evaluate_retrieval": "metrics",
-    "exact_pass": "metrics",
-    "overlaps": "metrics",
-    "pack_context": "metrics",
     "query_scores": "metrics",
     "refusal_scores": "metrics",
+    "BUDGETS": "budget",
+    "BUDGET_METRICS": "budget",
+    "DEFAULT_BUDGET": "budget",
+    "budget_scores": "budget",
+    "count_tokens": "budget",
+    "pack_context": "budget",
+    "covered_fraction": "spans",
+    "exact_pass": "spans",
+    "overlaps": "spans",
+    "span_scores": "spans",
     "Comparison": "stats",
     "interval": "stats",
     "paired": "stats",
     "ratio_effect": "stats",
     "split_of": "stats",
-    "GoldenError": "golden",
+    "GoldenError": "questions",
     "GoldenWarning": "golden",
     "build_golden": "golden",
     "check_questions": "golden",

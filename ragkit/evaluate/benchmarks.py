@@ -230,7 +230,7 @@ def load_anthropic(folder: str | Path | None = None) -> Benchmark:
 
 def load_course(data_dir: str | Path | None = None) -> Benchmark:
     """The course corpus (``data/corpus``) and golden set (``data/golden/golden.jsonl``)."""
-    from ..text.documents import load_corpus
+    from ..text.corpus import load_corpus
     from .golden import read_golden
 
     data_dir = Path(data_dir or get_settings().data_dir)
@@ -256,7 +256,7 @@ def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
     ``skipped_files``: see `documents.Corpus`), their summary lines (``left_out``) and the
     files read (``input_files``, which no output may overwrite).
     """
-    from ..text.documents import load_corpus
+    from ..text.corpus import load_corpus
     from .golden import check_questions
 
     corpus_dir = Path(corpus)

@@ -1,10 +1,11 @@
 """Golden sets anchored to character spans: author them with quotes, store them with offsets.
 
-Authors write each question's evidence as a verbatim quote (``questions.jsonl``); `locate`
-finds the quote in its document — exactly first, then ignoring differences in whitespace — and
-`build_golden` writes ``golden.jsonl`` with ``(doc_id, start, end)`` spans. A quote that is
-missing or occurs more than once is never guessed: it is reported with its line in the questions
-file and the closest candidates. `validate_golden` re-checks every stored span against the text.
+Authors write each question's evidence as a verbatim quote (``questions.jsonl``, read by
+`ragkit.evaluate.questions`); `ragkit.text.locate.locate` finds the quote in its document —
+exactly first, then ignoring differences in whitespace — and `build_golden` writes
+``golden.jsonl`` with ``(doc_id, start, end)`` spans. A quote that is missing or occurs more
+than once is never guessed: it is reported with its line in the questions file and the closest
+candidates. `validate_golden` re-checks every stored span against the text.
 
 Evidence given as a span (``doc_id``, ``start``, ``end``, optionally its quote) counts
 characters of the document's text *as parsed*: after its YAML front matter, and for HTML in the
@@ -26,227 +27,26 @@ keyed by the text's hash and the offsets of every saved run would all point else
 A question whose evidence repeats or overlaps (the same quote twice, two quotes sharing
 characters) is kept with a `GoldenWarning`; `types.Query` merges such spans into one gold unit,
 so they are scored once.
-
-    >>> locate("Gold  tier:\\n14 days", "Gold tier: 14 days")
-    [(0, 19)]
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import re
-import unicodedata
 import warnings
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import jsonio
+from ..text.locate import closest, locate, nfc
 from ..types import Document, Query, Span, merge_gold
+from .questions import GoldenError, Problem, parse_records, question_id, read_records
 
 QUESTION_TYPES = ("lookup", "aggregation", "comparison", "inference", "ambiguous", "refusal")
-
-
-class GoldenError(ValueError):
-    """The golden set is inconsistent with the documents; the message names file and line."""
 
 
 class GoldenWarning(UserWarning):
     """Evidence kept, but not as written (merged, or unchecked); the message names file, line
     and question."""
-
-
-def nfc(value: str) -> str:
-    """`value` in Unicode normal form C (one code point for "é", not "e" + U+0301)."""
-    return unicodedata.normalize("NFC", value)
-
-
-def _find(text: str, quote: str) -> list[tuple[int, int]]:
-    hits, pos = [], text.find(quote)
-    while pos != -1:
-        hits.append((pos, pos + len(quote)))
-        pos = text.find(quote, pos + 1)
-    if hits:
-        return hits
-    pattern = r"\s+".join(re.escape(w) for w in quote.split())
-    return [(m.start(), m.end()) for m in re.finditer(pattern, text)]
-
-
-@lru_cache(maxsize=8)
-def _nfc_view(text: str) -> tuple[str, tuple[int | None, ...]] | None:
-    """(NFC copy of `text`, offset in `text` of each boundary of the copy that is a boundary
-    of a character sequence normalised on its own, else None). None when the copy cannot be
-    built piece by piece (then a quote is only looked up as written)."""
-    pieces, starts = [], []  # a piece: a character and the combining marks after it
-    for i, ch in enumerate(text):
-        if i == 0 or unicodedata.combining(ch) == 0:
-            starts.append(i)
-    starts.append(len(text))
-    where: list[int | None] = []
-    for a, b in zip(starts, starts[1:]):
-        piece = nfc(text[a:b])
-        pieces.append(piece)
-        where.extend([a] + [None] * (len(piece) - 1))
-    where.append(len(text))
-    view = "".join(pieces)
-    return (view, tuple(where)) if view == nfc(text) else None
-
-
-def locate(text: str, quote: str) -> list[tuple[int, int]]:
-    """Every span of `text` matching `quote`: exact matches, else whitespace-insensitive ones;
-    both compared in NFC, the spans always offsets into `text` as it is."""
-    quote = nfc(quote).strip()
-    if not quote:
-        return []
-    if unicodedata.is_normalized("NFC", text):
-        return _find(text, quote)
-    got = _nfc_view(text)
-    if got is None:
-        return _find(text, quote)
-    view, where = got
-    return [(where[s], where[e]) for s, e in _find(view, quote)
-            if where[s] is not None and where[e] is not None]
-
-
-def closest(text: str, quote: str, n: int = 2) -> list[str]:
-    """Sentences of `text` most similar to `quote` (for error messages)."""
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
-    return difflib.get_close_matches(quote.strip(), sentences, n=n, cutoff=0.3)
-
-
-@dataclass
-class Problem:
-    line: int
-    question_id: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line} ({self.question_id}): {self.message}"
-
-
-def read_text(path: str | Path) -> str:
-    """A golden file's text: UTF-8 (with or without a byte-order mark, as Excel's "CSV UTF-8"
-    writes it), or UTF-16/32 with a byte-order mark; raises `GoldenError` naming file and line
-    for anything else (a Latin-1 CSV, a binary file, a file that cannot be read)."""
-    from ..text.documents import DocumentError, decode_text
-
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise GoldenError(f"{path}:1: cannot be read ({e.strerror or e})") from None
-    try:
-        return decode_text(data, str(path))
-    except DocumentError as e:
-        raise GoldenError(str(e)) from None
-
-
-def _csv_records(path: Path, text: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
-    import csv
-
-    from ..text.documents import CsvQuoteError, csv_table
-
-    header, rows = csv_table(text)
-    if isinstance(header, csv.Error):
-        raise GoldenError(f"{path}:1: not a readable CSV file ({header})")
-    if not header or not any(h.strip() for h in header):
-        return [], []
-    header = [h.strip() for h in header]
-    if "question" not in header:
-        raise GoldenError(f"{path}:1: the header has no 'question' column (got {header}); "
-                          "expected columns id,question,quote,doc_id")
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise GoldenError(f"{path}:1: the header repeats column(s) {dup}")
-    out, problems = [], []
-    for n, row in rows:
-        if isinstance(row, CsvQuoteError):
-            problems.append(Problem(n, "?", str(row)))
-            continue
-        if isinstance(row, csv.Error):
-            problems.append(Problem(n, "?", f"not a readable CSV row ({row}); the rest of the "
-                                    "file is skipped"))
-            break
-        if len(row) != len(header):
-            qid = row[header.index("id")] if "id" in header and header.index("id") < len(row) \
-                else "?"
-            problems.append(Problem(n, qid or "?", f"row has {len(row)} field(s), but the "
-                                    f"header has {len(header)} ({','.join(header)})"))
-            continue
-        rec: dict[str, Any] = dict(zip(header, row))
-        quote = rec.pop("quote", "") or ""
-        doc_id = (rec.pop("doc_id", "") or "").strip() or None
-        start, end = rec.pop("start", ""), rec.pop("end", "")
-        ev: dict[str, Any] = {"doc_id": doc_id}
-        if quote.strip():
-            ev["quote"] = quote
-        if str(start).strip() or str(end).strip():  # spans in a CSV: digits only
-            ev["start"] = int(start) if str(start).strip().isdigit() else start
-            ev["end"] = int(end) if str(end).strip().isdigit() else end
-        rec["evidence"] = [ev] if len(ev) > 1 else []
-        if not (rec.get("id") or "").strip():
-            rec.pop("id", None)
-        if not (rec.get("type") or "").strip():
-            rec.pop("type", None)
-        out.append((n, rec))
-    return out, problems
-
-
-def parse_records(path: str | Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
-    """(line number, record) for each record of a JSONL or CSV questions file, and a `Problem`
-    for each line that is not a record (bad JSON, not an object, a short CSV row).
-
-    Lines are split on "\\n" only: a JSON string may hold U+2028, U+2029 or U+0085, which
-    `str.splitlines()` would break at. Raises `GoldenError` (naming file and line) when the
-    file as a whole cannot be read: undecodable, a JSON array instead of JSONL, a CSV header
-    without a `question` column.
-    """
-    from ..text.documents import data_lines
-
-    path = Path(path)
-    text = read_text(path)
-    if path.suffix.lower() == ".csv":
-        return _csv_records(path, text)
-    if text.lstrip().startswith("["):
-        raise GoldenError(f"{path}:1: a JSON array; ragkit reads JSON Lines (one JSON object "
-                          "per line, no enclosing [ ])")
-    out, problems = [], []
-    for n, line in enumerate(data_lines(text), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = jsonio.loads(line)
-        except jsonio.JsonLimitError as e:
-            problems.append(Problem(n, "?", f"JSON past what ragkit reads ({e.msg}, column "
-                                    f"{e.colno})"))
-            continue
-        except json.JSONDecodeError as e:
-            problems.append(Problem(n, "?", f"not valid JSON ({e.msg}, column {e.colno})"))
-            continue
-        if not isinstance(rec, dict):
-            problems.append(Problem(n, "?", f"expected a JSON object {{...}}, got "
-                                    f"{type(rec).__name__}"))
-            continue
-        out.append((n, rec))
-    return out, problems
-
-
-def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, record) for a JSONL or CSV questions file; raises `GoldenError` naming
-    file and line at the first line that is not a record."""
-    records, problems = parse_records(path)
-    if problems:
-        raise GoldenError(f"{path}:{problems[0].line}: {problems[0].message}")
-    return records
-
-
-def question_id(rec: Mapping[str, Any], line: int) -> str:
-    """The id of a record as ragkit uses it: ``1`` and ``"1"`` are the same id, and so are an
-    id in NFC and in NFD."""
-    qid = rec.get("id")
-    return f"q{line}" if qid is None else nfc(str(qid).strip())
 
 
 def _offset(value: Any) -> int | None:

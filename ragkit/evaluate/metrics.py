@@ -28,179 +28,28 @@ Rank metrics treat a chunk as relevant when its body overlaps a gold span:
   a rank-1 hit holding all the gold scores 1 whatever the size of the units. With one gold
   span per document this is ranx's nDCG with relevance = gold length (tested).
 
-Budgeted metrics (the course's primary view): what reaches the model is a context of at most
-B tokens of one reference tokenizer (cl100k_base, whatever the embedder), filled by `pack_context`
-with hits in rank order. Overlapping hits are merged (a parent and its child count once); a
-hit's prefix (breadcrumb, preamble) counts against the budget; the last hit is cut at the
-budget. On that context, per query: recall@B, precision@B, IoU@B (on body characters, each
-counted once), pass@B (share of gold units wholly in the context, whitespace ignored) and hit@B
-(1 when every gold unit is). Strategies compare at equal B, not at equal k.
+Budgeted metrics (the course's primary view, `ragkit.evaluate.budget`): recall@B, precision@B,
+IoU@B, pass@B and hit@B on the context of at most B cl100k tokens that `pack_context` fills
+with hits in rank order. Strategies compare at equal B, not at equal k. The span arithmetic is
+`ragkit.evaluate.spans`.
 
 Refusal: with ``abstain when top score < threshold``, a threshold calibrated on one half of the
 queries is applied to the other; we report over-refusal (answerable questions abstained on) and
 unsupported answers (unanswerable questions answered).
-
-    >>> span_scores([(0, 10)], [(5, 15)])["recall"]
-    0.5
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..types import Chunk, Document, Query, Span, merge_gold
+from ..types import Chunk, Query, Span
+from .budget import budget_scores, pack_context
+from .spans import (Range, _span_scores, covered_fraction, intersect, overlaps, precision_omega,
+                    subtract, total, union)
 
-Range = tuple[int, int]
-
-
-def union(ranges: Iterable[Range]) -> list[Range]:
-    """Merge overlapping or touching ranges. ``union([(0,2),(1,4),(6,7)]) -> [(0,4),(6,7)]``"""
-    out: list[list[int]] = []
-    for s, e in sorted(ranges):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
-
-
-def total(ranges: Iterable[Range]) -> int:
-    return sum(e - s for s, e in ranges)
-
-
-def intersect(a: Range, b: Range) -> Range | None:
-    s, e = max(a[0], b[0]), min(a[1], b[1])
-    return (s, e) if s < e else None
-
-
-def subtract(ranges: Iterable[Range], cut: Range) -> list[Range]:
-    out = []
-    for s, e in ranges:
-        if cut[1] <= s or cut[0] >= e:
-            out.append((s, e))
-            continue
-        if s < cut[0]:
-            out.append((s, cut[0]))
-        if cut[1] < e:
-            out.append((cut[1], e))
-    return out
-
-
-def span_scores(retrieved: Sequence[Range], gold: Sequence[Range]) -> dict[str, float]:
-    """Chroma's per-query recall, precision and IoU for one document's ranges.
-
-    (Use `query_span_scores` for chunks and gold spread over several documents.)"""
-    return _span_scores([("d", s, e) for s, e in retrieved], [("d", s, e) for s, e in gold])
-
-
-def _span_scores(retrieved: Sequence[tuple[str, int, int]], gold: Sequence[tuple[str, int, int]]
-                 ) -> dict[str, float]:
-    gold = [(g.doc_id, g.start, g.end) for g in merge_gold([Span(*g) for g in gold])]
-    hits: dict[str, list[Range]] = defaultdict(list)
-    unused: dict[str, list[Range]] = defaultdict(list)
-    for d, s, e in gold:
-        unused[d].append((s, e))
-    for d, cs, ce in retrieved:
-        for gd, gs, ge in gold:
-            if gd != d:
-                continue
-            x = intersect((cs, ce), (gs, ge))
-            if x:
-                hits[d].append(x)
-                unused[d] = subtract(unused[d], x)
-    numerator = sum(total(union(v)) for v in hits.values())
-    gold_len = sum(e - s for _, s, e in gold)
-    retrieved_len = sum(e - s for _, s, e in retrieved)
-    missed = sum(total(v) for v in unused.values())
-    return {
-        "recall": numerator / gold_len if gold_len else 0.0,
-        "precision": numerator / retrieved_len if retrieved_len else 0.0,
-        "iou": numerator / (retrieved_len + missed) if (retrieved_len + missed) else 0.0,
-    }
-
-
-def precision_omega(chunks_by_doc: Mapping[str, Sequence[Chunk]], gold: Sequence[Span]) -> float:
-    """Chroma's precision_Ω: the best precision this chunking allows for this query.
-
-    As upstream computes it, a chunk that merely *touches* a gold span (its end is the span's
-    start, or its start the span's end) counts as intersecting it: its characters join the
-    denominator although it adds nothing to the numerator (upstream's range intersection
-    accepts an empty overlap).
-
-    >>> c = [Chunk("d", 0, 5, "abcde", "x"), Chunk("d", 5, 10, "fghij", "x")]
-    >>> precision_omega({"d": c}, [Span("d", 0, 5)])  # the second chunk touches the gold
-    0.5
-    """
-    hits: dict[str, list[Range]] = defaultdict(list)
-    touched: dict[str, list[Range]] = defaultdict(list)
-    unused: dict[str, list[Range]] = defaultdict(list)
-    for g in gold:
-        unused[g.doc_id].append((g.start, g.end))
-    for doc_id in {g.doc_id for g in gold}:
-        for c in chunks_by_doc.get(doc_id, ()):
-            for g in gold:
-                if g.doc_id != doc_id:
-                    continue
-                if c.end < g.start or g.end < c.start:
-                    continue
-                touched[doc_id].append((c.start, c.end))  # touching counts (upstream's rule)
-                x = intersect((c.start, c.end), (g.start, g.end))
-                if x:
-                    hits[doc_id].append(x)
-                    unused[doc_id] = subtract(unused[doc_id], x)
-    num = sum(total(union(v)) for v in hits.values())
-    den = sum(total(union(touched[d] + unused[d])) for d in set(touched) | set(unused))
-    return num / den if num and den else 0.0
-
-
-def overlaps(chunk: Chunk, gold: Sequence[Span]) -> bool:
-    return any(g.doc_id == chunk.doc_id and intersect(chunk.span, (g.start, g.end))
-               for g in gold)
-
-
-def _ink(text: str) -> int:
-    """Non-whitespace characters in `text`."""
-    return len("".join(text.split()))
-
-
-def covered_fraction(unit: Span, chunks: Sequence[Chunk], text: str | None = None) -> float:
-    """The fraction of a gold unit inside the union of `chunks`.
-
-    With the document's `text`, whitespace is left out of both counts: chunkers trim the blank
-    lines between chunks, and a unit spanning two paragraphs is whole when both chunks are
-    there, whatever happened to the blank line between them. Without it, every character counts.
-    """
-    parts = union([x for c in chunks if c.doc_id == unit.doc_id
-                   for x in [intersect(c.span, (unit.start, unit.end))] if x])
-    if text is not None:
-        need = _ink(text[unit.start:unit.end])
-        if need:
-            return sum(_ink(text[a:b]) for a, b in parts) / need
-    return total(parts) / len(unit) if len(unit) else 0.0
-
-
-
-def exact_pass(units: Sequence[Span], chunks: Sequence[Chunk], texts: Mapping[str, str]) -> float:
-    """Anthropic's Pass@k rule for one question: the share of its gold units whose text equals
-    the text of one of `chunks` (the top k). ragkit's rule (`covered_fraction` of the union of
-    the top k, whitespace aside) agrees with it wherever the retrieved units are the gold's own
-    non-overlapping chunks, as on Anthropic's set; on other chunks only the span rule applies.
-
-    >>> d = "alpha beta gamma"
-    >>> g = [Span("d", 0, 10)]
-    >>> exact_pass(g, [Chunk.make(Document("d", d), 0, 10, "t")], {"d": d})
-    1.0
-    >>> exact_pass(g, [Chunk.make(Document("d", d), 0, 16, "t")], {"d": d})  # holds it, not it
-    0.0
-    """
-    got = {c.text for c in chunks}
-    return sum(texts[u.doc_id][u.start:u.end] in got for u in units) / len(units) if units \
-        else 0.0
 
 def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
                  chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None,
@@ -252,6 +101,7 @@ def doc_hits(hits, gold_docs: Mapping[str, Iterable[str]], k: int):
 def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:
     """nDCG@n with the gold characters as the one relevance granularity (see the module doc).
 
+    >>> from ragkit.types import Document
     >>> d = Document("d", "x" * 30)
     >>> q = Query("q", "?", gold=(Span("d", 10, 20),))
     >>> ndcg(q, [Chunk.make(d, 0, 30, "t")]), ndcg(q, [Chunk.make(d, 0, 5, "t"), Chunk.make(d, 10, 20, "t")])
@@ -392,126 +242,3 @@ def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
 
 
 # --- Budgeted retrieval: compare strategies by what reaches the model ------------------------
-
-BUDGETS = (256, 512, 1024, 2048, 4096)   # cl100k_base tokens
-DEFAULT_BUDGET = 1024
-REFERENCE_TOKENIZER = "cl100k_base"
-BUDGET_METRICS = ("recall", "precision", "iou", "pass", "hit", "tokens")
-
-
-@dataclass(frozen=True)
-class Packed:
-    """The context a budget lets through: merged body ranges ``(doc_id, start, end)``, the
-    tokens used (bodies and prefixes), how many hits contributed, whether the last one was cut,
-    and whether the hits ran out before the budget was full."""
-
-    spans: tuple[tuple[str, int, int], ...]
-    tokens: int
-    units: int
-    cut: bool
-    exhausted: bool
-    examined: int = 0  # hits looked at (the rest never reached the context)
-
-
-@lru_cache(maxsize=1)
-def _reference():
-    from ..text.tokens import get_tokenizer
-
-    return get_tokenizer(REFERENCE_TOKENIZER)
-
-
-@lru_cache(maxsize=500_000)
-def count_tokens(text: str) -> int:
-    """Tokens of `text` in the reference tokenizer (cl100k_base), cached."""
-    return _reference().count(text) if text else 0
-
-
-def _first_tokens(text: str, n: int) -> int:
-    """Characters of `text` covered by its first `n` reference tokens."""
-    return _reference().first_chars(text, n)
-
-
-def pack_context(hits: Sequence[Chunk], budget: int,
-                 count: Callable[[str], int] = count_tokens) -> Packed:
-    """Fill a context of `budget` tokens with `hits` in rank order.
-
-    Each hit adds the part of its body not already in the context (a child of a returned
-    parent adds nothing and costs nothing), plus its prefix when it adds anything; the hit that
-    does not fit is cut at the budget, prefix first, then its body on a token boundary.
-
-    >>> d = Document("d", "one two three four five six seven eight")
-    >>> p = pack_context([Chunk.make(d, 0, 13, "t"), Chunk.make(d, 4, 23, "t")], 4)
-    >>> p.spans, p.tokens, p.cut  # "one two three" + the first token of " four five"
-    ((('d', 0, 18),), 4, True)
-    """
-    covered: dict[str, list[Range]] = defaultdict(list)
-    used, units, cut, examined = 0, 0, False, 0
-    for c in hits:
-        examined += 1
-        new = subtract_all([(c.start, c.end)], covered[c.doc_id])
-        if not new:
-            continue
-        pieces = [c.text[s - c.start:e - c.start] for s, e in new]
-        cost = [count(p) for p in pieces]
-        head = count(c.prefix) if c.prefix else 0
-        if used + head + sum(cost) <= budget:
-            covered[c.doc_id].extend(new)
-            used += head + sum(cost)
-            units += 1
-            continue
-        room = budget - used - head
-        taken = []
-        for (s, e), piece, n in zip(new, pieces, cost):
-            if room <= 0:
-                break
-            if n <= room:
-                taken.append((s, e))
-                room -= n
-            else:
-                taken.append((s, s + _first_tokens(piece, room)))
-                room = 0
-        taken = [(s, e) for s, e in taken if e > s]
-        if taken:
-            covered[c.doc_id].extend(taken)
-            units += 1
-        used, cut = budget, True
-        break
-    spans = tuple((d, s, e) for d in sorted(covered) for s, e in union(covered[d]))
-    return Packed(spans, used, units, cut, exhausted=used < budget, examined=examined)
-
-
-def subtract_all(ranges: Iterable[Range], cuts: Iterable[Range]) -> list[Range]:
-    """`ranges` minus every range of `cuts`. ``subtract_all([(0, 10)], [(2, 4)]) -> [(0, 2), (4, 10)]``"""
-    out = [r for r in ranges if r[1] > r[0]]
-    for cut in cuts:
-        out = subtract(out, cut)
-    return [r for r in out if r[1] > r[0]]
-
-
-def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None = None
-                  ) -> dict[str, float]:
-    """recall / precision / IoU (body characters, each counted once), pass (share of gold
-    units wholly in the context, whitespace ignored when `texts` is given), hit (all of them)
-    and tokens used, for one answerable query's packed context."""
-    gold = [(g.doc_id, g.start, g.end) for g in query.gold]
-    out = _span_scores(list(packed.spans), gold)
-    pieces = [_Range(d, s, e) for d, s, e in packed.spans]
-    whole = [covered_fraction(g, pieces, texts.get(g.doc_id) if texts else None) >= 1.0
-             for g in query.gold]
-    out["pass"] = float(np.mean(whole)) if whole else 0.0
-    out["hit"] = float(all(whole)) if whole else 0.0
-    out["tokens"] = float(packed.tokens)
-    return out
-
-
-@dataclass(frozen=True)
-class _Range:
-    """A stand-in with a chunk's `doc_id` and `span`, for `covered_fraction`."""
-
-    doc_id: str
-    start: int
-    end: int
-
-    @property
-    def span(self) -> Range:
-        return (self.start, self.end)

@@ -20,8 +20,6 @@ from .pipeline import recall_at, run_experiment
 
 CONTEXT_STAGES = ("contextual embeddings", "contextual embeddings + BM25",
                   "contextual embeddings + BM25 + rerank")
-
-
 LLM_GENERATORS = ("gemma", "smollm2", "anthropic")  # the generators whose preambles are cached
 
 

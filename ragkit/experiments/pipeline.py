@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
 from ..evaluate.benchmarks import Benchmark
-from ..evaluate.metrics import BUDGET_METRICS, BUDGETS, DEFAULT_BUDGET
+from ..evaluate.budget import BUDGET_METRICS, BUDGETS, DEFAULT_BUDGET
 from ..retrieve.retrievers import Hit, Retriever
 from ..retrieve.stack import make_retriever
 from ..types import Chunk, Query, stable_hash
@@ -78,7 +78,7 @@ class Outcome:
         budget's context, and at least the top `keep` (nDCG@10, Pass@20)."""
         import pandas as pd
 
-        from ..evaluate.metrics import count_tokens, pack_context
+        from ..evaluate.budget import count_tokens, pack_context
 
         rows = []
         for qid, hs in self.hits.items():
@@ -124,7 +124,7 @@ def search_deep(r, queries: Sequence[str], filters, k: int, budgets: Sequence[in
     """Search deep enough for every query: at least `k`, `depth` and ten hits, and enough to
     fill the largest budget. The depth doubles until each query's context is full or its
     retriever has nothing more to give. Returns the hits and the depth used."""
-    from ..evaluate.metrics import pack_context
+    from ..evaluate.budget import pack_context
 
     d = max(k, MIN_DEPTH, depth or 0, start or 0)
     while True:
@@ -155,7 +155,8 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     use the top k, budgeted ones the packed context. `depth` asks for at least that many hits
     (e.g. for recall@20).
     """
-    from ..evaluate.metrics import count_tokens, evaluate_retrieval
+    from ..evaluate.budget import count_tokens
+    from ..evaluate.metrics import evaluate_retrieval
 
     if chunks is None:
         chunks = chunker.chunk_all(bench.documents, progress=True)
@@ -203,7 +204,7 @@ def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int],
     unit counts when the top k hold all of its non-whitespace characters. With
     ``per_query=True`` the per-query values are also added to ``outcome.per_query`` (columns
     ``pass@5`` …) so they are saved with the run."""
-    from ..evaluate.metrics import covered_fraction
+    from ..evaluate.spans import covered_fraction
 
     out = {}
     answerable = [q for q in queries if q.gold]

@@ -25,7 +25,7 @@ def corpus_and_chunks(benchmark: str) -> tuple[list[Document], list[Chunk]]:
     if benchmark == "course":
         from ..chunkers.recursive import RecursiveChunker
         from ..config import get_settings
-        from ..text.documents import load_corpus
+        from ..text.corpus import load_corpus
 
         docs = load_corpus(get_settings().data_dir / "corpus").documents
         return docs, RecursiveChunker(**COURSE_CHUNKER).chunk_all(docs)

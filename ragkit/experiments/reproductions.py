@@ -94,7 +94,7 @@ def anthropic_pass(hits, bench, ks=(5, 10, 20)):
     elsewhere (their set repeats a few, licence headers among them)."""
     import pandas as pd
 
-    from ..evaluate.metrics import exact_pass
+    from ..evaluate.spans import exact_pass
     from ..types import Chunk
 
     texts = {d.id: d.text for d in bench.documents}

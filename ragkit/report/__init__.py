@@ -5,8 +5,8 @@
 - `prose`: formatted numbers and findings with their intervals (`pct`, `ci`, `finding`);
 - `leaderboard`: every configuration compared at an equal context budget;
 - `guide`: the decision guide, which strategy at which budget on which corpus;
-- `claims`: the seeds' and anchors' claims, decided by rules fixed before any number
-  (`check_claims`);
+- `claims`: the seeds' and anchors' claims, declared with the rules that decide them before
+  any number; `claim_check`: each checked against a run (`check_claims`);
 - `closing`: the closing findings of notebooks 06-08;
 - `explain`: one question looked into: where the gold sits, how it was cut, what came back;
 - `tables`, `plots`: plain-text tables and the course's figures;
@@ -39,10 +39,10 @@ _EXPORTS = {
     "speed_sentence": "prose",
     "verdict": "prose",
     "what_we_measured": "prose",
-    "check_claims": "claims",
-    "claim_sentences": "claims",
-    "claims_for": "claims",
-    "show": "claims",
+    "check_claims": "claim_check",
+    "claim_sentences": "claim_check",
+    "claims_for": "claim_check",
+    "show": "claim_check",
     "FLOOR": "closing",
     "after_colon": "closing",
     "at_floor": "closing",

@@ -115,7 +115,7 @@ def position_inputs(queries, chunks, outcome, n_distractors: int = 4
     span (``gold``) and the best-ranked chunks of `outcome` that hold none of the gold
     (``distractors``, at most `n_distractors`). Queries whose span no single chunk holds are
     left out."""
-    from ..evaluate.metrics import overlaps
+    from ..evaluate.spans import overlaps
 
     gold, distract = {}, {}
     for q in queries:

@@ -23,8 +23,9 @@ from __future__ import annotations
 import html
 from typing import Mapping, Sequence
 
-from ..evaluate.metrics import (budget_scores, count_tokens, covered_fraction, intersect, overlaps,
-                                pack_context, query_scores)
+from ..evaluate.budget import budget_scores, count_tokens, pack_context
+from ..evaluate.metrics import query_scores
+from ..evaluate.spans import covered_fraction, intersect, overlaps
 from ..retrieve.retrievers import Hit
 from ..types import Chunk, Document, Query, Span
 

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..evaluate.metrics import BUDGETS, DEFAULT_BUDGET
+from ..evaluate.budget import BUDGETS, DEFAULT_BUDGET
 from ..evaluate.stats import Comparison, interval, paired
 
 MAIN_BENCHMARKS = ("course", "chroma", "anthropic")

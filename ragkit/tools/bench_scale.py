@@ -95,7 +95,7 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
     from ..scale.measure import (build_peak_memory, index_sweep, repeat_corpus, synthetic_vectors,
                                  throughput)
     from ..scale.shards import ShardSet, write_row_shards
-    from ..text.documents import load_corpus
+    from ..text.corpus import load_corpus
 
     rec = Recorder("bench_scale")
     docs = repeat_corpus(load_corpus(get_settings().data_dir / "corpus").documents, copies)

@@ -133,7 +133,8 @@ def _once(specs: list[str], chunkers: list) -> list:
 
 def _load_docs(path: str, include_hidden: bool = False):
     """The `Corpus` of a file or a folder (a file: one document, itself its only input)."""
-    from ..text.documents import Corpus, DocumentError, load_corpus, load_document
+    from ..text.corpus import Corpus, load_corpus
+    from ..text.documents import DocumentError, load_document
 
     p = Path(path)
     if p.is_file():
@@ -164,7 +165,7 @@ def _safe_output(out: str | Path, inputs, flag: str) -> Path:
 def _load_folder(corpus: str, golden: str, include_hidden: bool = False):
     """(benchmark, file errors, question problems) — see `benchmarks.load_folder`."""
     from ..evaluate.benchmarks import load_folder
-    from ..evaluate.golden import GoldenError
+    from ..evaluate.questions import GoldenError
 
     if not Path(corpus).is_dir():
         raise CliError(f"{corpus}: no such folder")
@@ -333,11 +334,11 @@ def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
 
 def cmd_show(a) -> int:
     from ..evaluate.benchmarks import Benchmark
-    from ..evaluate.metrics import overlaps
+    from ..evaluate.spans import overlaps
     from ..experiments.pipeline import run_experiment
     from ..report.explain import diagnose
 
-    from ..evaluate.golden import nfc
+    from ..text.locate import nfc
 
     full, errors, problems = _load_folder(a.corpus, a.golden, a.include_hidden)
     docs, queries = full.documents, full.queries

@@ -15,8 +15,10 @@ import argparse
 import sys
 import warnings
 
-from ..evaluate.golden import GoldenError, GoldenWarning, build_golden
-from ..text.documents import DocumentError, load_corpus
+from ..evaluate.golden import GoldenWarning, build_golden
+from ..evaluate.questions import GoldenError
+from ..text.corpus import load_corpus
+from ..text.documents import DocumentError
 from .outputs import OutputError, check_output
 
 

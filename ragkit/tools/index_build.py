@@ -58,7 +58,7 @@ def build(a: argparse.Namespace) -> int:
     if a.hf_dataset:
         docs, total = hf_documents(a.hf_dataset, a.hf_config, a.split, a.text_field, a.id_field)
     else:
-        from ..text.documents import load_corpus
+        from ..text.corpus import load_corpus
 
         corpus = load_corpus(a.source, strict=False)
         for err in corpus.errors:

@@ -52,7 +52,7 @@ def check_output(out: str | Path, inputs: Iterable[str | Path], flag: str = "--o
     for inp in inputs:
         files: Iterable[str | Path] = [inp]
         if Path(inp).is_dir():
-            from ..text.documents import walk_files
+            from ..text.corpus import walk_files
 
             files = walk_files(Path(inp))[0]
         for f in files:

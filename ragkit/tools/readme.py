@@ -49,7 +49,7 @@ def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
 
 def claims_table(folder: Path | None = None) -> str:
     """The claim check (notebook 07's table) as Markdown, claims only (no sensitivity rows)."""
-    from ..report.claims import check_claims
+    from ..report.claim_check import check_claims
     from ..report.results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"

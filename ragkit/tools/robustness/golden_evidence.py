@@ -87,7 +87,7 @@ def golden_evidence_area(folder: Path, quick: bool = False) -> Area:
     from ...evaluate.benchmarks import load_folder
     from ...evaluate.golden import GoldenWarning
     from ...evaluate.metrics import query_scores
-    from ...text.documents import load_corpus
+    from ...text.corpus import load_corpus
     from ...types import Chunk
 
     area = Area("golden evidence")
