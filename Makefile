@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup setup-scale test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints
+.PHONY: setup setup-scale test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints docs
 
 setup: $(VENV)/.installed
 
@@ -49,6 +49,11 @@ smoke: setup
 reproduce: setup
 	$(PY) -m ragkit reproduce --profile full
 
+# The API reference, generated from the docstrings by pdoc into docs/api/ (not committed); any
+# pdoc warning fails the build.
+docs: setup
+	$(PY) -m ragkit docs
+
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
 
@@ -76,4 +81,4 @@ fuzz: setup
 	$(PY) -m ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000 --record
 
 clean:
-	rm -rf .cache results/smoke
+	rm -rf .cache results/smoke docs/api

@@ -82,6 +82,8 @@ from .late_plan import (DocTokens, LateChunkingWarning, Specials, _DocPlan, _pla
                         chunk_token_ranges, tokenize_document)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections import OrderedDict
+
     import torch
 
 CACHE_VERSION = 1

@@ -10,10 +10,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..embed.encoders import Embedder
 from ..retrieve.late import LateDenseRetriever
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 
 LATE_METRICS = ("recall", "iou", "recall@k", "mrr@k", "ndcg@10")
 

@@ -10,5 +10,6 @@ the tools import the library. Each module here is reached through the one ``ragk
 - `preambles` — ``ragkit preambles``: fill a committed preamble cache;
 - `reproduce` — ``ragkit reproduce``: run the notebooks; `readme` — ``ragkit readme``;
 - `robustness` — ``ragkit robustness``: bad inputs and fuzzing, per area;
-- `golden` — ``ragkit golden``: quotes to span-anchored gold.
+- `golden` — ``ragkit golden``: quotes to span-anchored gold;
+- `docs` — ``ragkit docs`` (``make docs``): the API reference from the docstrings (pdoc).
 """

@@ -50,6 +50,7 @@ TOOLS = {
     "golden": ("golden", "build span-anchored gold from quoted evidence"),
     "index": ("index_build", "chunk + embed a folder or HF dataset into shards, build an index"),
     "smoke-diff": ("smoke_diff", "compare the results rows of two runs (timestamps, git sha aside)"),
+    "docs": ("docs", "build the API reference from the docstrings (pdoc) into docs/api/"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
