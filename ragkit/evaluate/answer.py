@@ -135,8 +135,9 @@ def staged_answers(cases: Sequence[dict], queries: dict[str, Query], naive: Any,
     """For each staged case, the local model's answer from the naive strategy's top `k` chunks
     and from the top `k` of the strategy that fixes it, side by side.
 
-    `naive` and each value of `outcomes` (label -> ``pipeline.Outcome``, in preference order)
-    give ``.hits[query_id]``; `status` is ``explain.staged_status``'s rows (list or DataFrame).
+    `naive` and each value of `outcomes` (label -> `ragkit.experiments.Outcome`, in preference
+    order) give ``.hits[query_id]``; `status` is ``explain.staged_status``'s rows (list or
+    DataFrame).
     The fixing strategy is the first of `outcomes` whose verdict is ``ok``; when none is,
     the best verdict's strategy (first on ties) gives the context and the row says
     ``not fixed``; a case whose naive verdict is ``ok`` is answered from the naive context only

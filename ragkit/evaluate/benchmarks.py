@@ -251,9 +251,9 @@ def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
     Returns (benchmark, file errors, question problems). Every file is loaded or listed in the
     file errors with its reason; every question is checked before anything is embedded
     (`golden.check_questions`) and anchored, or listed in the problems with the questions
-    file and its line. Nothing is guessed. Raises `golden.GoldenError` when the questions file
-    as a whole cannot be read. ``info`` holds the files left out (``ignored_files``,
-    ``skipped_files``: see `documents.Corpus`), their summary lines (``left_out``) and the
+    file and its line. Nothing is guessed. Raises `ragkit.evaluate.GoldenError` when the
+    questions file as a whole cannot be read. ``info`` holds the files left out (``ignored_files``,
+    ``skipped_files``: see `ragkit.text.Corpus`), their summary lines (``left_out``) and the
     files read (``input_files``, which no output may overwrite).
     """
     from ..text.corpus import load_corpus

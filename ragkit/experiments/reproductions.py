@@ -2,9 +2,10 @@
 
 `chroma_repro` re-runs the Chroma report's MiniLM table (recall, precision, IoU at k = 5, chunk
 sizes in cl100k tokens); `anthropic_baseline` scores Pass@5/10/20 on the contextual-retrieval
-set's own upstream chunks. Each prints our figures beside the published ones (`ragkit.report.published`)
-and writes its rows (``results/bench_<name>.jsonl``). Notebook 01 calls both;
-``ragkit bench chroma-repro`` and ``ragkit bench anthropic-baseline`` run them from a shell.
+set's own upstream chunks. Each prints our figures beside the published ones
+(`ragkit.report.published`) and writes its rows (``results/bench_<name>.jsonl``). Notebook 01
+calls both; ``ragkit bench chroma-repro`` and ``ragkit bench anthropic-baseline`` run them from
+a shell.
 """
 
 from __future__ import annotations

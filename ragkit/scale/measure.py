@@ -199,9 +199,9 @@ def _build_in_this_process(folder: str, kind: str, out: str, kw: dict) -> dict[s
 
 def build_peak_memory(folder: str | Path, out: str | Path, kind: str = "ivf_flat",
                       **kw: Any) -> dict[str, Any]:
-    """Build an index from shards in a fresh Python process (``python -m ragkit.scale.measure``); its
-    peak RSS (MiB), build seconds and settings. The index is saved to `out` (load it with
-    `ScaledIndex.load`)."""
+    """Build an index from shards in a fresh Python process (``python -m
+    ragkit.scale.measure``); its peak RSS (MiB), build seconds and settings. The index is saved
+    to `out` (load it with `ScaledIndex.load`)."""
     import json
     import os
     import subprocess
@@ -210,8 +210,8 @@ def build_peak_memory(folder: str | Path, out: str | Path, kind: str = "ivf_flat
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(PROJECT_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.run([sys.executable, "-m", "ragkit.scale.measure", str(folder), str(out), kind,
-                           json.dumps(kw)], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "ragkit.scale.measure", str(folder), str(out),
+                           kind, json.dumps(kw)], capture_output=True, text=True, env=env)
     if proc.returncode:
         raise RuntimeError(f"building the index from {folder} failed: "
                            f"{proc.stderr.strip()[-500:]}")

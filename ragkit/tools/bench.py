@@ -17,10 +17,10 @@
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
-the library (`ragkit.experiments.reproductions`, `ragkit.experiments.speed`); `late`, `context-speed`, `scale`,
-`filter-speed` and `code` are `ragkit.tools.bench_late`, `ragkit.tools.bench_context`,
-`ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and `ragkit.tools.bench_code`
-(``ragkit bench late --help``).
+the library (`ragkit.experiments.reproductions`, `ragkit.experiments.speed`); `late`,
+`context-speed`, `scale`, `filter-speed` and `code` are `ragkit.tools.bench_late`,
+`ragkit.tools.bench_context`, `ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and
+`ragkit.tools.bench_code` (``ragkit bench late --help``).
 """
 
 from __future__ import annotations

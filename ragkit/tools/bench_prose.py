@@ -179,8 +179,9 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
 
     rec = Recorder("bench_prose")
     # every configuration on all questions, with its per-query run; the grid points not chosen
-    # are "prose_candidates", which leaderboards leave out (`ragkit.report.leaderboard.TUNING_SWEEPS`:
-    # ranking 70 grid points on all questions would pick the best of them on the test half)
+    # are "prose_candidates", which leaderboards leave out
+    # (`ragkit.report.leaderboard.TUNING_SWEEPS`: ranking 70 grid points on all questions would
+    # pick the best of them on the test half)
     picked = {(t[0], t[2]) for t in chosen.values()}
     grid_labels = {t[0] for t in tuning}
     for key, out in outs.items():

@@ -57,7 +57,8 @@ def build(out: Path = OUT) -> list[str]:
 def main(argv: list[str] | None = None, prog: str = "ragkit docs") -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=OUT, help="the folder to write (default: %(default)s)")
+    p.add_argument("--out", type=Path, default=OUT,
+                   help="the folder to write (default: %(default)s)")
     args = p.parse_args(argv)
     prepare()
     problems = build(args.out)

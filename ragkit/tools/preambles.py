@@ -7,8 +7,8 @@
 Fills ``data/cache/preambles/<benchmark>-<generator>.jsonl`` (resumable: records are appended as
 they are made; a second run only adds what is missing) and rewrites it sorted so it diffs well.
 The chunks are the Anthropic set's own 737 upstream chunks, or the course corpus cut by
-``RecursiveChunker(200, 0, 'minilm')`` (`ragkit.experiments.preamble_sets`). ``--max-chunks N`` takes a
-deterministic subset of whole documents: documents ordered by the hash of their id
+``RecursiveChunker(200, 0, 'minilm')`` (`ragkit.experiments.preamble_sets`). ``--max-chunks N``
+takes a deterministic subset of whole documents: documents ordered by the hash of their id
 (`subset_documents`), taken while the chunk count stays within N — for the Anthropic set on a
 2-core CPU, where gemma over all 737 chunks would take hours. ``--regenerate`` (or
 ``RAGKIT_REGENERATE_PREAMBLES=1``) recomputes. (``python -m ragkit.tools.preambles`` takes the

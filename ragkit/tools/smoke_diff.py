@@ -4,10 +4,10 @@
 
 Each folder is a results folder (``RAGKIT_RESULTS_DIR`` of a run, e.g. two smoke runs of the
 same notebooks, one on the base commit and one on a branch). Every ``*.jsonl`` file in either
-is read as results rows; the volatile fields (``timestamp``, ``git_sha``: `ragkit.report.results.VOLATILE`)
-are dropped, and the rows of each file are compared as multisets. Differing rows are printed,
-``-`` for a row only BEFORE has and ``+`` for a row only AFTER has, under the file's name; a
-file that only one folder has is named. Metrics that are wall-clock measurements (speeds,
+is read as results rows; the volatile fields (``timestamp``, ``git_sha``:
+`ragkit.report.results.VOLATILE`) are dropped, and the rows of each file are compared as
+multisets. Differing rows are printed, ``-`` for a row only BEFORE has and ``+`` for a row only
+AFTER has, under the file's name; a file that only one folder has is named. Metrics that are wall-clock measurements (speeds,
 seconds) differ between any two runs: ``--ignore-metric`` leaves out the rows whose metric
 matches a regular expression (the default ignores none).
 
