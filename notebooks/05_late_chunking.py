@@ -47,13 +47,11 @@ print("device:", resolve_device())
 # %%
 import pandas as pd
 
-from ragkit.benchmarks import load
-from ragkit.chunkers import FixedTokenChunker, StructureChunker
-from ragkit.chunkers.groups import SentenceGroupChunker
+from ragkit.chunkers import FixedTokenChunker, SentenceGroupChunker, StructureChunker
 from ragkit.embed import Embedder
-from ragkit.late import LATE_METRICS, naive_vs_late, windowed_documents
-from ragkit.report import percent_table
-from ragkit.results import Recorder
+from ragkit.evaluate import load
+from ragkit.experiments import LATE_METRICS, naive_vs_late, windowed_documents
+from ragkit.report import Recorder, percent_table
 
 rec = Recorder("05_late_chunking")
 K = 5
@@ -81,7 +79,7 @@ display(Markdown("\n".join(
 # 95 % interval over the questions, and how many questions late chunking wins, loses and ties.
 
 # %%
-from ragkit.late import late_vs_naive
+from ragkit.experiments import late_vs_naive
 
 sens = late_vs_naive(rows, "ndcg@10")
 (sens.drop(columns="comparison").style
@@ -102,7 +100,7 @@ display(Markdown(f"Late chunking is measurably ahead in {ahead} of {len(sens)} "
 # vectors. The gold is between ⟦ and ⟧.
 
 # %%
-from ragkit.explain import hits_text
+from ragkit.report import hits_text
 
 course_runs = {r["mode"]: r for r in rows
                if r["benchmark"] == "course" and r["chunker"] == chunkers[0].label}
@@ -122,13 +120,13 @@ for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "
 # ## The claims, decided by their declared rules
 # Jina's README: late chunking raises nDCG@10 over naive chunking of the same spans. Seed 002:
 # on notes that cross-reference each other, late chunking moves precision@5 from ≈ 0.81 to
-# ≈ 0.88. Both are declared in `ragkit.claims` before the numbers: one chunker (`256`-token
+# ≈ 0.88. Both are declared in `ragkit.report.claims` before the numbers: one chunker (`256`-token
 # fixed windows, the same spans for both modes), nDCG@10 per benchmark for Jina, precision@5
 # on the course questions whose evidence needs a cross-reference for seed 002, a paired 95 %
 # interval over questions. The other chunkers above are sensitivity rows: they do not vote.
 
 # %%
-from ragkit.claims import check_claims, claims_for, show
+from ragkit.report import check_claims, claims_for, show
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))
 show(claims)
@@ -140,8 +138,7 @@ show(claims)
 # a second view, from a window in which they sit farther from the edge.
 
 # %%
-from ragkit.plots import lines
-from ragkit.results import show_figure
+from ragkit.report import lines, show_figure
 
 sweep_chunker = SentenceGroupChunker(128)
 settings_grid = [(64, 0), (64, 16), (128, 0), (128, 32), (254, 0), (254, 63)]
@@ -197,8 +194,8 @@ else:
 # directions included, are counted from those intervals.
 
 # %%
-from ragkit.late import late_quality_sentences, late_quality_table
-from ragkit.results import load_results
+from ragkit.experiments import late_quality_sentences, late_quality_table
+from ragkit.report import load_results
 
 quality = late_quality_table(load_results())
 if len(quality):
@@ -246,8 +243,7 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.claims import claim_sentences
-from ragkit.report import finding, pct, what_we_measured
+from ragkit.report import claim_sentences, finding, pct, what_we_measured
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
 best = sweep.loc[sweep["recall@k"].idxmax()]

@@ -43,14 +43,12 @@ settings = get_settings()
 # %%
 import pandas as pd
 
-from ragkit.benchmarks import load
 from ragkit.chunkers import StructureChunker
 from ragkit.embed import Embedder
-from ragkit.parents import (ParentChildRetriever, SentenceWindowRetriever,
-                            comparison_strategies)
-from ragkit.pipeline import run_experiment
-from ragkit.report import percent_table
-from ragkit.results import Recorder
+from ragkit.evaluate import load
+from ragkit.experiments import run_experiment
+from ragkit.report import Recorder, percent_table
+from ragkit.retrieve import ParentChildRetriever, SentenceWindowRetriever, comparison_strategies
 
 rec = Recorder("06_parent_child")
 embedder = Embedder()
@@ -83,8 +81,7 @@ percent_table(table, shares=[m for m in metrics if m != "mean_returned_chars"],
 # paired over the same questions (95 % bootstrap intervals):
 
 # %%
-from ragkit.closing import step_display, step_table
-from ragkit.report import finding
+from ragkit.report import finding, step_display, step_table
 
 S2B = (("small-to-big", "small (children)"), ("small-to-big", "big (parents)"))
 pairs = step_table(outcomes, S2B, budget=B)
@@ -99,8 +96,7 @@ pd.DataFrame({b: {"children per parent (mean)": s.mean(), "max": s.max()}
               for b, s in collapse.items()}).T.round(2)
 
 # %%
-from ragkit.plots import bars
-from ragkit.results import show_figure
+from ragkit.report import bars, show_figure
 
 show_figure(bars(table, f"recall@B{B}", title=f"Span recall at {B:,} tokens: small, big and "
                                                  "small-to-big"), "06_parent_child_recall")
@@ -114,12 +110,12 @@ _ = show_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens"), "06_pare
 # reads only its first `256` tokens, so a MiniLM "big" baseline is a truncated one (its rows
 # carry a `truncated:N` flag) and is kept out of the verdict. With an encoder that reads
 # `2048` tokens (`RAGKIT_GEMMA_DIR`) the same pair is embedded with it and decided by the rule
-# declared in `ragkit.claims`.
+# declared in `ragkit.report.claims`.
 
 # %%
 import os
 
-from ragkit.claims import check_claims, claims_for, show
+from ragkit.report import check_claims, claims_for, show
 
 gemma_dir = str(get_settings().gemma_dir or "")
 if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
@@ -142,7 +138,7 @@ show(claim)
 # gold drawn whole (boundaries marked, gold in red), and what three strategies return.
 
 # %%
-from ragkit.explain import chunk_view, hits_text
+from ragkit.report import chunk_view, hits_text
 
 course = load("course").for_profile()
 q = next(q for q in course.queries if q.id == "q014")
@@ -214,8 +210,7 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.closing import after_colon
-from ragkit.report import pct, what_we_measured
+from ragkit.report import after_colon, pct, what_we_measured
 
 display(Markdown(what_we_measured(
     [f"On **{r.benchmark}**, at {B:,} tokens: " + after_colon(

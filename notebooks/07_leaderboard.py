@@ -42,14 +42,13 @@ settings = get_settings()
 # cl100k tokens and at `k = 5`.
 
 # %%
-from ragkit.benchmarks import load
 from ragkit.chunkers import StructureChunker
 from ragkit.contextualize import StructuralContextualizer, contextualize
 from ragkit.embed import Embedder
-from ragkit.late import LateDenseRetriever
-from ragkit.parents import ParentChildRetriever
-from ragkit.pipeline import run_experiment
-from ragkit.results import Recorder
+from ragkit.evaluate import load
+from ragkit.experiments import run_experiment
+from ragkit.report import Recorder
+from ragkit.retrieve import LateDenseRetriever, ParentChildRetriever
 
 rec = Recorder("07_leaderboard")
 embedder = Embedder()
@@ -86,7 +85,7 @@ combos.style.format({m: "{:.1%}" for m in metrics})
 # over the same questions at `1024` tokens:
 
 # %%
-from ragkit.closing import step_display, step_table
+from ragkit.report import step_display, step_table
 
 steps = step_table(combo_outcomes, budget=1024)
 step_display(steps)
@@ -98,7 +97,7 @@ step_display(steps)
 # with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
 
 # %%
-from ragkit.explain import hits_text
+from ragkit.report import hits_text
 
 with_pre = combo_outcomes[("course", "+ structural preamble")]
 without = combo_outcomes[("course", "structure + breadcrumbs")]
@@ -131,9 +130,7 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 
 # %%
 rec.save()  # so the combinations are part of what we read
-from ragkit import leaderboard as lb
-from ragkit.report import percent_table
-from ragkit.results import load_results, load_scores
+from ragkit.report import leaderboard as lb, load_results, load_scores, percent_table
 
 rows, scores = load_results(), load_scores()
 BUDGET = 1024
@@ -152,8 +149,7 @@ for name, b in boards.items():
 # at the end of this notebook do.
 
 # %%
-from ragkit.plots import ranked_intervals
-from ragkit.results import show_figure
+from ragkit.report import ranked_intervals, show_figure
 
 for name, b in boards.items():
     show_figure(ranked_intervals(b, top=12, highlight=lb.is_baseline,
@@ -191,13 +187,13 @@ percent_table(types)
 # %% [markdown]
 # ## Claim check
 # Each quantitative claim the course quotes, decided by the rule declared for it in
-# `ragkit.claims` before any number was read: the claim's own metric, one configuration and
+# `ragkit.report.claims` before any number was read: the claim's own metric, one configuration and
 # one baseline, a paired 95 % interval, and a tolerance of a tenth of the claimed value
 # (`tolerance = 0.1`). Other generators and the controls appear as sensitivity rows, without a
 # verdict. "Not measurable here" always says why.
 
 # %%
-from ragkit.claims import check_claims, show
+from ragkit.report import check_claims, show
 
 claims = check_claims(load_results(), load_scores())
 if settings.smoke:
@@ -248,13 +244,13 @@ percent_table(ragas_table, shares=["ragas", "ragkit"])
 # the rows are recorded as skipped, with the reason.
 
 # %%
-from ragkit.judge import METRICS as JUDGED, judge_unavailable, judged_rows
+from ragkit.evaluate import judge_unavailable, judged_rows
+from ragkit.evaluate.judge import METRICS as JUDGED
 
 skip = judge_unavailable()
 if skip is None:
-    from ragkit.answer import LocalAnswerer
-    from ragkit.parents import ParentChildRetriever
-    from ragkit.retrieve import DenseRetriever
+    from ragkit.evaluate import LocalAnswerer
+    from ragkit.retrieve import DenseRetriever, ParentChildRetriever
 
     course = load("course").for_profile()
     pc = ParentChildRetriever(course.documents, StructureChunker(soft=1000, hard=1500), embedder,
@@ -283,12 +279,10 @@ else:
 # alone, which is the most the model can do here.
 
 # %%
-from ragkit.answer import LocalAnswerer, key_fact, lost_in_the_middle
-from ragkit.benchmarks import Benchmark
-from ragkit.chunkers.groups import SentenceGroupChunker
-from ragkit.closing import (FLOOR, after_colon, at_floor, position_inputs, position_pair,
-                            position_summary)
-from ragkit.report import ci, finding, pct
+from ragkit.chunkers import SentenceGroupChunker
+from ragkit.evaluate import Benchmark, LocalAnswerer, key_fact, lost_in_the_middle
+from ragkit.report import (FLOOR, after_colon, at_floor, ci, finding, pct, position_inputs,
+                           position_pair, position_summary)
 
 course = load("course")
 candidates = [q for q in course.queries if q.type == "lookup" and len(q.gold) == 1
@@ -363,10 +357,10 @@ print("matched as identifier words:", ident)
 # plain ones, windows so that no chunk is cut at the encoder's 256 tokens (this is the full
 # stack), and a cross-encoder over the stack's top 20. Points of span recall at `1024`
 # tokens on the held-out half of each benchmark's questions, with paired 95 % intervals
-# (`ragkit.design.stack_steps`, runs of `ragkit bench design`).
+# (`ragkit.experiments.design.stack_steps`, runs of `ragkit bench design`).
 
 # %%
-from ragkit.design import STACK_STEPS, saved_runs, stack_steps
+from ragkit.experiments.design import STACK_STEPS, saved_runs, stack_steps
 
 steps = stack_steps(saved_runs())
 what = dict(STACK_STEPS) | {"stack+cross-encoder": "+ cross-encoder over the top 20"}
@@ -393,17 +387,18 @@ else:
 # ## The decision guide
 # The boards above rank everything together, so a row near the top may differ from the one
 # below it in the chunker, the retrieval *and* the reranker at once. The decision guide does
-# not: `ragkit.design` pairs runs of `ragkit bench design` that differ in **one** factor and
+# not: `ragkit.experiments.design` pairs runs of `ragkit bench design` that differ in **one** factor and
 # answers three questions apart: which chunker under your retrieval (against the best of the
 # seven simple baselines measured under that same retrieval), which retrieval on your chunks,
 # and which encoder. The best baseline is chosen on the tune half of the questions and every
 # difference is quoted on the held-out half, which shares no document and no gold unit with
-# it. `ragkit.guide` writes the same text to `results/decision_guide.md`; the README's
+# it. `ragkit.report.guide` writes the same text to `results/decision_guide.md`; the README's
 # "One factor at a time" shows the same cells.
 
 # %%
-from ragkit import guide
-from ragkit.design import effects, load_costs, saved_runs
+from ragkit.experiments.design import effects, saved_runs
+from ragkit.experiments.design_costs import load_costs
+from ragkit.report import guide
 
 runs = saved_runs()
 found = effects(runs)
@@ -448,9 +443,8 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.closing import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
-                            step_findings)
-from ragkit.report import what_we_measured
+from ragkit.report import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
+                           step_findings, what_we_measured)
 
 display(Markdown(what_we_measured(
     guide_findings(found, BUDGET)

@@ -50,7 +50,7 @@ print(CORPUS, GOLDEN, STRATEGIES, sep="\n")
 # ## Load the folder and anchor the questions
 
 # %%
-from ragkit.benchmarks import load_folder
+from ragkit.evaluate import load_folder
 
 bench, file_errors, question_problems = load_folder(CORPUS, GOLDEN, name="your corpus")
 answerable = [q for q in bench.queries if q.gold]
@@ -72,9 +72,8 @@ if settings.smoke:  # a quick slice for CI: the first ten documents and their qu
 # %%
 from ragkit.chunkers import get_chunker
 from ragkit.embed import Embedder
-from ragkit.pipeline import compare
-from ragkit.report import percent_table
-from ragkit.results import Recorder
+from ragkit.experiments import compare
+from ragkit.report import Recorder, percent_table
 
 rec = Recorder("08_your_documents")
 embedder = Embedder()
@@ -87,8 +86,7 @@ percent_table(table, shares=[c for c in table.columns if c not in ("benchmark", 
               counts=["n_chunks"])
 
 # %%
-from ragkit.plots import bars
-from ragkit.results import show_figure
+from ragkit.report import bars, show_figure
 
 show_figure(bars(table, "recall", group="benchmark", title=f"Span recall@{K} on {bench.name}"),
             "08_your_documents_recall")
@@ -102,8 +100,7 @@ display(Markdown(f"Best span recall at `k = {K}` here: **{top.strategy}** ({top.
 # and at a budget of `1024` tokens (equal text reaching the model):
 
 # %%
-from ragkit.closing import after_colon, step_display, step_table
-from ragkit.report import finding
+from ragkit.report import after_colon, finding, step_display, step_table
 
 B = 1024
 versus = [(top.strategy, s) for s in table.strategy[1:]]
@@ -118,7 +115,7 @@ step_display(pd.concat([at_k.assign(view=f"k = {K}"), at_budget.assign(view=f"{B
 # cut around the gold.
 
 # %%
-from ragkit.explain import chunk_view, hits_text
+from ragkit.report import chunk_view, hits_text
 
 best, worst = outcomes[(bench.name, top.strategy)], outcomes[(bench.name, table.iloc[-1].strategy)]
 gap = (best.per_query.set_index("query_id")["recall"]
@@ -185,8 +182,7 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.closing import after_colon
-from ragkit.report import finding, pct, what_we_measured
+from ragkit.report import after_colon, finding, pct, what_we_measured
 
 display(Markdown(what_we_measured(
     [f"{len(bench.documents)} documents, {len(bench.queries)} questions anchored by quote, "

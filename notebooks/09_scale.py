@@ -14,14 +14,14 @@
 # The course ran every stage in one Python process over the course corpus (its size is printed
 # below). A reader with millions of documents needs three things, none of them a scheduler of our own:
 #
-# 1. **stages as batch functions** (`ragkit.stages`): chunk, contextualize, embed and late-embed
+# 1. **stages as batch functions** (`ragkit.scale.stages`): chunk, contextualize, embed and late-embed
 #    take a batch of columns and return one, so `datasets.Dataset.map(batched=True,
 #    num_proc=N)` runs them on one machine and Ray Data's `map_batches` (the encoder in an
 #    actor pool, one actor per GPU) on a cluster, unchanged;
-# 2. **resumable shards** (`ragkit.shards`): chunks, spans, metadata and vectors land in
+# 2. **resumable shards** (`ragkit.scale.shards`): chunks, spans, metadata and vectors land in
 #    numbered Parquet files; a crashed run restarts after the last finished shard and ends
 #    with the same bytes;
-# 3. **an index that scales** (`ragkit.index_scale`): IVF built from the shards, the metadata
+# 3. **an index that scales** (`ragkit.scale.index`): IVF built from the shards, the metadata
 #    pre-filter still applied before the search.
 #
 # This notebook measures them on this machine (its CPU count is printed below) and turns the
@@ -38,9 +38,8 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from ragkit.config import PROJECT_ROOT, get_settings, pick, seed_everything
-from ragkit.documents import load_corpus
-from ragkit.report import quiet_cells
-from ragkit.results import Recorder
+from ragkit.report import Recorder, quiet_cells
+from ragkit.text import load_corpus
 
 quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
@@ -122,7 +121,7 @@ rec.add_metrics({"fixed_seconds": a, "seconds_per_document": b, "tokens_per_docu
 # tokens/s of the encoder); until then the table says so instead of inventing one.
 
 # %%
-from ragkit.results import read_rows
+from ragkit.report import read_rows
 
 N_DOCS = 100_000_000
 cpu_days = b * N_DOCS / 86_400
@@ -162,9 +161,8 @@ display(Markdown("\n".join(lines)))
 import tempfile
 from pathlib import Path
 
-from ragkit.index_scale import ScaledIndex
-from ragkit.scale import build_peak_memory, index_sweep, synthetic_vectors
-from ragkit.shards import ShardSet, write_row_shards
+from ragkit.scale import (ScaledIndex, ShardSet, build_peak_memory, index_sweep, synthetic_vectors,
+                          write_row_shards)
 
 
 def synthetic_rows(vectors, start):

@@ -1,8 +1,11 @@
 """ragkit: the helper package of a course on chunking for retrieval-augmented generation.
 
-The modules read as the pipeline: `documents` -> `chunkers` -> `contextualize` -> `embed` ->
-`index` -> `retrieve` -> `evaluate` -> `results`. Importing ragkit is cheap: torch, faiss and
-the models load only when a function needs them.
+The subpackages read as the pipeline: `text` -> `chunkers` -> `contextualize` -> `embed` ->
+`retrieve` -> `evaluate`, then `experiments` (one experiment end to end, and each notebook's)
+and `report` (results rows, leaderboard, claims, guide); `scale` runs the same stages over
+sharded corpora, and `tools` holds the command line. A few shared modules sit beside them:
+`types` (the data types), `config`, `models`, `cache`, `jsonio`, `environment`. Importing ragkit
+is cheap: torch, faiss and the models load only when a function needs them.
 """
 
 from .types import Block, Chunk, Document, Query, Span

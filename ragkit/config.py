@@ -18,18 +18,18 @@ variable                                  `Settings` field and meaning
 ``RAGKIT_DATA_DIR``                       ``data_dir``: the course corpus and golden files
                                           (default ``<project>/data``)
 ``RAGKIT_BENCHMARKS_DIR``                 ``benchmarks_dir``: a local folder holding the public
-                                          benchmarks (see `ragkit.benchmarks`)
+                                          benchmarks (see `ragkit.evaluate.benchmarks`)
 ``RAGKIT_EMBEDDER``                       ``embedder``: a sentence-transformers hub id or local
                                           folder instead of the bundled all-MiniLM-L6-v2
 ``RAGKIT_EMBED_BACKEND``                  ``embed_backend``: ``auto`` (default), ``torch`` or
                                           ``onnx`` (see `ragkit.embed`)
 ``RAGKIT_GEMMA_DIR``                      ``gemma_dir``: an assembled EmbeddingGemma folder (the
                                           second encoder of notebooks 04-06)
-``RAGKIT_RERANK_MODEL``                   ``rerank_model``: the reranking model (`ragkit.rerank`)
+``RAGKIT_RERANK_MODEL``                   ``rerank_model``: the reranking model (`ragkit.retrieve.rerank`)
 ``RAGKIT_REGENERATE_PREAMBLES``           ``regenerate_preambles``: 1/true/yes recomputes cached
                                           preambles (`ragkit.contextualize`)
 ``RAGKIT_REGENERATE_ANSWERS``             ``regenerate_answers``: 1/true/yes recomputes cached
-                                          answers (`ragkit.answer`)
+                                          answers (`ragkit.evaluate.answer`)
 ``RAGKIT_JUDGE_MODEL``                    ``judge_model``: the LLM judge (default ``gpt-4o-mini``)
 ``RAGKIT_JUDGE_EMBEDDINGS``               ``judge_embeddings``: the judge's embeddings (default
                                           ``text-embedding-3-small``)
@@ -153,7 +153,7 @@ def get_settings() -> Settings:
 # Variables naming something that must already be there when they are set: (name, kind).
 # The cache and results folders are made on demand; they must only not be files.
 # RAGKIT_BENCHMARKS_DIR is not here: the Makefile exports a default (../shared/benchmarks) that a
-# clone may not have, and `ragkit.benchmarks` names the variable when a file is missing.
+# clone may not have, and `ragkit.evaluate.benchmarks` names the variable when a file is missing.
 INPUT_PATHS = (("RAGKIT_DATA_DIR", "folder"), ("RAGKIT_GEMMA_DIR", "folder"),
                ("RAGKIT_BYOD_CORPUS", "folder"), ("RAGKIT_BYOD_GOLDEN", "file"))
 OUTPUT_PATHS = ("RAGKIT_CACHE_DIR", "RAGKIT_RESULTS_DIR")

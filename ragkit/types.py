@@ -208,7 +208,7 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 # The front-matter fields ragkit filters on: every chunk carries those its document has (the
-# chunkers, the sentence-window retriever), and `ragkit.documents` checks their types.
+# chunkers, the sentence-window retriever), and `ragkit.text.documents` checks their types.
 METADATA_FIELDS = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
 
 

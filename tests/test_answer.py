@@ -1,6 +1,7 @@
 import pytest
 
-from ragkit.answer import contains_fact, key_fact, lost_in_the_middle
+from ragkit.evaluate import key_fact, lost_in_the_middle
+from ragkit.evaluate.answer import contains_fact
 from ragkit.types import Chunk, Document, Query, Span
 
 
@@ -30,7 +31,7 @@ def test_positions_put_the_gold_first_middle_last():
 
 def test_local_model_answers_for_real():
     pytest.importorskip("llama_cpp")
-    from ragkit.answer import LocalAnswerer
+    from ragkit.evaluate import LocalAnswerer
 
     a = LocalAnswerer(max_tokens=16, cache=False)
     out = a.answer("How many days is the Gold refund window?", ["Gold tier: 14 days."])
@@ -50,7 +51,8 @@ class Scripted:
 
 
 def test_answers_are_cached_by_prompt_and_settings(tmp_path, monkeypatch):
-    from ragkit.answer import LocalAnswerer, answer_cache_path
+    from ragkit.evaluate import LocalAnswerer
+    from ragkit.evaluate.answer import answer_cache_path
 
     monkeypatch.setenv("RAGKIT_DATA_DIR", str(tmp_path))
     model = tmp_path / "m.gguf"

@@ -24,7 +24,7 @@ def fake_throughput(monkeypatch):
                      "same_chunks_as_first": 1.0} for r in runners}
         return rates, np.eye(3, 8, dtype=np.float32)
 
-    monkeypatch.setattr("ragkit.scale.throughput", throughput)
+    monkeypatch.setattr("ragkit.scale.measure.throughput", throughput)
     return asked
 
 

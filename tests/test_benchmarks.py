@@ -3,8 +3,8 @@ import shutil
 import pytest
 
 from conftest import needs_benchmarks
-from ragkit import benchmarks as B
 from ragkit.config import get_settings
+from ragkit.evaluate import benchmarks as B
 
 
 @needs_benchmarks()
@@ -74,7 +74,7 @@ def test_unknown_benchmark():
 @needs_benchmarks()
 def test_chonkie_chunks_whose_text_differs_are_relocated_and_flagged():
     pytest.importorskip("chonkie")
-    from ragkit.baselines import ChonkieRecursive
+    from ragkit.chunkers import ChonkieRecursive
     from ragkit.types import check_chunks
 
     doc = B.load_anthropic().docs_by_id()["doc_20"]  # indented byte strings: chonkie 1.7.0

@@ -3,8 +3,9 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragkit.evaluate import (budget_scores, count_tokens, ndcg, pack_context, query_scores,
-                             union)
+from ragkit.evaluate import budget_scores, count_tokens, pack_context, query_scores
+from ragkit.evaluate.metrics import ndcg
+from ragkit.evaluate.spans import union
 from ragkit.types import Chunk, Document, Query, Span
 
 TEXT = ("Refunds are available within fourteen days. Gold customers need sign-off. "

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragkit.cache import CacheWarning, JsonlCache, VectorCache
-from ragkit.results import ResultsFileError, append_rows, read_rows
+from ragkit.report import ResultsFileError, append_rows, read_rows
 
 SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1e", "\r"]
 
@@ -71,7 +71,7 @@ def test_a_corrupt_results_file_names_file_and_line(tmp_path, data, line):
 
 APPENDER = """
 import sys, time
-from ragkit.results import append_rows
+from ragkit.report.results import append_rows
 path, who, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
 while time.time() < start:
     time.sleep(0.001)
@@ -132,7 +132,7 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_partial_file(tmp_path, mo
 def test_a_symlinked_parquet_run_file_stays_a_link(tmp_path):
     import pandas as pd
 
-    from ragkit.results import write_parquet
+    from ragkit.report.results import write_parquet
 
     (tmp_path / "real").mkdir()
     os.symlink(tmp_path / "real" / "x.hits.parquet", tmp_path / "x.hits.parquet")

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ragkit.claims import (CLAIMS, check_claims, decide, needs_cross_reference,
-                           rule_agreement, subset_ids)
 from ragkit.config import get_settings
+from ragkit.report import check_claims
+from ragkit.report.claims import CLAIMS, decide, needs_cross_reference, rule_agreement, subset_ids
 
 # (kind, claimed, estimate, low, high) -> verdict. Held needs the estimate itself within 10 % of
 # the claim (and an interval that excludes 0); an interval that merely reaches the claim is

@@ -1,11 +1,10 @@
 """Closing findings of notebooks 06–08: steps, ranks, rerank pairs, positions, sentences;
-and the ranked leaderboard figure (`ragkit.plots.ranked_intervals`)."""
+and the ranked leaderboard figure (`ragkit.report.ranked_intervals`)."""
 
 import pandas as pd
 
-from ragkit import closing
-from ragkit.pipeline import Outcome
-from ragkit.results import Recorder, load_results, load_scores
+from ragkit.experiments import Outcome
+from ragkit.report import Recorder, closing, load_results, load_scores
 
 
 def _outcome(bench, strategy, recall):
@@ -82,7 +81,7 @@ def test_claims_finding_counts_verdicts_and_after_colon():
 
 
 def test_ranked_intervals_keeps_the_top_and_the_highlighted_rows():
-    from ragkit.plots import ranked_intervals
+    from ragkit.report import ranked_intervals
 
     board = pd.DataFrame({"strategy": [f"s{i}" for i in range(20)] + ["fixed_chars(1000/200)"],
                           "recall": [0.9 - 0.01 * i for i in range(20)] + [0.5]})

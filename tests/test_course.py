@@ -3,7 +3,7 @@
 import importlib
 from pathlib import Path
 
-from ragkit.course import STAGES
+from ragkit.report import STAGES
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
@@ -20,7 +20,7 @@ def test_pipeline_diagram_draws_a_box_per_stage():
     import matplotlib
 
     matplotlib.use("Agg")
-    from ragkit.plots import pipeline_diagram
+    from ragkit.report import pipeline_diagram
 
     fig = pipeline_diagram(STAGES, title="map")
     bold = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ragkit.design as D
-from ragkit.design import Config, Metric, Run, effects, headline, title_numbers
+import ragkit.experiments.design as D
+from ragkit.experiments.design import Config, Metric, Run, effects, headline, title_numbers
 
 IDS = [f"q{i:03d}" for i in range(60)]
 SIDE = {q: ("tune" if i % 2 else "held-out") for i, q in enumerate(IDS)}

@@ -1,6 +1,6 @@
 import pytest
 
-from ragkit.documents import DocumentError, load_corpus, load_document, parse_markdown
+from ragkit.text import DocumentError, load_corpus, load_document, parse_markdown
 
 SAMPLE = """# Refund Policy\r
 \r
@@ -159,7 +159,8 @@ def test_front_matter_with_wrong_types_names_the_line(tmp_path, front, message):
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from ragkit.documents import data_lines, walk_files  # noqa: E402
+from ragkit.text import walk_files  # noqa: E402
+from ragkit.text.documents import data_lines  # noqa: E402
 
 GOOD = b"---\ntitle: Good\n---\n# Good\n\nGold pays 2%.\n"
 

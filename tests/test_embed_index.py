@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 from conftest import needs_benchmarks
-from ragkit.index import VectorIndex
+from ragkit.retrieve import VectorIndex
 
 
 def test_import_ragkit_is_lazy():
-    code = ("import sys, ragkit, ragkit.documents, ragkit.evaluate, ragkit.retrieve, "
-            "ragkit.pipeline, ragkit.results, ragkit.embed, ragkit.index, ragkit.chunkers; "
+    code = ("import sys, ragkit, ragkit.text.documents, ragkit.evaluate, ragkit.retrieve, "
+            "ragkit.experiments.pipeline, ragkit.report.results, ragkit.embed, ragkit.retrieve.index, ragkit.chunkers; "
             "heavy = [m for m in ('torch', 'faiss', 'transformers', 'sentence_transformers') "
             "if m in sys.modules]; print(heavy); assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -20,7 +20,7 @@ def test_import_ragkit_is_lazy():
 def test_vectors_equal_sentence_transformers(embedder):
     from sentence_transformers import SentenceTransformer
 
-    from ragkit.embed import bundled_minilm
+    from ragkit.models import bundled_minilm
 
     texts = ["Gold members get 14 days.", "Access expires after 90 days of inactivity."]
     ours = embedder.encode(texts)
@@ -122,12 +122,12 @@ def test_onnx_backend_where_it_does_not_apply_is_an_error_or_torch():
 
 
 def test_a_bad_onnx_export_falls_back_to_torch_out_loud(monkeypatch):
-    import ragkit.embed as embed
+    import ragkit.embed.encoders as embed
 
     def broken(*a, **k):
         raise RuntimeError("exporter exploded")
 
-    import ragkit.onnx_backend as onnx_backend
+    import ragkit.embed.onnx as onnx_backend
 
     monkeypatch.setattr(onnx_backend, "GRAPHS", {})
     monkeypatch.setattr(onnx_backend, "OnnxTransformer", broken)
@@ -181,8 +181,8 @@ def test_prefilter_still_returns_k_hits_when_k_exist():
 
 @needs_benchmarks()
 def test_encoder_speed_bench_compares_the_backends_on_the_same_texts(tmp_path, monkeypatch):
-    from ragkit.speed import encoder_speed
-    from ragkit.results import read_rows
+    from ragkit.experiments import encoder_speed
+    from ragkit.report import read_rows
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     rows = encoder_speed(smoke=True)

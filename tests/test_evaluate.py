@@ -3,8 +3,9 @@
 import pytest
 from conftest import needs_benchmarks
 
-from ragkit.evaluate import (calibrate_threshold, evaluate_retrieval, precision_omega,
-                             query_scores, refusal_scores, span_scores)
+from ragkit.evaluate import (calibrate_threshold, evaluate_retrieval, query_scores, refusal_scores,
+                             span_scores)
+from ragkit.evaluate.spans import precision_omega
 from ragkit.types import Chunk, Document, Query, Span
 
 DOC = Document("d", "x" * 100)
@@ -142,8 +143,7 @@ def test_on_anthropics_chunks_their_exact_rule_differs_from_spans_only_on_copies
     of each question's own documents' chunks, with random others."""
     import random
 
-    from ragkit.benchmarks import load
-    from ragkit.evaluate import covered_fraction, exact_pass
+    from ragkit.evaluate import covered_fraction, exact_pass, load
 
     bench = load("anthropic")
     texts = {d.id: d.text for d in bench.documents}
@@ -189,7 +189,7 @@ def test_doc_hits_from_saved_hits_match_query_scores():
     import numpy as np
     import pandas as pd
 
-    from ragkit.evaluate import doc_hits
+    from ragkit.evaluate.metrics import doc_hits
 
     rng = np.random.default_rng(3)
     docs = {"d": DOC, "e": OTHER}

@@ -3,7 +3,8 @@
 import pytest
 
 from ragkit.chunkers import FixedCharChunker
-from ragkit.explain import chunk_view, diagnose, gold_pieces, hits_text, staged_status
+from ragkit.report import chunk_view, diagnose, hits_text, staged_status
+from ragkit.report.explain import gold_pieces
 from ragkit.retrieve import Hit
 from ragkit.types import Chunk, Document, Query, Span
 
@@ -92,7 +93,7 @@ def test_staged_status_names_what_fixes_each_case():
 
 
 def test_score_views_scores_one_ranking_at_k_and_at_budgets():
-    from ragkit.explain import score_views
+    from ragkit.report import score_views
 
     chunks = FixedCharChunker(250, 0).chunk(DOC)
     gold_chunks = [c for c in chunks if c.start < GOLD.end and GOLD.start < c.end]
@@ -110,7 +111,7 @@ def test_score_views_scores_one_ranking_at_k_and_at_budgets():
 def test_encoder_overflow_counts_bodies_that_fill_the_input_alone():
     """A preamble placed after a body that fills the encoder's input is never read: the count
     uses the body alone, with the encoder's own token counts (special tokens included)."""
-    from ragkit.explain import encoder_overflow
+    from ragkit.report import encoder_overflow
 
     class Words:  # one token per word, plus [CLS] and [SEP]
         max_tokens = 6

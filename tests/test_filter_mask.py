@@ -1,4 +1,4 @@
-"""The vectorised metadata filter (ragkit.index.MetadataColumns) against the loop it replaces:
+"""The vectorised metadata filter (ragkit.retrieve.MetadataColumns) against the loop it replaces:
 for random records and random filters of every shape `matches` takes, the mask passes exactly
 the records `matches` passes (and raises where the loop raises)."""
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragkit.index import MetadataColumns, VectorIndex, matches
+from ragkit.retrieve import MetadataColumns, VectorIndex, matches
 
 FIELDS = ("region", "year", "effective_date")  # few fields and values: they collide often
 

@@ -1,9 +1,8 @@
 import pytest
 
-from ragkit.benchmarks import load_course
 from ragkit.chunkers import FixedCharChunker
-from ragkit.filters import Catalog
-from ragkit.retrieve import BM25Retriever, DenseRetriever, Hit, newest_first
+from ragkit.evaluate import load_course
+from ragkit.retrieve import BM25Retriever, Catalog, DenseRetriever, Hit, newest_first
 from ragkit.types import Chunk, Document
 
 

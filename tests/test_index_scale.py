@@ -1,12 +1,11 @@
-"""Approximate indexes from shards (ragkit.index_scale): the pre-filter returns only allowed
+"""Approximate indexes from shards (ragkit.scale.index): the pre-filter returns only allowed
 rows, recall against exact search, and an index saved and loaded answers the same."""
 
 import numpy as np
 import pytest
 
-from ragkit.index import VectorIndex
-from ragkit.index_scale import ScaledIndex
-from ragkit.shards import write_row_shards
+from ragkit.retrieve import VectorIndex
+from ragkit.scale import ScaledIndex, write_row_shards
 
 
 def _vectors(n, dim=32, seed=0):
@@ -77,7 +76,7 @@ def test_saved_index_loads_with_its_metadata(shards, tmp_path):
 
 
 def test_eval_index_on_a_folder_that_is_not_an_index_says_so(tmp_path):
-    from ragkit.shards import ShardError
+    from ragkit.scale import ShardError
     from ragkit.tools.index_build import evaluate_index
 
     with pytest.raises(ShardError, match="not a shard folder"):  # `ragkit eval` exits 3
@@ -94,12 +93,12 @@ def test_an_index_from_other_model_files_says_which(tmp_path, monkeypatch, model
     message must not read 'embedded with X, not X'."""
     from types import SimpleNamespace
 
-    import ragkit.shards
+    import ragkit.scale.shards
     from ragkit.tools.index_build import evaluate_index
 
     manifest = {"settings": {"stages": [{"stage": "embed", "model": model,
                                          "fingerprint": "old"}]}}
-    monkeypatch.setattr(ragkit.shards, "ShardSet",
+    monkeypatch.setattr(ragkit.scale.shards, "ShardSet",
                         lambda folder: SimpleNamespace(manifest=manifest, folder=folder))
     emb = SimpleNamespace(name="all-MiniLM-L6-v2", fingerprint="new")
     with pytest.raises(ValueError) as e:

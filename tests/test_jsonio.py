@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from ragkit.golden import check_questions
+from ragkit.evaluate import check_questions
 from ragkit.jsonio import MAX_DEPTH, JsonLimitError, loads
-from ragkit.results import ResultsFileError, read_rows
+from ragkit.report import ResultsFileError, read_rows
 from ragkit.types import Document
 
 HUGE = "9" * 5000

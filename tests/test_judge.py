@@ -11,7 +11,8 @@ from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E4
 from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 
-from ragkit.judge import JudgeSample, judge, judge_unavailable, judged_rows  # noqa: E402
+from ragkit.evaluate import judge_unavailable, judged_rows  # noqa: E402
+from ragkit.evaluate.judge import JudgeSample, judge  # noqa: E402
 
 
 class Scripted(BaseChatModel):
@@ -56,7 +57,7 @@ def test_without_a_key_the_judge_is_skipped_with_a_reason(monkeypatch):
 
 
 def test_judged_rows_answer_each_strategys_passages():
-    from ragkit.benchmarks import load
+    from ragkit.evaluate import load
     from ragkit.types import Chunk
 
     course = load("course")

@@ -1,4 +1,4 @@
-"""Late chunking (`ragkit.late`) with the real bundled MiniLM: token bookkeeping, equality with
+"""Late chunking (`ragkit.embed.late`) with the real bundled MiniLM: token bookkeeping, equality with
 the ordinary embedding, long documents, 1 and 10,000 chunks, and the shared query space."""
 
 import random
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from ragkit.config import get_settings
-from ragkit.late import (LateChunkingWarning, LateDenseRetriever, LateEmbedder,
-                         chunk_token_ranges, plan_windows, tokenize_document)
+from ragkit.embed import LateChunkingWarning, LateEmbedder
+from ragkit.embed.late_plan import chunk_token_ranges, plan_windows, tokenize_document
+from ragkit.retrieve import LateDenseRetriever
 from ragkit.types import Chunk, Document
 
 REFUNDS = ("Refund policy. Gold members can ask for a full refund within 14 days of purchase. "
@@ -247,7 +248,7 @@ def test_embeddinggemma_prompt_and_dense_layers():
 def test_a_second_chunking_of_the_same_documents_reuses_the_forward_passes(embedder):
     """Windows depend on the document only, so another chunker's late vectors take the same
     window batches from the in-process memo: no new forward pass, bit-identical vectors."""
-    from ragkit import late as late_module
+    from ragkit.embed import late as late_module
 
     doc = Document("d", _words(700))
     by_chars = _doc_chunks(doc, [(s, min(s + 90, len(doc.text)))
@@ -279,7 +280,7 @@ def test_late_quality_table_reads_the_saved_paired_rows_and_their_verdicts():
     beats / loses / no measurable difference come from those verdicts."""
     import pandas as pd
 
-    from ragkit.late import late_quality_sentences, late_quality_table
+    from ragkit.experiments import late_quality_sentences, late_quality_table
 
     def row(embedder, window, specials, value, low, high, metric="diff_ndcg@10"):
         return {"notebook": "bench_late_quality", "experiment": "late_quality_paired",

@@ -1,11 +1,23 @@
-"""The library never imports the tools: every module of ragkit/ outside ragkit/tools/ is read
-with `ast` and any import of `ragkit.tools` (absolute, or relative from wherever it sits) fails.
+"""The package's layers, read from the source with `ast` (every import counts, those inside
+functions too):
 
-`ragkit/__main__.py` is the one exception: it is the `ragkit` command's door
-(`python -m ragkit`), not library code, and nothing imports it.
+- the library never imports the tools: every module of ragkit/ outside ragkit/tools/ is read and
+  any import of `ragkit.tools` (absolute, or relative from wherever it sits) fails.
+  `ragkit/__main__.py` is the one exception: it is the `ragkit` command's door
+  (`python -m ragkit`), not library code, and nothing imports it;
+- the stages keep the pipeline's order (`RULES`): `text` <- `chunkers` <- `contextualize`;
+  `embed` and `retrieve` never import `experiments` or `report`; `evaluate` never imports
+  `embed`, `retrieve` or `chunkers`; `scale` never imports `report`; the shared modules at the
+  top of the package (`types`, `config`, `models`, `cache`, ...) import no stage; within a
+  stage, `MODULE_RULES` (the shards never import the stages that fill them);
+- no cycle: the graph of the subpackages (each shared module counted as one "core" node) has
+  none, and neither has the graph of the modules, but for the one pair named in
+  `KNOWN_MODULE_CYCLES`;
+- every name a subpackage's ``__init__`` exports is there, in the module it names.
 """
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -13,11 +25,41 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ragkit"
 TOOLS = PACKAGE / "tools"
 DOORS = {PACKAGE / "__main__.py"}
+STAGES = ("text", "chunkers", "contextualize", "embed", "retrieve", "evaluate", "experiments",
+          "report", "scale", "tools")
+CORE = "core"  # the shared modules at the top of the package: types, config, models, cache ...
+
+# stage -> the stages it must never import (a rule of the pipeline's order)
+RULES = {
+    CORE: set(STAGES),
+    "text": set(STAGES) - {"text"},
+    "chunkers": {"contextualize", "experiments", "report", "scale", "tools"},
+    "contextualize": {"experiments", "report", "scale", "tools"},
+    "embed": {"chunkers", "contextualize", "retrieve", "experiments", "report", "scale", "tools"},
+    "retrieve": {"experiments", "report", "scale", "tools"},
+    "evaluate": {"embed", "retrieve", "chunkers", "contextualize", "experiments", "report",
+                 "scale", "tools"},
+    "experiments": {"scale", "tools"},
+    "report": {"experiments", "scale", "tools"},
+    "scale": {"report", "experiments", "tools"},
+}
+# Within a stage: module -> modules it must never import. The shards store and read batches
+# (`ragkit.scale.batches`); the stages that fill them (chunkers, encoders) are handed in.
+MODULE_RULES = {"ragkit.scale.shards": {"ragkit.scale.stages"},
+                "ragkit.scale.index": {"ragkit.scale.stages"}}
+# Module-level cycles left, each with its reason (the list may only shrink):
+# `config.check_environment` checks RAGKIT_EMBEDDER by `models.locate_model`'s rule, and
+# `models` finds its folders through `config.get_settings`; both are shared modules.
+KNOWN_MODULE_CYCLES = [{"ragkit.config", "ragkit.models"}]
 
 
 def library_modules() -> list[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py")
                   if TOOLS not in p.parents and p not in DOORS)
+
+
+def all_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if p not in DOORS)
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -50,11 +92,84 @@ def is_tools(name: str) -> bool:
     return name == "ragkit.tools" or name.startswith("ragkit.tools.")
 
 
+def stage_of(name: str) -> str | None:
+    """The stage a dotted name belongs to (``ragkit.retrieve.rerank`` -> ``retrieve``), `CORE`
+    for the package itself and its shared modules, None outside ragkit."""
+    parts = name.split(".")
+    if parts[0] != "ragkit":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in STAGES else CORE
+
+
+def module_imports(paths) -> dict[str, set[str]]:
+    """module -> the ragkit modules it imports (a name imported from a module counts as that
+    module; a submodule imported by name counts as the submodule)."""
+    names = {module_name(p): p for p in paths}
+    graph = {}
+    for name, path in names.items():
+        deps = set()
+        for _, dotted in imported(path):
+            while dotted and dotted not in names:
+                dotted = dotted.rpartition(".")[0]
+            if dotted and dotted != name:
+                deps.add(dotted)
+        graph[name] = deps
+    return graph
+
+
+def stage_imports(paths) -> dict[tuple[str, str], list[str]]:
+    """(stage, imported stage) -> the ``module -> module`` edges that make it."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, deps in module_imports(paths).items():
+        for dep in deps:
+            a, b = stage_of(module), stage_of(dep)
+            if a != b:
+                edges.setdefault((a, b), []).append(f"{module} -> {dep}")
+    return edges
+
+
+def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
 def test_the_walk_sees_the_whole_library():
     names = {module_name(p) for p in library_modules()}
-    assert {"ragkit", "ragkit.claims", "ragkit.retrieve", "ragkit.chunkers.structure",
-            "ragkit.reproductions"} <= names
+    assert {"ragkit", "ragkit.report.claims", "ragkit.retrieve", "ragkit.chunkers.structure",
+            "ragkit.experiments.reproductions"} <= names
     assert not any(is_tools(n) for n in names)
+
+
+def test_the_package_shows_the_stages():
+    subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert subpackages == set(STAGES)
 
 
 @pytest.mark.parametrize("source, found", [
@@ -84,6 +199,60 @@ def test_library_module_does_not_import_the_tools(path):
 def test_the_door_is_the_only_exception():
     door = PACKAGE / "__main__.py"
     assert any(is_tools(n) for _, n in imported(door))
+
+
+@pytest.mark.parametrize("stage", sorted(RULES))
+def test_each_stage_keeps_its_place_in_the_pipeline(stage):
+    edges = stage_imports(all_modules())
+    bad = [e for (a, b), found in sorted(edges.items()) if a == stage and b in RULES[stage]
+           for e in found]
+    assert not bad, f"{stage} imports what it must not: {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULE_RULES))
+def test_modules_within_a_stage_keep_apart(module):
+    graph = module_imports(all_modules())
+    assert module in graph
+    assert not graph[module] & MODULE_RULES[module], sorted(graph[module] & MODULE_RULES[module])
+
+
+def test_the_rules_hold_the_issues_order():
+    """The rules the issue names are all in `RULES`."""
+    assert {"chunkers", "contextualize"} <= RULES["text"]
+    assert "contextualize" in RULES["chunkers"]
+    assert {"experiments", "report"} <= RULES["embed"] & RULES["retrieve"]
+    assert {"embed", "retrieve", "chunkers"} <= RULES["evaluate"]
+    assert "report" in RULES["scale"]
+
+
+def test_the_stages_import_each_other_without_a_cycle():
+    edges = stage_imports(all_modules())
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    found = cycles(graph)
+    assert not found, [(sorted(c), [e for (a, b), es in edges.items()
+                                     if a in c and b in c for e in es]) for c in found]
+
+
+def test_the_modules_import_each_other_without_a_cycle():
+    found = [c for c in cycles(module_imports(all_modules())) if c not in KNOWN_MODULE_CYCLES]
+    assert not found, [sorted(c) for c in found]
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("stage", STAGES[:-1])
+def test_every_name_a_stage_exports_is_there(stage):
+    package = importlib.import_module(f"ragkit.{stage}")
+    missing = [name for name in package.__all__ if not hasattr(package, name)]
+    assert not missing, missing
+    for name, module in getattr(package, "_EXPORTS", {}).items():  # the lazy surfaces
+        home = importlib.import_module(f"ragkit.{stage}.{module}")
+        assert getattr(home, name) is getattr(package, name), name
 
 
 HEAVY = ("torch", "faiss", "transformers", "sentence_transformers", "onnxruntime", "llama_cpp",

@@ -5,7 +5,7 @@ import numpy as np
 
 from ragkit.chunkers import FixedCharChunker
 from ragkit.evaluate import calibrate_threshold, refusal_scores
-from ragkit.explain import staged_case_html
+from ragkit.report import staged_case_html
 from ragkit.retrieve import Hit
 from ragkit.types import Query, Span
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from conftest import refund_chunks, refund_doc
-from ragkit.benchmarks import Benchmark
-from ragkit.pipeline import Outcome
+from ragkit.evaluate import Benchmark
+from ragkit.experiments import Outcome
 from ragkit.types import Document, Query, Span
 
 
@@ -23,7 +23,7 @@ def outcome(values: dict, metric: str = "recall@k") -> Outcome:
 # --- 03: filters ----------------------------------------------------------------------------
 
 def test_filter_flips_lists_fixed_then_broken_and_whether_the_gold_was_searched():
-    from ragkit.filters import Catalog, filter_flips
+    from ragkit.retrieve import Catalog, filter_flips
 
     docs = [Document("policy-2022", "old", {"effective_date": "2022-01-01",
                                             "superseded_by": "policy-2024"}),
@@ -48,7 +48,7 @@ def test_filter_flips_lists_fixed_then_broken_and_whether_the_gold_was_searched(
 
 
 def test_filter_flips_is_empty_when_nothing_changes():
-    from ragkit.filters import Catalog, filter_flips
+    from ragkit.retrieve import Catalog, filter_flips
 
     catalog = Catalog([Document("d", "text")])
     q = [Query("q1", "What?", (Span("d", 0, 2),))]
@@ -57,7 +57,7 @@ def test_filter_flips_is_empty_when_nothing_changes():
 
 
 def test_readings_summary_splits_ambiguous_from_the_rest():
-    from ragkit.filters import readings_summary
+    from ragkit.retrieve import readings_summary
 
     report = pd.DataFrame({"type": ["ambiguous", "ambiguous", "lookup", "lookup"],
                            "flagged_ambiguous": [True, False, True, False],
@@ -78,7 +78,7 @@ def test_sample_indices_spread_evenly():
 
 
 def test_preamble_samples_show_each_generator_beside_the_chunk():
-    from ragkit.contextualize.samples import preamble_samples, samples_text
+    from ragkit.contextualize import preamble_samples, samples_text
 
     doc = refund_doc()
     chunks = refund_chunks(doc)
@@ -93,7 +93,7 @@ def test_preamble_samples_show_each_generator_beside_the_chunk():
 
 
 def test_preamble_quality_counts_flags_repeats_and_prompt_echoes(tmp_path, monkeypatch):
-    from ragkit.contextualize.samples import preamble_quality
+    from ragkit.contextualize import preamble_quality
 
     monkeypatch.setenv("RAGKIT_DATA_DIR", str(tmp_path))
     folder = tmp_path / "cache" / "preambles"
@@ -122,7 +122,7 @@ def recorded(label: str, strategies: dict[str, dict[str, float]], metric: str = 
 
 
 def test_contextual_comparison_pairs_a_stage_with_basic_on_the_same_questions():
-    from ragkit.pipeline import CONTEXT_STAGES, contextual_comparison
+    from ragkit.experiments import CONTEXT_STAGES, contextual_comparison
 
     stage = CONTEXT_STAGES[0]
     rows, scores = recorded("up", {
@@ -136,7 +136,7 @@ def test_contextual_comparison_pairs_a_stage_with_basic_on_the_same_questions():
 
 
 def test_contextual_comparison_across_chunkers():
-    from ragkit.pipeline import contextual_comparison
+    from ragkit.experiments import contextual_comparison
 
     r1, s1 = recorded("code", {"basic · code": {"a": 0.0, "b": 0.0}}, "pass@5")
     r2, s2 = recorded("up", {"basic · up": {"a": 1.0, "b": 0.0}}, "pass@5")
@@ -148,7 +148,7 @@ def test_contextual_comparison_across_chunkers():
 # --- 05: late chunking ------------------------------------------------------------------------
 
 def test_windowed_documents_reads_the_flag():
-    from ragkit.late import windowed_documents
+    from ragkit.experiments import windowed_documents
 
     assert windowed_documents("late:prefix_ignored:1;late:windowed_docs:52") == 52
     assert windowed_documents("truncated:10") == 0
@@ -156,7 +156,7 @@ def test_windowed_documents_reads_the_flag():
 
 
 def test_late_vs_naive_pairs_modes_per_benchmark_and_chunker():
-    from ragkit.late import late_vs_naive
+    from ragkit.experiments import late_vs_naive
 
     def row(bench, mode, values):
         return {"benchmark": bench, "chunker": "c", "embedder": "e", "mode": mode,
@@ -173,8 +173,8 @@ def test_late_vs_naive_pairs_modes_per_benchmark_and_chunker():
 
 def test_naive_vs_late_gives_one_row_per_mode_on_the_same_spans(embedder):
     from ragkit.chunkers import FixedTokenChunker
-    from ragkit.late import naive_vs_late
-    from ragkit.results import Recorder
+    from ragkit.experiments import naive_vs_late
+    from ragkit.report import Recorder
 
     doc = refund_doc()
     start = doc.text.index("Annual plans can")
@@ -191,7 +191,8 @@ def test_naive_vs_late_gives_one_row_per_mode_on_the_same_spans(embedder):
 # --- closing sections: claim verdicts as sentences --------------------------------------------
 
 def test_claim_sentences_render_verdicts_and_reasons():
-    from ragkit.claims import CLAIMS, claim_sentences
+    from ragkit.report import claim_sentences
+    from ragkit.report.claims import CLAIMS
 
     reduction = next(c for c in CLAIMS if c.effect == "failure_reduction")
     nan = float("nan")
@@ -214,8 +215,8 @@ def test_claim_sentences_render_verdicts_and_reasons():
 
 
 def test_contextual_table_records_runs_that_contextual_comparison_reads(embedder):
-    from ragkit.pipeline import CONTEXT_STAGES, CONTROLS, contextual_comparison, contextual_table
-    from ragkit.results import Recorder
+    from ragkit.experiments import CONTEXT_STAGES, CONTROLS, contextual_comparison, contextual_table
+    from ragkit.report import Recorder
 
     doc = refund_doc()
     chunks = refund_chunks(doc)
@@ -231,7 +232,7 @@ def test_contextual_table_records_runs_that_contextual_comparison_reads(embedder
 
 
 def test_flip_reason_tells_an_unread_date_from_a_lower_rank():
-    from ragkit.filters import Catalog, flip_reason
+    from ragkit.retrieve import Catalog, flip_reason
 
     catalog = Catalog([Document("d", "text")])
     q = Query("q1", "Under the 2022 policy?", (Span("d", 0, 2),), context={"as_of": "2023-01-01"})

@@ -1,9 +1,9 @@
-"""ragkit.lint: each check on a small case made to trip it, and the corpus summary."""
+"""ragkit.chunkers.lint: each check on a small case made to trip it, and the corpus summary."""
 
 import pytest
 
-from ragkit.chunkers import FixedCharChunker, RecursiveChunker, StructureChunker
-from ragkit.lint import Finding, lint, lint_corpus, summary
+from ragkit.chunkers import FixedCharChunker, RecursiveChunker, StructureChunker, lint_corpus
+from ragkit.chunkers.lint import Finding, lint, summary
 from ragkit.types import Chunk, Document
 
 TABLE_DOC = Document("t", "# Fees\n\nIntro line.\n\n| Plan | Price |\n|---|---|\n" + "\n".join(
@@ -107,7 +107,7 @@ def test_empty_documents(doc):
 
 
 def test_over_cap_reports_chunks_over_their_own_chunkers_cap():
-    from ragkit.lint import cap_findings, chunk_cap
+    from ragkit.chunkers.lint import cap_findings, chunk_cap
 
     doc = Document("d", " ".join(["word"] * 300))
     chunker = StructureChunker(40, 64, "minilm")

@@ -74,7 +74,7 @@ def test_the_embedder_and_the_reranker_follow_the_rule(offline):
     clear error, not a path error and not a traceback from deep in the hub client."""
     from ragkit.embed import Embedder
     from ragkit.models import ModelNotFound
-    from ragkit.rerank import make_reranker
+    from ragkit.retrieve import make_reranker
 
     with pytest.raises(ModelNotFound, match="embedder ragkit-test/no-such-model: .*offline"):
         Embedder(NOT_CACHED, cache=False)
@@ -126,7 +126,8 @@ def _flip_byte(path: Path, offset: int) -> None:
 
 def test_a_byte_changed_past_the_first_mib_changes_the_fingerprint(model_folder):
     """The weights edited in place (same size): the old embedding cache must not be reused."""
-    from ragkit.embed import Embedder, _fingerprint
+    from ragkit.embed import Embedder
+    from ragkit.embed.encoders import _fingerprint
 
     weights = model_folder / "model.safetensors"
     before = _fingerprint(str(model_folder))
@@ -139,7 +140,7 @@ def test_a_byte_changed_past_the_first_mib_changes_the_fingerprint(model_folder)
 
 
 def test_every_file_counts_and_an_identical_copy_keeps_its_key(model_folder, tmp_path):
-    from ragkit.embed import _fingerprint
+    from ragkit.embed.encoders import _fingerprint
 
     before = _fingerprint(str(model_folder))
     copy = tmp_path / "copy"
@@ -156,7 +157,7 @@ def test_every_file_counts_and_an_identical_copy_keeps_its_key(model_folder, tmp
 def test_a_known_folder_is_not_read_again(model_folder, monkeypatch, tmp_path):
     """Cheap for the bundled model, fingerprinted on every run: hashes are remembered by stat."""
     from ragkit import models
-    from ragkit.embed import _fingerprint
+    from ragkit.embed.encoders import _fingerprint
 
     old = os.stat(model_folder / "model.safetensors").st_mtime_ns - 10**10
     for f in model_folder.rglob("*"):  # written long ago (not inside the racy window)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from ragkit.results import SCHEMA, Recorder, comparable, load_results, read_rows
+from ragkit.report import Recorder, comparable, load_results, read_rows
+from ragkit.report.results import SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 # conda names on the left, their pip equivalents on the right
@@ -55,7 +56,7 @@ def test_a_rerun_on_one_benchmark_keeps_the_others_rows_and_runs():
     back unchanged; the re-run benchmark's rows are replaced, not duplicated."""
     import pandas as pd
 
-    from ragkit.results import load_scores
+    from ragkit.report import load_scores
 
     def record(benchmarks, value):
         rec = Recorder("99_bench")

@@ -3,9 +3,8 @@ from collections import Counter
 import pytest
 
 from ragkit.chunkers import StructureChunker
-from ragkit.parents import (ParentChildRetriever, ParentStore, SentenceWindowRetriever,
-                            make_children)
-from ragkit.retrieve import Hit
+from ragkit.retrieve import Hit, ParentChildRetriever, SentenceWindowRetriever
+from ragkit.retrieve.parents import ParentStore, make_children
 from ragkit.types import Chunk, Document
 
 TEXT = ("# Refund Policy\n\n## Refunds\n\n" + " ".join(
@@ -103,7 +102,7 @@ def test_deduplicating_retrievers_are_searched_deep_enough(kind, embedder):
     and 4,096-token contexts under-filled). Now: at least ten units where ten exist, and the
     largest budget filled while text remains."""
     from ragkit.evaluate import pack_context
-    from ragkit.pipeline import search_deep
+    from ragkit.experiments import search_deep
 
     docs = [Document(f"d{j}", f"# Topic {j}\n\n" + " ".join(
         f"Fact {i} of topic {j} is about refunds, windows and {'fees' if i % 2 else 'days'}."

@@ -1,8 +1,8 @@
-"""Notebook 06's five strategies (`ragkit.parents.comparison_strategies`)."""
+"""Notebook 06's five strategies (`ragkit.retrieve.comparison_strategies`)."""
 
-from ragkit.benchmarks import Benchmark
 from ragkit.chunkers import StructureChunker
-from ragkit.parents import comparison_strategies
+from ragkit.evaluate import Benchmark
+from ragkit.retrieve import comparison_strategies
 from ragkit.types import Document
 
 TEXT = ("# Refund Policy\n\n## Refunds\n\n" + " ".join(

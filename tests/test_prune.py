@@ -1,9 +1,9 @@
-"""Tests for ragkit.prune: distractors, the three prune rules, and the measurement."""
+"""Tests for ragkit.experiments.prune: distractors, the three prune rules, and the measurement."""
 
 from ragkit.chunkers import FixedCharChunker
-from ragkit.prune import (dedupe, garble, gold_in_superseded, grow, looks_garbled, measure,
-                          prune, superseded, verdict)
-from ragkit.filters import Catalog
+from ragkit.experiments import garble, gold_in_superseded, grow
+from ragkit.experiments.prune import dedupe, looks_garbled, measure, prune, superseded, verdict
+from ragkit.retrieve import Catalog
 from ragkit.types import Chunk, Document, Query, Span
 
 TABLE = """# Fees
@@ -104,7 +104,7 @@ def test_measure_table_and_paired_values(embedder):
 
 
 def test_gold_in_superseded_and_verdict():
-    from ragkit.stats import paired
+    from ragkit.evaluate import paired
 
     docs = [_doc("old", "old text", superseded_by="new"), _doc("new", "new text")]
     qs = [Query("a", "?", (Span("old", 0, 3),)), Query("b", "?", (Span("new", 0, 3),))]

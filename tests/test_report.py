@@ -6,9 +6,9 @@ import warnings
 import pandas as pd
 import pytest
 
-from ragkit.report import (ci, finding, pct, percent_table, quiet_cells, summarize_warnings,
-                           summary_lines, what_we_measured)
-from ragkit.stats import paired
+from ragkit.evaluate import paired
+from ragkit.report import ci, finding, pct, percent_table, quiet_cells, what_we_measured
+from ragkit.report.prose import summarize_warnings, summary_lines
 
 
 def test_formats():

@@ -1,4 +1,4 @@
-"""The rerank stage (`ragkit.rerank`): a reranker wraps a first-stage retriever."""
+"""The rerank stage (`ragkit.retrieve.rerank`): a reranker wraps a first-stage retriever."""
 
 import numpy as np
 
@@ -8,8 +8,8 @@ from conftest import refund_doc as _doc
 
 
 def test_reranker_wraps_a_retriever(embedder):
-    from ragkit.rerank import BiEncoderScorer, Reranker, detect_kind
-    from ragkit.retrieve import BM25Retriever
+    from ragkit.retrieve import BM25Retriever, detect_kind
+    from ragkit.retrieve.rerank import BiEncoderScorer, Reranker
 
     doc = _doc()
     chunks = _chunks(doc)
@@ -35,8 +35,8 @@ class _ByLength:
 
 
 def test_only_the_first_candidates_are_rescored_the_rest_keep_their_order():
-    from ragkit.rerank import Reranker
     from ragkit.retrieve import BM25Retriever
+    from ragkit.retrieve.rerank import Reranker
 
     chunks = _chunks(_doc())
     first = BM25Retriever(chunks)
@@ -62,8 +62,7 @@ def packaged_or_skip():
 
 
 def test_packaged_cross_encoder_reads_query_and_chunk_together(tmp_path, monkeypatch):
-    from ragkit.rerank import OnnxCrossEncoderScorer, detect_kind, make_reranker
-    from ragkit.retrieve import BM25Retriever
+    from ragkit.retrieve import BM25Retriever, OnnxCrossEncoderScorer, detect_kind, make_reranker
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     folder = packaged_or_skip()
@@ -81,7 +80,7 @@ def test_packaged_cross_encoder_reads_query_and_chunk_together(tmp_path, monkeyp
 
 
 def test_cross_encoder_cuts_only_the_chunk_says_so_and_caches(tmp_path, monkeypatch):
-    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.retrieve import OnnxCrossEncoderScorer
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     folder = packaged_or_skip()
@@ -102,8 +101,8 @@ def test_cross_encoder_cuts_only_the_chunk_says_so_and_caches(tmp_path, monkeypa
 def test_kept_candidates_hold_their_places_and_are_never_scored():
     """`keep`: candidates the scorer is not trusted with (code, for a cross-encoder trained on
     web passages) stay where the first stage put them; the rest are reordered around them."""
-    from ragkit.rerank import Reranker, is_code
-    from ragkit.retrieve import BM25Retriever
+    from ragkit.retrieve import BM25Retriever, is_code
+    from ragkit.retrieve.rerank import Reranker
 
     chunks = _chunks(_doc())
     first = BM25Retriever(chunks)
@@ -131,7 +130,7 @@ def test_kept_candidates_hold_their_places_and_are_never_scored():
 def test_a_cross_encoder_score_depends_on_its_pair_alone(tmp_path, monkeypatch):
     """Pairs of very different lengths scored in one call get the scores each gets alone, in
     the order asked (the int8 model's dynamic scales would otherwise mix a batch's pairs)."""
-    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.retrieve import OnnxCrossEncoderScorer
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     folder = packaged_or_skip()
@@ -149,7 +148,7 @@ def test_a_cross_encoder_score_depends_on_its_pair_alone(tmp_path, monkeypatch):
 
 
 def test_a_stopped_cross_encoder_run_keeps_the_blocks_it_finished(tmp_path, monkeypatch):
-    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.retrieve import OnnxCrossEncoderScorer
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     folder = packaged_or_skip()
@@ -183,8 +182,8 @@ def test_a_stopped_cross_encoder_run_keeps_the_blocks_it_finished(tmp_path, monk
 @needs_benchmarks()
 def test_rerank_speed_bench_records_both_batchings_and_how_far_scores_move(tmp_path,
                                                                            monkeypatch):
-    from ragkit.results import read_rows
-    from ragkit.speed import rerank_speed
+    from ragkit.experiments import rerank_speed
+    from ragkit.report import read_rows
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     packaged_or_skip()

@@ -39,10 +39,9 @@ def _chunks(docs=DOCS):
 
 
 def _build(name, embedder, docs=DOCS):
-    from ragkit.late import LateDenseRetriever
-    from ragkit.parents import ParentChildRetriever, SentenceWindowRetriever
-    from ragkit.rerank import BiEncoderScorer, Reranker
-    from ragkit.retrieve import BM25Retriever, DenseRetriever, HybridRetriever, TfidfRetriever
+    from ragkit.retrieve import (BM25Retriever, DenseRetriever, HybridRetriever, LateDenseRetriever,
+                                 ParentChildRetriever, SentenceWindowRetriever, TfidfRetriever)
+    from ragkit.retrieve.rerank import BiEncoderScorer, Reranker
 
     chunks = _chunks(docs)
     parents = RecursiveChunker(160, 0, "chars")
@@ -143,7 +142,7 @@ def test_equal_scores_rank_the_newer_document_first(name, embedder):
 
 
 def test_fusion_breaks_ties_toward_the_newer_document():
-    from ragkit.retrieve import fuse
+    from ragkit.retrieve.retrievers import fuse
 
     old, new = (Hit(c, 1.0) for c in _chunks(TIE_DOCS[:2]))
     # old first in one ranking, new first in the other: equal fused scores
@@ -182,7 +181,8 @@ def test_identifier_tokens_keep_prose_as_bm25s_tokenizes_it():
     """On text without compound identifiers, the two tokenisations rank alike."""
     import bm25s
 
-    from ragkit.retrieve import BM25Retriever, identifier_words
+    from ragkit.retrieve import BM25Retriever
+    from ragkit.retrieve.retrievers import identifier_words
 
     text = "Gold members can ask for a full refund within 14 days of purchase."
     stop = frozenset(bm25s.stopwords.STOPWORDS_EN)
@@ -202,7 +202,7 @@ def test_identifier_tokens_keep_prose_as_bm25s_tokenizes_it():
 # -- chunks longer than the encoder's window: embedded as windows, never cut -----------------
 
 def test_windows_cover_a_long_chunk_within_the_encoder_limit(embedder):
-    from ragkit.retrieve import encoder_windows
+    from ragkit.retrieve.retrievers import encoder_windows
     from ragkit.types import Chunk
 
     lines = [f"line {i}: the gateway retries the upload after {i} seconds of waiting" for i in range(80)]
@@ -225,7 +225,8 @@ def test_a_prefix_too_long_to_share_a_window_is_read_apart_and_said(embedder, pl
     """A long LLM preamble leaves no room for the body: prefix and body are windowed apart,
     every character of both is read, each window fits, and the row's flags and a warning say
     so (it used to stop the whole run with a ValueError)."""
-    from ragkit.retrieve import DenseRetriever, encoder_windows
+    from ragkit.retrieve import DenseRetriever
+    from ragkit.retrieve.retrievers import encoder_windows
     from ragkit.types import Chunk
 
     doc = Document("d", "def retry(upload):\n    return upload.send(backoff=3)\n" * 12)
@@ -275,7 +276,7 @@ def test_windowed_dense_finds_what_truncation_never_reads(embedder):
 
 
 def test_the_stack_reads_whole_chunks_splits_identifiers_and_spares_code(embedder):
-    from ragkit.pipeline import STACK_WEIGHTS, make_retriever, stack_retriever
+    from ragkit.retrieve import STACK_WEIGHTS, make_retriever, stack_retriever
 
     chunks = _chunks()
     first = make_retriever(chunks, embedder, "stack")
@@ -289,7 +290,7 @@ def test_the_stack_reads_whole_chunks_splits_identifiers_and_spares_code(embedde
 
 
 def _minilm_folder():
-    from ragkit.embed import resolve_model
+    from ragkit.models import resolve_model
 
     return resolve_model(None)  # the bundled MiniLM folder, used as a bi-encoder scorer
 

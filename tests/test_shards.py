@@ -1,14 +1,13 @@
-"""Sharded output (ragkit.shards): a run killed after a shard resumes to the same bytes."""
+"""Sharded output (ragkit.scale.shards): a run killed after a shard resumes to the same bytes."""
 
 import json
 
 import numpy as np
 import pytest
 
-from ragkit.documents import load_corpus
-from ragkit.shards import (JOURNAL, MANIFEST, ShardError, ShardSet, ShardWarning,
-                           build_shards)
-from ragkit.stages import ChunkStage, EmbedStage
+from ragkit.scale import ChunkStage, EmbedStage, ShardError, ShardSet, ShardWarning, build_shards
+from ragkit.scale.shards import JOURNAL, MANIFEST
+from ragkit.text import load_corpus
 
 from ragkit.types import Document
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragkit.splits import (BLOCKS, MIN_DOCUMENTS, SIDES, SPLITS_FILE, grouped_split, leaks,
+from ragkit.evaluate.splits import (BLOCKS, MIN_DOCUMENTS, SIDES, SPLITS_FILE, grouped_split, leaks,
                            split_of)
 from ragkit.types import Query, Span
 
@@ -84,7 +84,7 @@ def test_unknown_question_is_a_clear_error():
 @needs_benchmarks()
 def test_committed_split_is_the_rule_applied_to_the_benchmarks():
     from ragkit.benchmarks import load
-    from ragkit.splits import splits_for
+    from ragkit.evaluate.splits import splits_for
 
     benches = [load(n) for n in ("course", "chroma", "anthropic")]
     fresh = splits_for(benches)

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from ragkit.answer import LocalAnswerer, staged_answers
-from ragkit.explain import staged_status
+from ragkit.evaluate import LocalAnswerer, staged_answers
+from ragkit.report import staged_status
 from ragkit.types import Chunk, Document, Query
 
 

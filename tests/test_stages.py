@@ -1,5 +1,5 @@
 """The batch stages give the same rows in one process, under datasets.map(num_proc=2) and
-under Ray Data in local mode (ragkit.stages)."""
+under Ray Data in local mode (ragkit.scale.stages)."""
 
 import importlib.util
 import pickle
@@ -7,9 +7,9 @@ import pickle
 import numpy as np
 import pytest
 
-from ragkit.documents import load_corpus
-from ragkit.stages import (ChunkStage, EmbedStage, LateEmbedStage, batch_to_chunks,
-                           documents_to_batch, run_datasets, run_local, run_ray)
+from ragkit.scale import (ChunkStage, EmbedStage, LateEmbedStage, batch_to_chunks,
+                          documents_to_batch, run_datasets, run_local, run_ray)
+from ragkit.text import load_corpus
 from ragkit.types import Document
 
 from conftest import ROOT

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ragkit.stats import interval, paired, ratio_effect, statistic_interval
+from ragkit.evaluate import interval, paired, ratio_effect
+from ragkit.evaluate.stats import statistic_interval
 
 
 def test_paired_interval_agrees_with_scipy_on_a_known_case():

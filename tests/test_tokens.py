@@ -1,4 +1,5 @@
-from ragkit.tokens import PIECE, get_tokenizer
+from ragkit.text import get_tokenizer
+from ragkit.text.tokens import PIECE
 
 
 def test_long_text_is_tokenised_in_pieces_without_changing_tokens():

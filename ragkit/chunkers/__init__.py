@@ -9,14 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Chunker
-from .fixed import FixedCharChunker, FixedTokenChunker
-from .recursive import RecursiveChunker
+from .baselines import ChonkieRecursive, LangchainMarkdownRecursive
 from .classes import (ApiChunker, ChatChunker, ClauseChunker, SectionChunker, TableRowChunker,
                       TranscriptChunker)
 from .code import CodeChunker
+from .fixed import FixedCharChunker, FixedTokenChunker
+from .groups import SentenceGroupChunker
+from .lint import lint_corpus
+from .recursive import MARKDOWN_SEPARATORS, RecursiveChunker
 from .router import Router
 from .semantic import ClusterSemanticChunker, SemanticChunker
-from .groups import SentenceGroupChunker
 from .structure import StructureChunker
 
 REGISTRY: dict[str, type[Chunker]] = {
@@ -58,4 +60,5 @@ def get_chunker(spec: str, **params: Any) -> Chunker:
 __all__ = ["SentenceGroupChunker", "Chunker", "FixedCharChunker", "FixedTokenChunker", "RecursiveChunker", "REGISTRY",
            "get_chunker", "register", "StructureChunker", "ClauseChunker", "SectionChunker",
            "ApiChunker", "TranscriptChunker", "ChatChunker", "TableRowChunker", "CodeChunker",
-           "SemanticChunker", "ClusterSemanticChunker", "Router"]
+           "SemanticChunker", "ClusterSemanticChunker", "Router", "ChonkieRecursive",
+           "LangchainMarkdownRecursive", "lint_corpus", "MARKDOWN_SEPARATORS"]

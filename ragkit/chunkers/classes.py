@@ -31,4 +31,4 @@ from .doc_classes import (CLAUSE, ENDPOINT, SPEAKER, ApiChunker, ChatChunker,  #
                           speaker)
 from .grouping import (Group, GroupChunker, PrefixFn, heading_or_paragraph,  # noqa: F401
                        segments)
-from .structure import heading_paths  # noqa: F401
+from ..text.headings import heading_paths  # noqa: F401

@@ -10,11 +10,11 @@ import math
 import re
 from typing import Sequence
 
+from ..text.headings import Breadcrumb, abstract_index, heading_paths, heading_title
+from ..text.sentences import TokenIndex, pieces, sentence_cuts
 from ..types import Block, Document
 from .grouping import Group, GroupChunker, heading_or_paragraph, segments
-from .sentences import TokenIndex, pieces, sentence_cuts
-from .structure import (Breadcrumb, Costs, StructureChunker, abstract_index, heading_paths,
-                        heading_title)
+from .structure import Costs, StructureChunker
 
 SPEAKER = re.compile(r"\*\*(?:\[[^\]\n]{1,24}\]\s*)?([^*\n]{1,80}?):\*\*|\*\*([^*\n]{1,80})\*\*:")
 CLAUSE = re.compile(r"(?:\*\*)?(?:(?:Section|Clause|Article)\s+)?(\d+(?:\.\d+)+)\.?(?:\*\*)?\s")

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from ..tokens import get_tokenizer
+from ..text.tokens import get_tokenizer
 from ..types import Document
 from .base import Chunker, trim_span, windows
 

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ..text.headings import Heading, heading_paths, heading_title
 from ..types import Block, Chunk, Document
-from .structure import (Costs, Heading, StructureChunker, heading_paths, heading_title,
-                        measured_blocks)
+from .structure import Costs, StructureChunker, measured_blocks
 
 PrefixFn = Callable[[list[Heading], int], str]
 

@@ -1,7 +1,7 @@
 """Sentence groups: consecutive whole sentences packed up to a token budget.
 
 The simplest chunker that never cuts a sentence: split the document into sentences
-(`ragkit.chunkers.sentences`), then pack them greedily, starting a new chunk when the next
+(`ragkit.text.sentences`), then pack them greedily, starting a new chunk when the next
 sentence would pass `size` tokens. A sentence longer than `size` becomes a chunk of its own
 (the linter reports it if it passes the encoder's limit). Notebooks 05 and 06 use it as the
 "sentence-group" chunking.
@@ -14,12 +14,12 @@ sentence would pass `size` tokens. A sentence longer than `size` becomes a chunk
 
 from __future__ import annotations
 
-from ..documents import blocks_for
-from ..tokens import get_tokenizer
+from ..text.headings import breadcrumb_text, heading_path_at
+from ..text.markdown import blocks_for
+from ..text.sentences import TokenIndex, pack_sentences
+from ..text.tokens import get_tokenizer
 from ..types import Chunk, Document
 from .base import Chunker
-from .sentences import TokenIndex, pack_sentences
-from .structure import breadcrumb_text, heading_path_at
 
 
 class SentenceGroupChunker(Chunker):

@@ -25,7 +25,8 @@ import re
 from pathlib import PurePath
 from typing import Any, Mapping
 
-from ..documents import CODE_SUFFIXES, blocks_for
+from ..text.documents import CODE_SUFFIXES
+from ..text.markdown import blocks_for
 from ..types import Chunk, Document, stable_hash
 from .base import Chunker
 from .classes import (CLAUSE, ENDPOINT, ApiChunker, ChatChunker, ClauseChunker, SectionChunker,

@@ -35,12 +35,12 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..documents import blocks_for
-from ..tokens import get_tokenizer
+from ..text.markdown import blocks_for
+from ..text.sentences import TokenIndex, pieces, sentence_cuts
+from ..text.tokens import get_tokenizer
 from ..types import Chunk, Document
 from .base import Chunker
 from .recursive import RecursiveChunker
-from .sentences import TokenIndex, pieces, sentence_cuts
 from .structure import DEFAULT_LEVELS, Costs, split_span, words_isolated
 
 
@@ -71,14 +71,14 @@ class LexicalEmbedder:
 
 
 def _default_embedder() -> TextEmbedder:
-    from ..embed import Embedder
+    from ..embed.encoders import Embedder
 
     return Embedder(show_progress=False)
 
 
 def _embedder_name(embedder: Any) -> str:
     if embedder is None:
-        from ..embed import model_label
+        from ..embed.encoders import model_label
 
         return model_label(None)
     return str(getattr(embedder, "name", type(embedder).__name__))

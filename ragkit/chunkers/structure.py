@@ -2,7 +2,7 @@
 
 A naive splitter counts characters and cuts wherever the count runs out: through a table, between
 a heading and its first sentence, in the middle of a list. `StructureChunker` walks the blocks
-that `ragkit.documents.blocks_for` found (headings, paragraphs, tables, lists, code ...) and packs
+that `ragkit.text.blocks_for` found (headings, paragraphs, tables, lists, code ...) and packs
 consecutive blocks of one section until a *soft* cap of tokens, never going over a *hard* cap:
 
 - a heading at the level of the chunk's section or above ends the chunk (a new section starts);
@@ -19,7 +19,7 @@ Every chunk under a heading carries a breadcrumb in its prefix: ``"none"``, ``"h
 nearest heading), ``"path"`` (``[H1 > H2 > H3]``) or ``"path+title"`` (the document title in
 front). Headings already in the chunk's body are not repeated in its breadcrumb. The hard cap
 counts the prefix too. Only a single atomic unit (a table row, a list item) can exceed it, and
-`ragkit.lint` reports such chunks.
+`ragkit.chunkers.lint` reports such chunks.
 
 Speed: each block is tokenised once; a merged chunk's size is the sum of its blocks' counts plus
 the whitespace between them, so candidate chunks are never re-tokenised. Only a block that must
@@ -40,21 +40,18 @@ it ends the chunk and starts the next one, under ``[Fees]``.
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Sequence
 
-from ..documents import blocks_for
-from ..tokens import Tokenizer, get_tokenizer
-from ..types import Block, Chunk, Document, stable_hash
-from ..types import doc_metadata
+from ..text.headings import (BREADCRUMBS, Breadcrumb, Heading, breadcrumb_text, enter_heading,
+                             shorten_breadcrumb)
+from ..text.markdown import blocks_for
+from ..text.sentences import Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces, sentence_cuts
+from ..text.tokens import Tokenizer, get_tokenizer
+from ..types import Block, Chunk, Document, doc_metadata, stable_hash
 from .base import Chunker
-from .sentences import (Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces,
-                        sentence_cuts)
 
-Breadcrumb = Literal["none", "heading", "path", "path+title"]
-BREADCRUMBS = ("none", "heading", "path", "path+title")
 
 # How a block too big for the hard cap is cut, coarsest level first (tokens come last).
 SPLIT_LEVELS: dict[str, tuple[Cutter, ...]] = {
@@ -63,15 +60,6 @@ SPLIT_LEVELS: dict[str, tuple[Cutter, ...]] = {
     "code": (blank_line_cuts, line_cuts),
 }
 DEFAULT_LEVELS: tuple[Cutter, ...] = (blank_line_cuts, sentence_cuts, line_cuts)
-
-
-@dataclass(frozen=True)
-class Heading:
-    """A heading on the path above a block: its level, its title and where it starts."""
-
-    level: int
-    title: str
-    start: int
 
 
 @dataclass
@@ -88,139 +76,6 @@ class Unit:
     kind: str
     header: str = ""
     alone: bool = False
-
-
-def heading_title(block: Block) -> str:
-    return str(block.meta.get("title") or block.text.lstrip("#").strip())
-
-
-# The one heading-path walker: a path is a stack of headings, and a heading replaces every
-# heading of its level or deeper. The chunkers, the document-class chunkers and the structural
-# preamble generator all walk it this way.
-
-def enter_heading(path: list[Heading], block: Block) -> None:
-    """Update `path` in place for the heading `block`."""
-    while path and path[-1].level >= block.level:
-        path.pop()
-    path.append(Heading(block.level, heading_title(block), block.start))
-
-
-def heading_paths(blocks: Sequence[Block]) -> list[list[Heading]]:
-    """The headings above each block (a heading's own entry not included)."""
-    out: list[list[Heading]] = []
-    path: list[Heading] = []
-    for b in blocks:
-        if b.kind == "heading":
-            while path and path[-1].level >= b.level:
-                path.pop()
-        out.append(list(path))
-        if b.kind == "heading":
-            enter_heading(path, b)
-    return out
-
-
-# The one abstract finder: the paragraph under a heading that names a summary, else the first
-# paragraph the caller accepts. The section chunker and the structural preamble generator use it.
-ABSTRACT = re.compile(r"\b(?:abstract|summary|purpose|recommendation|proposal|overview|tl;?dr)\b",
-                      re.I)
-
-
-def abstract_index(blocks: Sequence[Block], fallback: Callable[[Block], bool] = lambda b: True
-                   ) -> int | None:
-    """Index of the document's abstract: the first paragraph under a heading whose title names
-    one (Abstract, Summary, Executive summary, Purpose, Recommendation, Proposal, Overview,
-    TL;DR) before the next heading; else the first paragraph for which `fallback` holds.
-
-    >>> bs = [Block("paragraph", 0, 4, "Intro"), Block("heading", 5, 15, "## Purpose", 2),
-    ...       Block("table", 16, 20, "|a|"), Block("paragraph", 21, 25, "Why")]
-    >>> abstract_index(bs), abstract_index(bs[2:])
-    (3, 1)
-    """
-    for i, b in enumerate(blocks):
-        if b.kind == "heading" and ABSTRACT.search(heading_title(b)):
-            for j in range(i + 1, len(blocks)):
-                if blocks[j].kind == "heading":
-                    break
-                if blocks[j].kind == "paragraph":
-                    return j
-    return next((i for i, b in enumerate(blocks) if b.kind == "paragraph" and fallback(b)), None)
-
-
-def heading_path_at(blocks: Sequence[Block], offset: int) -> list[Heading]:
-    """The headings that start before `offset` and are still open there, outermost first.
-
-    >>> bs = [Block("heading", 0, 5, "# Fees", 1), Block("heading", 6, 14, "## Gold", 2),
-    ...       Block("heading", 15, 25, "## Silver", 2), Block("paragraph", 26, 30, "text")]
-    >>> [h.title for h in heading_path_at(bs, 26)]
-    ['Fees', 'Silver']
-    """
-    path: list[Heading] = []
-    for b in blocks:
-        if b.start >= offset:
-            break
-        if b.kind == "heading":
-            enter_heading(path, b)
-    return path
-
-
-def breadcrumb_text(style: str, above: Sequence[Heading], title: str | None = None) -> str:
-    """The breadcrumb for a chunk below `above` (outermost heading first).
-
-    >>> hs = [Heading(1, "Refund Policy", 0), Heading(2, "Gold", 9)]
-    >>> breadcrumb_text("path", hs), breadcrumb_text("heading", hs)
-    ('[Refund Policy > Gold]', '[Gold]')
-    """
-    titles = [h.title for h in above]
-    if style == "none":
-        return ""
-    if style == "heading":
-        return f"[{titles[-1]}]" if titles else ""
-    if style == "path+title" and title:
-        if not titles or titles[0].casefold() != str(title).casefold():
-            titles = [str(title), *titles]
-    elif style not in ("path", "path+title"):
-        raise ValueError(f"breadcrumb must be one of {BREADCRUMBS}, got {style!r}")
-    return f"[{' > '.join(titles)}]" if titles else ""
-
-
-def _crumb_titles(style: str, above: Sequence[Heading], title: str | None) -> list[str]:
-    titles = [h.title for h in above]
-    if style == "heading":
-        return titles[-1:]
-    if style == "path+title" and title:
-        if not titles or titles[0].casefold() != str(title).casefold():
-            return [str(title), *titles]
-    return titles
-
-
-def shorten_breadcrumb(style: str, above: Sequence[Heading], title: str | None,
-                       fits: Callable[[str], bool]) -> str:
-    """The longest breadcrumb for which `fits` holds: outer titles give way to "…" first,
-    then the nearest heading's title is cut (ending in "…"); "" when not even that fits.
-
-    >>> hs = [Heading(1, "Refund Policy", 0), Heading(2, "Gold", 9)]
-    >>> shorten_breadcrumb("path", hs, None, lambda s: len(s) <= 12)
-    '[… > Gold]'
-    """
-    titles = _crumb_titles(style, above, title)
-    if not titles:
-        return ""
-    for i in range(1, len(titles)):
-        cand = "[… > " + " > ".join(titles[i:]) + "]"
-        if fits(cand):
-            return cand
-    lead = "[… > " if len(titles) > 1 else "["
-    last = titles[-1]
-    lo, hi = 0, len(last) - 1  # the longest cut of the last title that fits
-    if not fits(f"{lead}{last[:0]}…]"):
-        return ""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(f"{lead}{last[:mid].rstrip()}…]"):
-            lo = mid
-        else:
-            hi = mid - 1
-    return f"{lead}{last[:lo].rstrip()}…]"
 
 
 _SHORT_COUNTS: dict[str, dict[str, int]] = {}

@@ -65,6 +65,7 @@ from .cache import (GENERATORS, cached_documents, contextualize, make_contextual
                     preamble_cache, preamble_cache_path, summarize_stats)
 from .extractive import ExtractiveContextualizer, candidate_sentences
 from .llamacpp import LlamaCppContextualizer, gemma, smollm2
+from .samples import preamble_quality, preamble_samples, samples_text
 from .structural import StructuralContextualizer
 
 __all__ = ["API_KEY_ENV", "FLAGS", "GENERATORS", "PRICES", "AnthropicContextualizer",
@@ -73,5 +74,5 @@ __all__ = ["API_KEY_ENV", "FLAGS", "GENERATORS", "PRICES", "AnthropicContextuali
            "Preamble", "StructuralContextualizer", "_clean", "_redact", "cached_documents",
            "candidate_sentences", "contextualize", "file_fingerprint", "gemma", "gemma_gguf",
            "loop_fraction", "make_contextualizer", "preamble_cache", "preamble_cache_path",
-           "quality_flags", "smollm2", "smollm2_gguf", "summarize_stats", "verbatim_fraction",
-           "words"]
+           "preamble_quality", "preamble_samples", "quality_flags", "samples_text", "smollm2",
+           "smollm2_gguf", "summarize_stats", "verbatim_fraction", "words"]

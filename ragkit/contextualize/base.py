@@ -115,7 +115,7 @@ class Contextualizer(ABC):
 
     def count(self, text: str) -> int:
         """Tokens of `text` in the budget tokenizer."""
-        from ..tokens import get_tokenizer
+        from ..text.tokens import get_tokenizer
 
         return get_tokenizer(self.budget_tokenizer).count(text) if text else 0
 

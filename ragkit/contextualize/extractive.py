@@ -8,14 +8,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..chunkers.sentences import line_cuts, pieces, sentence_spans
+from ..text.sentences import line_cuts, pieces, sentence_spans
 from ..types import Chunk, Document
 from .base import Contextualizer, Preamble, _clean
 
 
 def candidate_sentences(text: str, min_words: int = 3) -> list[tuple[int, int]]:
     """The extractive generator's candidates: the sentences of each line (the package's one
-    splitter, `ragkit.chunkers.sentences`), those under `min_words` words dropped.
+    splitter, `ragkit.text.sentences`), those under `min_words` words dropped.
 
     >>> t = "One two three. Four five six, e.g. this.\\nx\\nSeven eight nine"
     >>> [t[s:e] for s, e in candidate_sentences(t)]
@@ -38,7 +38,7 @@ class ExtractiveContextualizer(Contextualizer):
                  max_candidates: int = 40):
         super().__init__(budget, budget_tokenizer)
         if embedder is None:
-            from ..embed import Embedder
+            from ..embed.encoders import Embedder
 
             embedder = Embedder(show_progress=False)
         self.embedder = embedder
@@ -52,7 +52,7 @@ class ExtractiveContextualizer(Contextualizer):
                 "max_candidates": self.max_candidates}
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        from ..embed import TruncationWarning
+        from ..embed.encoders import TruncationWarning
 
         with warnings.catch_warnings():  # long code chunks: similarity on the first 256 tokens
             warnings.simplefilter("ignore", TruncationWarning)

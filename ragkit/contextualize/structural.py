@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..chunkers.structure import abstract_index, heading_path_at
+from ..text.headings import abstract_index, heading_path_at
 from ..types import Chunk, Document
 from .base import Contextualizer, Preamble, _clean, words
 
@@ -23,7 +23,7 @@ class StructuralContextualizer(Contextualizer):
         self._blocks: dict[str, list] = {}
 
     def _blocks_of(self, doc: Document) -> list:
-        from ..documents import blocks_for
+        from ..text.markdown import blocks_for
 
         k = doc.id + doc.hash
         if k not in self._blocks:

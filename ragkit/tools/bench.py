@@ -19,10 +19,10 @@
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
-the library (`ragkit.reproductions`, `ragkit.speed`); `late`, `context-speed`, `scale`,
-`filter-speed` and `code` are `ragkit.tools.bench_late`, `ragkit.tools.bench_context`,
-`ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and `ragkit.tools.bench_code`
-(``ragkit bench late --help``).
+the library (`ragkit.experiments.reproductions`, `ragkit.experiments.speed`); `late`,
+`context-speed`, `scale`, `filter-speed` and `code` are `ragkit.tools.bench_late`,
+`ragkit.tools.bench_context`, `ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and
+`ragkit.tools.bench_code` (``ragkit bench late --help``).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from .common import prepare
 
 
 def _measurements() -> dict:
-    from ..reproductions import anthropic_baseline, chroma_repro
-    from ..speed import chunk_speed, encoder_speed, rerank_speed
+    from ..experiments.reproductions import anthropic_baseline, chroma_repro
+    from ..experiments.speed import chunk_speed, encoder_speed, rerank_speed
 
     return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
             "chunk-speed": chunk_speed, "encoder-speed": encoder_speed,

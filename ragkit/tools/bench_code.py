@@ -7,13 +7,13 @@ One run, all-MiniLM-L6-v2 (and EmbeddingGemma beside it when ``RAGKIT_GEMMA_DIR`
 upstream's chunks, and the MiniLM-tuned code chunker under the stack), budgets of 512 / 1,024 /
 2,048 cl100k tokens. Fixed before a number is read:
 
-- **retrieval**: the baselines' dense search, and ragkit's stack (`ragkit.pipeline.
+- **retrieval**: the baselines' dense search, and ragkit's stack (`ragkit.retrieve.
   stack_retriever`: dense over windows, so no chunk is truncated, plus BM25 over identifier
   words, fused 0.5 / 0.5; its cross-encoder never rescores code, so on this set the stack is
   the fusion alone);
 - **tuning**: the code chunker's size (each of ``--sizes``) and overlap (none, or a fifth of
   the size) under the stack, on the *tune* half of the questions only (the grouped split of
-  `ragkit.splits`: no file and no gold chunk on both halves); the score is the mean over the three
+  `ragkit.evaluate.splits`: no file and no gold chunk on both halves); the score is the mean over the three
   budgets of Pass@B and span recall@B; ties go to the smaller size, then no overlap;
 - **the comparison**: fixed 1,000/200 and the tuned code chunker under the same retrieval
   (dense, then the stack), on the *held-out* half and on all questions, with paired 95 %
@@ -42,8 +42,8 @@ import sys
 from collections import Counter
 from typing import Any, Sequence
 
-from ..splits import split_of
-from ..tables import text_table
+from ..evaluate.splits import split_of
+from ..report.tables import text_table
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)
@@ -83,17 +83,19 @@ def languages(chunks) -> Counter:
 def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
                  contextual: Sequence[str] = ("structural", "gemma"),
                  gemma_contextual: bool = False) -> dict[str, Any]:
-    from ..benchmarks import load_anthropic
     from ..chunkers import FixedCharChunker, Router
     from ..chunkers.code import CodeChunker
     from ..config import get_settings
     from ..contextualize import contextualize, make_contextualizer, preamble_cache
-    from ..embed import Embedder
-    from ..pipeline import LLM_GENERATORS, recall_at, run_experiment, stack_retriever
-    from ..published import ANTHROPIC_PUBLISHED
-    from ..results import Recorder
-    from ..report import mean_ci
-    from ..stats import paired
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load_anthropic
+    from ..evaluate.stats import paired
+    from ..experiments.contextual import LLM_GENERATORS
+    from ..experiments.pipeline import recall_at, run_experiment
+    from ..report.prose import mean_ci
+    from ..report.published import ANTHROPIC_PUBLISHED
+    from ..report.results import Recorder
+    from ..retrieve.stack import stack_retriever
 
     bench = load_anthropic()
     if smoke:

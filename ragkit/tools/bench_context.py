@@ -17,10 +17,9 @@ import sys
 import time
 from typing import Any, Sequence
 
-from ..preamble_sets import corpus_and_chunks
-from ..tables import text_table
-from .cli import bounded
-from .common import run_script
+from ..experiments.preamble_sets import corpus_and_chunks
+from ..report.tables import text_table
+from .common import bounded, run_script
 
 
 def _timed(fn) -> tuple[Any, float, float]:
@@ -34,8 +33,8 @@ def speed(doc_id: str = "refund-policy-2024", n_chunks: int = 4, budget: int = 1
           ) -> list[list[Any]]:
     """Preambles/second per generator on `n_chunks` chunks of one course document."""
     from ..contextualize import make_contextualizer
-    from ..embed import Embedder
-    from ..results import Recorder
+    from ..embed.encoders import Embedder
+    from ..report.results import Recorder
 
     docs, chunks = corpus_and_chunks("course")
     doc = next(d for d in docs if d.id == doc_id)

@@ -5,15 +5,15 @@
     ragkit bench design --steps            # the stack built one change at a time
     ragkit bench design --second-encoder --benchmarks anthropic   # EmbeddingGemma
 
-Every run is one configuration of four factors (`ragkit.design.Config`), scored at budgets of
+Every run is one configuration of four factors (`ragkit.experiments.design.Config`), scored at budgets of
 512 / 1,024 / 2,048 cl100k tokens (and k = 5) on every question of the benchmark:
 
-- **chunker**: every simple baseline the course measures (`ragkit.design.simple_baselines`:
+- **chunker**: every simple baseline the course measures (`ragkit.experiments.design.simple_baselines`:
   fixed characters 250/0 and 1,000/200, fixed tokens 512/64 in MiniLM's and cl100k's tokens,
   recursive 1,000/200, langchain's Markdown + recursive splitter, chonkie's recursive chunker)
   and ragkit's default `Router`;
 - **first stage**: dense (all-MiniLM-L6-v2, the chunk as the encoder reads it) and ragkit's
-  stack (`ragkit.pipeline.stack_retriever`: dense over windows, so no chunk is cut, fused
+  stack (`ragkit.retrieve.stack_retriever`: dense over windows, so no chunk is cut, fused
   0.5 / 0.5 with BM25 over identifier words), each for *every* chunker, so a chunker is always
   compared with the best baseline under its own retrieval;
 - **reranker**: none; with ``--rerank BENCHMARKS`` also the packaged cross-encoder over the
@@ -25,7 +25,7 @@ Every run is one configuration of four factors (`ragkit.design.Config`), scored 
 
 Rows go to ``results/bench_design.jsonl``, each with its factors in ``params``; what they
 show (effects, best baseline chosen on the tune half and quoted on the held-out half) is
-computed by `ragkit.design` and printed here, in the README and in notebook 07. A run on some
+computed by `ragkit.experiments.design` and printed here, in the README and in notebook 07. A run on some
 benchmarks keeps the saved rows of the others.
 """
 
@@ -42,12 +42,13 @@ BENCHMARKS = ("course", "chroma", "anthropic")
 
 def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (),
                smoke: bool = False) -> list:
-    from ..benchmarks import load
-    from ..design import (BUDGETS, CANDIDATES, Config, load_runs, print_effects,
+    from ..evaluate.benchmarks import load
+    from ..experiments.design import (BUDGETS, CANDIDATES, Config, load_runs, print_effects,
                           ragkit_chunker, simple_baselines)
-    from ..embed import Embedder
-    from ..pipeline import run_experiment, stack_retriever
-    from ..results import Recorder
+    from ..embed.encoders import Embedder
+    from ..experiments.pipeline import run_experiment
+    from ..retrieve.stack import stack_retriever
+    from ..report.results import Recorder
 
     emb = Embedder()
     rec = Recorder("bench_design")
@@ -89,11 +90,11 @@ def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (
 def run_costs(benchmarks: Sequence[str], n_queries: int = 40) -> list:
     """Chunking time, index size and query latency of the router (dense, stack, stack with
     the cross-encoder) and of every simple baseline (dense, stack), per benchmark."""
-    from ..benchmarks import load
-    from ..design import (COST_METRICS, Config, load_costs, measure_costs, ragkit_chunker,
-                          simple_baselines)
-    from ..embed import Embedder
-    from ..results import Recorder
+    from ..evaluate.benchmarks import load
+    from ..experiments.design import Config, ragkit_chunker, simple_baselines
+    from ..experiments.design_costs import COST_METRICS, load_costs, measure_costs
+    from ..embed.encoders import Embedder
+    from ..report.results import Recorder
 
     emb = Embedder(show_progress=False)
     rec = Recorder("bench_design")
@@ -123,12 +124,13 @@ def run_second_encoder(benchmarks: Sequence[str]) -> list:
     """The router's chunks under dense and the stack with EmbeddingGemma
     (``RAGKIT_GEMMA_DIR``): the encoder's effect on the same chunks and retrieval. The saved
     rows are kept but for this encoder's runs on these benchmarks."""
-    from ..benchmarks import load
+    from ..evaluate.benchmarks import load
     from ..config import get_settings
-    from ..design import BUDGETS, Config, load_runs, print_effects, ragkit_chunker
-    from ..embed import Embedder
-    from ..pipeline import run_experiment, stack_retriever
-    from ..results import Recorder
+    from ..experiments.design import BUDGETS, Config, load_runs, print_effects, ragkit_chunker
+    from ..embed.encoders import Embedder
+    from ..experiments.pipeline import run_experiment
+    from ..retrieve.stack import stack_retriever
+    from ..report.results import Recorder
 
     folder = get_settings().gemma_dir
     if not folder:
@@ -157,15 +159,15 @@ def run_second_encoder(benchmarks: Sequence[str]) -> list:
 
 def run_steps(benchmarks: Sequence[str]) -> list:
     """The stack lesson's runs: the router's chunks under each intermediate step of
-    `ragkit.design.STACK_STEPS` (dense and the full stack are the grid's own runs), keeping
+    `ragkit.experiments.design.STACK_STEPS` (dense and the full stack are the grid's own runs), keeping
     every saved run but earlier step runs on these benchmarks."""
-    from ..benchmarks import load
-    from ..design import (BUDGETS, STACK_STEPS, Config, load_runs, ragkit_chunker,
+    from ..evaluate.benchmarks import load
+    from ..experiments.design import (BUDGETS, STACK_STEPS, Config, load_runs, ragkit_chunker,
                           stack_steps, step_retriever)
-    from ..embed import Embedder
-    from ..pipeline import run_experiment
-    from ..results import Recorder
-    from ..tables import text_table
+    from ..embed.encoders import Embedder
+    from ..experiments.pipeline import run_experiment
+    from ..report.results import Recorder
+    from ..report.tables import text_table
 
     emb = Embedder()
     steps = [s for s, _ in STACK_STEPS[1:-1]]
@@ -223,7 +225,7 @@ def _names(text: str, flag: str) -> list[str]:
 
 def run_args(args: argparse.Namespace) -> list:
     if args.report:
-        from ..design import print_effects, saved_runs
+        from ..experiments.design import print_effects, saved_runs
 
         return print_effects(saved_runs())
     if args.costs:

@@ -4,8 +4,8 @@
     ragkit bench filter-speed --n 100000 --repeats 5
 
 Every filtered search first decides which rows may be returned. The loop calls
-`ragkit.index.matches` on each record (what `VectorIndex.allowed` did for every filtered
-query); `ragkit.index.MetadataColumns` keeps each field as integer codes of its distinct
+`ragkit.retrieve.matches` on each record (what `VectorIndex.allowed` did for every filtered
+query); `ragkit.retrieve.MetadataColumns` keeps each field as integer codes of its distinct
 values, decides a condition once per distinct value and spreads it with numpy. Both run on the
 same synthetic records (course-like fields: region, doc_type, product, effective_date, and a
 doc_id shared by 20 rows) for the same filters: equality, any-of lists, a date range (a
@@ -24,8 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 REGIONS = ("eu", "us", "uk", "apac", "global")
 DOC_TYPES = ("policy", "faq", "runbook", "contract")
@@ -73,15 +72,15 @@ def best_ms(fn: Callable[[], np.ndarray], repeats: int) -> tuple[float, float, n
 
 
 def run(n: int, repeats: int) -> list[dict[str, Any]]:
-    from ..index import MetadataColumns, matches
-    from ..results import Recorder
+    from ..report.results import Recorder
+    from ..retrieve.index import MetadataColumns, matches
 
     recs = records(n)
     t0 = time.perf_counter()
     cols = MetadataColumns(recs)
     cols.mask({"region": "eu"})  # the code arrays, built once
     build = time.perf_counter() - t0
-    print(f"metadata filter over {n:,} records: the per-record loop (ragkit.index.matches) vs "
+    print(f"metadata filter over {n:,} records: the per-record loop (ragkit.retrieve.matches) vs "
           f"the column mask (MetadataColumns; built once in {build:.2f} s), best of {repeats}")
     print(f"  {'filter':<32}{'rows passed':>12}{'loop ms/q':>11}{'mask ms/q':>11}{'ratio':>8}"
           f"{'loop cpu ms':>13}{'mask cpu ms':>13}  same rows")

@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 
 def synthetic_text(tokenizer: Any, n_tokens: int, seed: int = 13) -> tuple[str, str]:
@@ -102,7 +101,7 @@ def token_range_seconds(text: str, tokens: Any, repeats: int = 2
                         ) -> dict[str, tuple[int, float]]:
     """{unit: (chunks, best seconds)} for mapping the document's paragraphs, and every word as
     its own chunk (the many-small-chunks case), onto token ranges with `chunk_token_ranges`."""
-    from ..late import chunk_token_ranges
+    from ..embed.late_plan import chunk_token_ranges
 
     out = {}
     for unit, spans in (("paragraph", paragraph_spans(text)),
@@ -120,9 +119,10 @@ def run(device: str | None, n_tokens: int, model: str | None, window: int | None
         overlap: int | None, repeats: int = 2) -> dict[str, float]:
     import torch
 
-    from ..embed import Embedder
-    from ..late import LateChunkingWarning, LateEmbedder, plan_windows
-    from ..results import Recorder
+    from ..embed.encoders import Embedder
+    from ..embed.late import LateEmbedder
+    from ..embed.late_plan import LateChunkingWarning, plan_windows
+    from ..report.results import Recorder
     from ..types import Chunk, Document
 
     emb = Embedder(model, device=device, cache=False, show_progress=False)

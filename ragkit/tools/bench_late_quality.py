@@ -6,7 +6,7 @@
 
 On the course corpus, with notebook 05's chunks (fixed 256 MiniLM tokens, no overlap), the same
 spans are embedded naively (each chunk alone, with the model's document prompt) and late
-(`ragkit.late`), once for each window size (``0``: the model's own limit) and each way of
+(`ragkit.embed.late`), once for each window size (``0``: the model's own limit) and each way of
 pooling the special tokens and prompt (``specials``): ``edges`` (the default: the head only
 in the document's first chunk, the tail only in its last), ``exclude`` (text tokens only) and
 ``every`` (head and tail in every chunk, as each chunk's own embedding would pool them). A
@@ -27,7 +27,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from ..tables import text_table
+from ..report.tables import text_table
 from .common import run_script
 
 SPECIALS = ("edges", "exclude", "every")
@@ -75,14 +75,14 @@ def not_repeated(embedder: str, windows: Sequence[int], specials: Sequence[str])
 
 def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128),
                  specials: Sequence[str] = SPECIALS, smoke: bool = False) -> list[list[Any]]:
-    from ..benchmarks import load
     from ..chunkers import FixedTokenChunker
-    from ..claims import subset_ids
-    from ..embed import Embedder
-    from ..late import LateDenseRetriever
-    from ..pipeline import run_experiment
-    from ..results import Recorder
-    from ..stats import paired
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load
+    from ..evaluate.stats import paired
+    from ..experiments.pipeline import run_experiment
+    from ..report.claims import subset_ids
+    from ..report.results import Recorder
+    from ..retrieve.late import LateDenseRetriever
 
     bench = load("course").for_profile("smoke" if smoke else "full")
     emb = Embedder(model, batch_size=8)

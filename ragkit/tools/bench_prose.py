@@ -11,16 +11,16 @@ below is fixed before a number is read:
   MiniLM's own tokens, a sentence longer than the encoder's window cut at token starts, so the
   encoder reads every character) at each of ``--sizes``, each with
   these retrieval pipelines: dense MiniLM; hybrid (dense + BM25, `HybridRetriever`'s weights);
-  ragkit's stack (`ragkit.pipeline.stack_retriever`, no reranker) at each point of
+  ragkit's stack (`ragkit.retrieve.stack_retriever`, no reranker) at each point of
   `STACK_GRID` — the dense weight of the fusion (0.5, 0.3, 0.7, 0.2, 0.1: the last two added
   after a first run with the first three, where recall on the tune half rose as the dense
   weight fell), its reciprocal-rank constant (0, 60) and BM25's tokens (identifier words,
   plain words); hybrid with its top N hits
   rescored by the packaged cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX;
-  `ragkit.rerank`), one pipeline for each N in ``--candidates`` (none by default: about 45
+  `ragkit.retrieve.rerank`), one pipeline for each N in ``--candidates`` (none by default: about 45
   minutes per size for N = 50 on 2 CPUs, and the leaderboard measures no difference from it
   on Chroma);
-- **the split**: the grouped halves of `ragkit.splits` (each corpus cut into four contiguous
+- **the split**: the grouped halves of `ragkit.evaluate.splits` (each corpus cut into four contiguous
   blocks of questions that alternate sides; overlapping gold never crosses); settings are
   chosen on the *tune* half and reported on the *held-out* half and on all 472 questions;
 - **the rule**: on the tune half, at k = 5, pick the configuration with the largest
@@ -41,7 +41,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from ..tables import text_table
+from ..report.tables import text_table
 from .common import run_script
 
 TARGET = {"recall": 0.824, "iou": 0.072}  # Chroma's MiniLM table, k = 5: the two bests
@@ -101,15 +101,16 @@ def pipelines(candidates: Sequence[int]) -> tuple[str, ...]:
 
 def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
               candidates: Sequence[int] = (), smoke: bool = False) -> dict[str, Any]:
-    from ..benchmarks import load
     from ..chunkers import ClusterSemanticChunker, FixedTokenChunker, Router
     from ..chunkers.groups import ProseChunker
-    from ..embed import Embedder
-    from ..pipeline import make_retriever, run_experiment, stack_retriever
-    from ..rerank import make_reranker
-    from ..results import Recorder
-    from ..splits import split_of
-    from ..stats import paired
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load
+    from ..evaluate.splits import split_of
+    from ..evaluate.stats import paired
+    from ..experiments.pipeline import run_experiment
+    from ..report.results import Recorder
+    from ..retrieve.rerank import make_reranker
+    from ..retrieve.stack import make_retriever, stack_retriever
 
     bench = load("chroma").for_profile("smoke" if smoke else "full")
     emb = Embedder()
@@ -179,8 +180,9 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
 
     rec = Recorder("bench_prose")
     # every configuration on all questions, with its per-query run; the grid points not chosen
-    # are "prose_candidates", which leaderboards leave out (`ragkit.leaderboard.TUNING_SWEEPS`:
-    # ranking 70 grid points on all questions would pick the best of them on the test half)
+    # are "prose_candidates", which leaderboards leave out
+    # (`ragkit.report.leaderboard.TUNING_SWEEPS`: ranking 70 grid points on all questions would
+    # pick the best of them on the test half)
     picked = {(t[0], t[2]) for t in chosen.values()}
     grid_labels = {t[0] for t in tuning}
     for key, out in outs.items():

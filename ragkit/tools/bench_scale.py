@@ -34,8 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 INSTALL_RAY = "make setup-scale, or pip install -e '.[scale]' in the ragkit folder"
 
@@ -90,13 +89,13 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
     if not runners:
         raise SystemExit(3)
     from ..config import get_settings
-    from ..documents import load_corpus
-    from ..embed import Embedder
-    from ..index_scale import ScaledIndex
-    from ..results import Recorder
-    from ..scale import (build_peak_memory, index_sweep, repeat_corpus, synthetic_vectors,
-                         throughput)
-    from ..shards import ShardSet, write_row_shards
+    from ..embed.encoders import Embedder
+    from ..report.results import Recorder
+    from ..scale.index import ScaledIndex
+    from ..scale.measure import (build_peak_memory, index_sweep, repeat_corpus, synthetic_vectors,
+                                 throughput)
+    from ..scale.shards import ShardSet, write_row_shards
+    from ..text.corpus import load_corpus
 
     rec = Recorder("bench_scale")
     docs = repeat_corpus(load_corpus(get_settings().data_dir / "corpus").documents, copies)

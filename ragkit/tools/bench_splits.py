@@ -2,7 +2,7 @@
 
     ragkit bench splits [--check]
 
-Writes ``results/splits.json`` (`ragkit.splits`): per benchmark, the rule, the number of
+Writes ``results/splits.json`` (`ragkit.evaluate.splits`): per benchmark, the rule, the number of
 groups and the question ids on each side. Every bench that tunes a setting chooses it on the
 tune side, and boards quote the held-out side. ``--check`` rebuilds the split and compares it
 with the committed file (exit 1 when they differ), writing nothing.
@@ -25,9 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_args(args: argparse.Namespace) -> int:
-    from ..benchmarks import load
-    from ..splits import SIDES, SPLITS_FILE, leaks, splits_for, write_splits
-    from ..tables import text_table
+    from ..evaluate.benchmarks import load
+    from ..evaluate.splits import SIDES, SPLITS_FILE, leaks, splits_for, write_splits
+    from ..report.tables import text_table
 
     benches = [load(n) for n in BENCHMARKS]
     splits = splits_for(benches)

@@ -37,7 +37,9 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_FATAL, EXIT_BUG = 0, 1, 2, 3, 4
+from .common import (EXIT_BUG, EXIT_FATAL, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, MAX_K, MAX_LIMIT,
+                     MAX_SIZE, Parser, environment_error, positive_int, whole_number)
+
 # The tools behind `ragkit NAME ...`: module in ragkit.tools, and its line in `ragkit --help`.
 TOOLS = {
     "bench": ("bench", "the benchmark scripts: ragkit bench NAME (see ragkit bench --help)"),
@@ -48,6 +50,7 @@ TOOLS = {
     "golden": ("golden", "build span-anchored gold from quoted evidence"),
     "index": ("index_build", "chunk + embed a folder or HF dataset into shards, build an index"),
     "smoke-diff": ("smoke_diff", "compare the results rows of two runs (timestamps, git sha aside)"),
+    "docs": ("docs", "build the API reference from the docstrings (pdoc) into docs/api/"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
@@ -65,56 +68,6 @@ class UsageError(CliError):
 
     def __init__(self, message: str):
         super().__init__(message, EXIT_USAGE)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (and exit code 2)."""
-
-    def error(self, message: str):  # noqa: D102 - argparse's hook
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-# The largest numbers the command line takes, checked before anything is loaded: faiss allocates
-# k result slots per question (--k 2147483648 aborted the process with std::bad_alloc).
-MAX_K = 10_000          # --k: chunks retrieved per question
-MAX_SIZE = 1_000_000    # a chunker's SIZE and OVERLAP (characters or tokens)
-MAX_LIMIT = 1_000_000   # chunk --limit: chunks printed
-
-
-def whole_number(value: str, low: int, high: int) -> int:
-    """`value` as a whole number from `low` to `high` (``1,000,000`` and ``1_000_000`` read as
-    one million); `argparse.ArgumentTypeError` saying which bound it passed (a number too long
-    to read is past the maximum, not a traceback)."""
-    text = value.strip().replace(",", "").replace("_", "")
-    digits = text[1:] if text[:1] in "+-" else text
-    if not digits.isascii() or not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number")
-    if len(digits.lstrip("0")) > 18:  # past any maximum; int() refuses 4,300+ digits
-        got = "a number of %d digits" % len(digits.lstrip("0"))
-        if text.startswith("-"):
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got -{got[2:]}")
-        raise argparse.ArgumentTypeError(f"must be at most {high}, got {got}")
-    n = int(text)
-    if n < low:
-        raise argparse.ArgumentTypeError(f"must be at least {low}, got {n}")
-    if n > high:
-        raise argparse.ArgumentTypeError(f"must be at most {high}, got {n}")
-    return n
-
-
-def positive_int(value: str) -> int:
-    """--k: a whole number from 1 to `MAX_K`."""
-    return whole_number(value, 1, MAX_K)
-
-
-def bounded(low: int, high: int):
-    """An argparse type: a whole number from `low` to `high` (`whole_number`), for the tools'
-    counts, budgets and sizes."""
-    def number(value: str) -> int:
-        return whole_number(value, low, high)
-
-    number.__name__ = "whole number"
-    return number
 
 
 def path_arg(value: str) -> str:
@@ -181,7 +134,8 @@ def _once(specs: list[str], chunkers: list) -> list:
 
 def _load_docs(path: str, include_hidden: bool = False):
     """The `Corpus` of a file or a folder (a file: one document, itself its only input)."""
-    from ..documents import Corpus, DocumentError, load_corpus, load_document
+    from ..text.corpus import Corpus, load_corpus
+    from ..text.documents import DocumentError, load_document
 
     p = Path(path)
     if p.is_file():
@@ -199,9 +153,9 @@ def _load_docs(path: str, include_hidden: bool = False):
 
 
 def _safe_output(out: str | Path, inputs, flag: str) -> Path:
-    """`out`, checked by `ragkit.outputs.check_output` before anything is written: one of the
+    """`out`, checked by `ragkit.tools.outputs.check_output` before anything is written: one of the
     command's inputs is a usage error (exit 2) naming both paths."""
-    from ..outputs import OutputError, check_output
+    from .outputs import OutputError, check_output
 
     try:
         return check_output(out, inputs, flag)
@@ -211,8 +165,8 @@ def _safe_output(out: str | Path, inputs, flag: str) -> Path:
 
 def _load_folder(corpus: str, golden: str, include_hidden: bool = False):
     """(benchmark, file errors, question problems) — see `benchmarks.load_folder`."""
-    from ..benchmarks import load_folder
-    from ..golden import GoldenError
+    from ..evaluate.benchmarks import load_folder
+    from ..evaluate.questions import GoldenError
 
     if not Path(corpus).is_dir():
         raise CliError(f"{corpus}: no such folder")
@@ -233,7 +187,7 @@ _EMBEDDERS: dict = {}
 def _embedder(model: str | None):
     """The embedder, loaded now so that a model that cannot be loaded is a one-line error
     (exit 2), not a traceback in the middle of the run."""
-    from ..embed import Embedder
+    from ..embed.encoders import Embedder
     from ..models import ModelNotFound, locate_model
 
     if model in _EMBEDDERS:
@@ -255,7 +209,7 @@ def _embedder(model: str | None):
 
 def _check_results_file(path: Path) -> None:
     """Refuse, before any work, a results file that cannot be appended to."""
-    from ..results import read_rows
+    from ..report.results import read_rows
 
     if path.exists() and not path.is_file():
         raise UsageError(f"--results {path}: not a file")
@@ -308,7 +262,7 @@ def cmd_chunk(a) -> int:
 
 def _print_lint(docs, chunker, model):
     try:
-        from ..lint import lint_corpus
+        from ..chunkers.lint import lint_corpus
     except ImportError:  # pragma: no cover - the linter ships with ragkit
         return
     print("\nlinter:")
@@ -317,8 +271,8 @@ def _print_lint(docs, chunker, model):
 
 def cmd_eval(a) -> int:
     from ..config import get_settings, seed_everything
-    from ..pipeline import compare
-    from ..results import Recorder, append_rows
+    from ..experiments.pipeline import compare
+    from ..report.results import Recorder, append_rows
 
     seed_everything()
     results = Path(a.results or get_settings().results_dir / "cli_eval.jsonl")
@@ -360,7 +314,7 @@ def cmd_eval(a) -> int:
 
 
 def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
-    from ..results import append_rows
+    from ..report.results import append_rows
     from .index_build import evaluate_index
 
     try:
@@ -380,12 +334,12 @@ def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
 
 
 def cmd_show(a) -> int:
-    from ..benchmarks import Benchmark
-    from ..evaluate import overlaps
-    from ..explain import diagnose
-    from ..pipeline import run_experiment
+    from ..evaluate.benchmarks import Benchmark
+    from ..evaluate.spans import overlaps
+    from ..experiments.pipeline import run_experiment
+    from ..report.explain import diagnose
 
-    from ..golden import nfc
+    from ..text.locate import nfc
 
     full, errors, problems = _load_folder(a.corpus, a.golden, a.include_hidden)
     docs, queries = full.documents, full.queries
@@ -502,8 +456,8 @@ def run_tool(name: str, argv: list[str]) -> int:
     that is not there (offline, no RAGKIT_BENCHMARKS_DIR) or differs from the pinned copy, or
     a CliError, is one line on stderr and exit code 3, as for the built-in commands; anything
     else is a bug and keeps its traceback."""
-    from ..benchmarks import BenchmarkUnavailable, ChecksumError
     from ..config import SettingsError
+    from ..evaluate.benchmarks import BenchmarkUnavailable, ChecksumError
 
     module = importlib.import_module(f"{__package__}.{TOOLS[name][0]}")
     try:
@@ -540,19 +494,6 @@ def _one_line_warnings() -> None:
         print(f"ragkit: warning: {message}", file=file or sys.stderr)
 
     warnings.showwarning = show
-
-
-def environment_error() -> str | None:
-    """The one-line problem with the ``RAGKIT_*`` variables (`ragkit.config.check_environment`:
-    a value outside its allowed ones, a folder that is not there), or None. Every subcommand,
-    the tools included, runs it first: a bad variable is exit code 2, before any work."""
-    from ..config import SettingsError, check_environment
-
-    try:
-        check_environment()
-    except SettingsError as e:
-        return str(e)
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

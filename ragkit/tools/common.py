@@ -1,4 +1,9 @@
-"""What every tool does before its work: parse its command line, stay offline, seed."""
+"""What every tool shares: the exit codes, argparse with one-line errors (`Parser`) and the
+number checks of every command line (`bounded`), the ``RAGKIT_*`` check (`environment_error`),
+and what every tool does before its work (`prepare`: stay offline, check, seed).
+
+`ragkit.tools.cli` (the ``ragkit`` command) and each tool import these from here, so no tool
+imports the command that dispatches to it."""
 
 from __future__ import annotations
 
@@ -16,7 +21,6 @@ def prepare() -> None:
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ..config import seed_everything
-    from .cli import EXIT_USAGE, environment_error
 
     problem = environment_error()
     if problem:
@@ -37,3 +41,78 @@ def run_script(doc: str, prog: str, add_arguments: Callable[[argparse.ArgumentPa
     prepare()
     code = run_args(args)
     return code if isinstance(code, int) else 0  # a tool may return an exit status
+
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_FATAL, EXIT_BUG = 0, 1, 2, 3, 4
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (and exit code 2)."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# The largest numbers the command line takes, checked before anything is loaded: faiss allocates
+# k result slots per question (--k 2147483648 aborted the process with std::bad_alloc).
+MAX_K = 10_000          # --k: chunks retrieved per question
+MAX_SIZE = 1_000_000    # a chunker's SIZE and OVERLAP (characters or tokens)
+MAX_LIMIT = 1_000_000   # chunk --limit: chunks printed
+
+
+def whole_number(value: str, low: int, high: int) -> int:
+    """`value` as a whole number from `low` to `high` (``1,000,000`` and ``1_000_000`` read as
+    one million); `argparse.ArgumentTypeError` saying which bound it passed (a number too long
+    to read is past the maximum, not a traceback)."""
+    text = value.strip().replace(",", "").replace("_", "")
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number")
+    if len(digits.lstrip("0")) > 18:  # past any maximum; int() refuses 4,300+ digits
+        got = "a number of %d digits" % len(digits.lstrip("0"))
+        if text.startswith("-"):
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got -{got[2:]}")
+        raise argparse.ArgumentTypeError(f"must be at most {high}, got {got}")
+    n = int(text)
+    if n < low:
+        raise argparse.ArgumentTypeError(f"must be at least {low}, got {n}")
+    if n > high:
+        raise argparse.ArgumentTypeError(f"must be at most {high}, got {n}")
+    return n
+
+
+def positive_int(value: str) -> int:
+    """--k: a whole number from 1 to `MAX_K`."""
+    return whole_number(value, 1, MAX_K)
+
+
+def bounded(low: int, high: int):
+    """An argparse type: a whole number from `low` to `high` (`whole_number`), for the tools'
+    counts, budgets and sizes."""
+    def number(value: str) -> int:
+        return whole_number(value, low, high)
+
+    number.__name__ = "whole number"
+    return number
+
+
+def environment_error() -> str | None:
+    """The one-line problem with the ``RAGKIT_*`` variables (`ragkit.config.check_environment`:
+    a value outside its allowed ones, a folder that is not there), or None. Every subcommand,
+    the tools included, runs it first: a bad variable is exit code 2, before any work."""
+    from ..config import SettingsError, check_environment
+
+    try:
+        check_environment()
+    except SettingsError as e:
+        return str(e)
+    return None
+
+
+def cache_state(mb: float | None) -> str | None:
+    """``"empty"`` or ``"warm"``: the vector cache a whole run started from (None: unknown).
+
+    >>> cache_state(0.0), cache_state(213.3), cache_state(None)
+    ('empty', 'warm', None)
+    """
+    return None if mb is None else "warm" if mb else "empty"

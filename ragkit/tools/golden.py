@@ -1,7 +1,7 @@
 """``ragkit golden CORPUS_DIR QUESTIONS OUT``: build span-anchored gold from quoted evidence.
 
 Reads a questions file (JSONL or CSV, evidence as verbatim quotes), anchors every quote in the
-corpus with `ragkit.golden.build_golden` and writes the span-anchored golden file. Problems are
+corpus with `ragkit.evaluate.build_golden` and writes the span-anchored golden file. Problems are
 listed with their line, and so are questions kept with a warning (evidence that overlaps, a span
 that cannot be checked); exit 0 when there are no problems, 1 when some questions were skipped,
 3 when the corpus or the questions file cannot be used, 2 when OUT is one of the files it reads
@@ -15,9 +15,11 @@ import argparse
 import sys
 import warnings
 
-from ..documents import DocumentError, load_corpus
-from ..golden import GoldenError, GoldenWarning, build_golden
-from ..outputs import OutputError, check_output
+from ..evaluate.golden import GoldenWarning, build_golden
+from ..evaluate.questions import GoldenError
+from ..text.corpus import load_corpus
+from ..text.documents import DocumentError
+from .outputs import OutputError, check_output
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:

@@ -30,8 +30,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from .cli import bounded
-from .common import run_script
+from .common import bounded, run_script
 
 
 class Skip(Exception):
@@ -67,7 +66,7 @@ def resolve_model(model: str | None) -> str:
         except ModelNotFound as e:
             raise Skip(f"{e} (copy a folder made with --export-model)") from None
     try:
-        from ..embed import bundled_minilm
+        from ..models import bundled_minilm
 
         return str(bundled_minilm())
     except ImportError:
@@ -81,7 +80,7 @@ def export_model(folder: str) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from ..embed import bundled_minilm
+    from ..models import bundled_minilm
 
     m = SentenceTransformer(str(bundled_minilm()), device="cpu")
     m.to(torch.float16)
@@ -198,7 +197,7 @@ def faiss_gpu_vs_cpu(device: str, n: int, n_queries: int, rec: Any) -> None:
 
 
 def run(model: str | None, dry_run: bool, tokens: int | None) -> dict[str, str]:
-    from ..results import Recorder
+    from ..report.results import Recorder
 
     status: dict[str, str] = {}
     rec = Recorder("gpu_check")

@@ -5,13 +5,13 @@
                  --text-field text --out runs/wiki --num-proc 2           # a Hugging Face dataset
     ragkit eval --corpus data/corpus --golden data/golden/questions.jsonl --index runs/my-index
 
-The corpus goes through `ragkit.stages` (chunk, optional structural preambles, embed) into
-``OUT/shards`` (`ragkit.shards`: re-running the same command resumes after the last finished
+The corpus goes through `ragkit.scale.stages` (chunk, optional structural preambles, embed) into
+``OUT/shards`` (`ragkit.scale.shards`: re-running the same command resumes after the last finished
 shard), with a progress bar; then ``OUT/index.faiss`` is built from the shards
-(`ragkit.index_scale`: ``--kind ivf_flat`` by default, or ``ivf_pq``, ``hnsw``).
+(`ragkit.scale.index`: ``--kind ivf_flat`` by default, or ``ivf_pq``, ``hnsw``).
 ``ragkit eval --index OUT`` embeds the golden questions with the same model, searches that
 index, and scores the hits exactly as ``ragkit eval`` scores a strategy: the index is a
-retriever (`IndexRetriever`) handed to `ragkit.pipeline.run_experiment`, which searches deep
+retriever (`IndexRetriever`) handed to `ragkit.experiments.run_experiment`, which searches deep
 enough for nDCG@10 and to fill the largest context budget (`search_deep`), and reports the
 fixed-k metrics and the budgeted ones (recall@B, pass@B, IoU@B ... at `ragkit.evaluate.BUDGETS`).
 """
@@ -23,8 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .cli import bounded
-from .common import prepare
+from .common import bounded, prepare
 
 
 def hf_documents(name: str, config: str | None, split: str, text_field: str,
@@ -51,15 +50,15 @@ def hf_documents(name: str, config: str | None, split: str, text_field: str,
 
 
 def build(a: argparse.Namespace) -> int:
-    from ..index_scale import ScaledIndex
-    from ..shards import build_shards
-    from ..stages import ChunkStage, EmbedStage
+    from ..scale.index import ScaledIndex
+    from ..scale.shards import build_shards
+    from ..scale.stages import ChunkStage, EmbedStage
 
     out = Path(a.out)
     if a.hf_dataset:
         docs, total = hf_documents(a.hf_dataset, a.hf_config, a.split, a.text_field, a.id_field)
     else:
-        from ..documents import load_corpus
+        from ..text.corpus import load_corpus
 
         corpus = load_corpus(a.source, strict=False)
         for err in corpus.errors:
@@ -97,8 +96,8 @@ class IndexRetriever:
     kind = "index"
 
     def __init__(self, folder: str | Path, embedder: Any, nprobe: int | None = None):
-        from ..index_scale import ScaledIndex
-        from ..shards import ShardSet
+        from ..scale.index import ScaledIndex
+        from ..scale.shards import ShardSet
 
         self.folder = Path(folder)
         self.shards = ShardSet(self.folder / "shards")
@@ -128,7 +127,7 @@ class IndexRetriever:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..stages import batch_to_chunks
+        from ..scale.batches import batch_to_chunks
 
         wanted = pa.array(sorted(doc_ids), pa.string())
         out, truncated = [], 0
@@ -150,7 +149,7 @@ class IndexRetriever:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..stages import batch_to_chunks
+        from ..scale.batches import batch_to_chunks
 
         need = np.array(sorted(r for r in rows if r not in self._chunks), np.int64)
         for k, entry in enumerate(self.shards.manifest["shards"]):
@@ -166,7 +165,7 @@ class IndexRetriever:
     def search(self, queries: Sequence[str], k: int, where: Any = None) -> list[list[Any]]:
         import numpy as np
 
-        from ..retrieve import Hit, _per_query, newest_first
+        from ..retrieve.retrievers import Hit, _per_query, newest_first
 
         queries = list(queries)
         new = [q for q in dict.fromkeys(queries) if q not in self._qvecs]
@@ -193,7 +192,7 @@ def evaluate_index(bench: Any, folder: str, embedder: Any, k: int,
     strategy (`run_experiment` with an `IndexRetriever`): an `Outcome` with fixed-k and
     budgeted means. The evaluated chunks (precision_omega, relevance judgements) are the
     index's chunks of `bench`'s documents."""
-    from ..pipeline import run_experiment
+    from ..experiments.pipeline import run_experiment
 
     retriever = IndexRetriever(folder, embedder, nprobe)
     chunks = retriever.chunks_of({d.id for d in bench.documents})

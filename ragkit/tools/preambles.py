@@ -7,8 +7,8 @@
 Fills ``data/cache/preambles/<benchmark>-<generator>.jsonl`` (resumable: records are appended as
 they are made; a second run only adds what is missing) and rewrites it sorted so it diffs well.
 The chunks are the Anthropic set's own 737 upstream chunks, or the course corpus cut by
-``RecursiveChunker(200, 0, 'minilm')`` (`ragkit.preamble_sets`). ``--max-chunks N`` takes a
-deterministic subset of whole documents: documents ordered by the hash of their id
+``RecursiveChunker(200, 0, 'minilm')`` (`ragkit.experiments.preamble_sets`). ``--max-chunks N``
+takes a deterministic subset of whole documents: documents ordered by the hash of their id
 (`subset_documents`), taken while the chunk count stays within N — for the Anthropic set on a
 2-core CPU, where gemma over all 737 chunks would take hours. ``--regenerate`` (or
 ``RAGKIT_REGENERATE_PREAMBLES=1``) recomputes. (``python -m ragkit.tools.preambles`` takes the
@@ -22,9 +22,8 @@ import sys
 import time
 from typing import Any
 
-from ..preamble_sets import corpus_and_chunks, subset_documents
-from .cli import bounded
-from .common import prepare
+from ..experiments.preamble_sets import corpus_and_chunks, subset_documents
+from .common import bounded, prepare
 
 
 def generate(benchmark: str, generator: str, budget: int = 100, max_chunks: int | None = None,
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None, prog: str = "ragkit preambles") -> int:
     ``ANTHROPIC_API_KEY``, the API cannot be reached, a model package missing): one line on
     stderr, and nothing written beyond the preambles made before it."""
     from ..contextualize import GeneratorUnavailable
-    from .cli import EXIT_FATAL, Parser
+    from .common import EXIT_FATAL, Parser
 
     p = Parser(prog=prog, description=__doc__,
                formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -26,8 +26,8 @@ README_BUDGET = 1024
 
 def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
     """One Markdown leaderboard per main benchmark at 1,024 cl100k tokens, with intervals."""
-    from .. import leaderboard as lb
-    from ..results import load_results, load_scores
+    from ..report import leaderboard as lb
+    from ..report.results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
     rows, scores = load_results(folder), load_scores(folder)
@@ -54,8 +54,8 @@ def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
 
 def claims_table(folder: Path | None = None) -> str:
     """The claim check (notebook 07's table) as Markdown, claims only (no sensitivity rows)."""
-    from ..claims import check_claims
-    from ..results import load_results, load_scores
+    from ..report.claim_check import check_claims
+    from ..report.results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
     df = load_results(folder)
@@ -80,9 +80,9 @@ def claims_table(folder: Path | None = None) -> str:
                      f"{verdict} |")
     return "\n".join(lines) + (
         "\n\nValues in %. Each claim's metric, configuration, baseline, subset and tolerance "
-        "(10 % of the claimed value) are declared in `ragkit/claims.py` before any number is "
+        "(10 % of the claimed value) are declared in `ragkit/report/claims.py` before any number is "
         "read; an effect is the paired difference (or, for Anthropic, the relative cut in "
-        "top-20 failures) with its bootstrap interval. Verdicts (`ragkit.claims.decide`): held "
+        "top-20 failures) with its bootstrap interval. Verdicts (`ragkit.report.claims.decide`): held "
         "(the estimate within 10 % of the claim and the interval excluding 0; for \"at least\" "
         "claims the interval's lower end at 90 % of the claim or beyond) / consistent, not shown "
         "(only the interval reaches the claim) / direction only / not held / held, not "
@@ -94,7 +94,7 @@ def prose_lines(rows) -> list[str]:
     """`ragkit bench prose`'s outcome in one paragraph: the configuration chosen on the tune
     half, its k = 5 recall and IoU per split against Chroma's two bests, and the paired
     differences from Chroma's two best rows re-run here (all questions)."""
-    from ..report import ci
+    from ..report.prose import ci
     from .bench_leaderboard import verdict
     from .bench_prose import TARGET
 
@@ -137,7 +137,7 @@ def prose_lines(rows) -> list[str]:
 def wins_table(folder: Path | None = None) -> str:
     """Chroma's k = 5 target from ``ragkit bench leaderboard``'s runs, ``ragkit bench prose``'s
     choice, and ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
-    from ..results import load_results, load_scores
+    from ..report.results import load_results, load_scores
     from .bench_leaderboard import CHROMA_BESTS, RAGKIT, chroma_target
 
     folder = folder or PROJECT_ROOT / "results"
@@ -172,19 +172,19 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
     their published rows (fixed-k rows are compared only on the published row's own chunks),
     then their chunks against ragkit's code chunks at equal budgets under one encoder and one
     stack, paired, whichever side wins."""
-    from ..published import ANTHROPIC_PUBLISHED
-    from ..report import ci, mean_ci
-    from ..results import load_hits, load_scores
-    from ..splits import split_of
-    from ..stats import paired
+    from ..evaluate.splits import split_of
+    from ..evaluate.stats import paired
+    from ..report.prose import ci, mean_ci
+    from ..report.published import ANTHROPIC_PUBLISHED
+    from ..report.results import load_hits, load_scores
     from .bench_leaderboard import verdict
 
     code = rows[(rows.notebook == "bench_code") & rows.run.notna()]
     theirs = code[code.experiment == "their_chunks"]
     if not len(theirs):
         return []
-    from ..benchmarks import load
-    from ..reproductions import anthropic_pass
+    from ..evaluate.benchmarks import load
+    from ..experiments.reproductions import anthropic_pass
 
     bench, hits, scores = load("anthropic"), load_hits(folder), load_scores(folder)
     lines = ["", "**Anthropic's metric on their 737 chunks** (`ragkit bench code`; Pass@k by "
@@ -263,7 +263,7 @@ def timing_line(folder: Path | None = None) -> str:
             + busy + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow)
             + ".")
     # the last whole run on the other cache state, when one is recorded
-    from .reproduce import cache_state
+    from .common import cache_state
 
     other = {"empty": "warm", "warm": "empty"}.get(cache_state(mb))
     o = t.get("by_cache", {}).get(other) if other else None
@@ -305,19 +305,20 @@ def reliability_table(folder: Path | None = None) -> str:
 
 
 def design_section(folder: Path | None = None) -> str:
-    """The experiment design's tables (`ragkit.design`, ``ragkit bench design``): the decision
+    """The experiment design's tables (`ragkit.experiments.design`, ``ragkit bench design``): the decision
     guide's three questions, the same cells as ``results/decision_guide.md`` and notebook 07,
     then how much recall@B moves with each factor (the title's question)."""
-    from .. import guide
-    from ..design import effects, load_costs, saved_runs, title_numbers
-    from ..results import load_results
+    from ..experiments.design import effects, saved_runs, title_numbers
+    from ..experiments.design_costs import load_costs
+    from ..report import guide
+    from ..report.results import load_results
 
     folder = folder or PROJECT_ROOT / "results"
     runs = saved_runs(folder)
     if not runs:
         return "_`ragkit bench design` has not been run: no one-factor comparisons yet._"
     found = effects(runs)
-    parts = ["Each row changes one factor and holds the rest (`ragkit.design`; runs of "
+    parts = ["Each row changes one factor and holds the rest (`ragkit.experiments.design`; runs of "
              "`ragkit bench design`): points on the held-out half of the questions, paired "
              "95 % interval, n questions. The decision guide (`results/decision_guide.md`) and "
              "notebook 07 show the same cells."]
@@ -336,7 +337,7 @@ def design_section(folder: Path | None = None) -> str:
 
 
 def title_text(numbers: list[dict]) -> str:
-    """The title question's table and its reading, from `ragkit.design.title_numbers`."""
+    """The title question's table and its reading, from `ragkit.experiments.design.title_numbers`."""
     def pts(r: dict, k: str) -> str:
         return f"{100 * r[k]:+.1f}" if k in r else "–"
 
@@ -353,14 +354,14 @@ def title_text(numbers: list[dict]) -> str:
             "retrieval) and when only the retrieval changes (the stack minus dense search on "
             "the same chunks, median over the eight chunkers). Read as *supported* where the "
             "chunker moves recall more than the stack under both retrievals (rule fixed in "
-            "`ragkit.design.title_numbers` before the runs were read).\n\n" + table
+            "`ragkit.experiments.design.title_numbers` before the runs were read).\n\n" + table
             + f"\n\nSupported in {yes} of {len(decided)} benchmark × budget cells.")
 
 
 def title_line(folder: Path | None = None) -> str:
     """The README's title and the line under it: the title question answered by the runs of
-    ``ragkit bench design`` (`ragkit.design.title_numbers`), not assumed."""
-    from ..design import saved_runs, title_numbers
+    ``ragkit bench design`` (`ragkit.experiments.design.title_numbers`), not assumed."""
+    from ..experiments.design import saved_runs, title_numbers
 
     numbers = [r for r in title_numbers(saved_runs(folder or PROJECT_ROOT / "results"))
                if "title" in r]

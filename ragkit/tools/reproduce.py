@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ..config import PROJECT_ROOT
-from .cli import bounded
+from .common import bounded, cache_state
 
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
@@ -119,15 +119,6 @@ def cache_mb(folder: Path) -> float:
     """Megabytes of cached vectors (embeddings and late-chunking) under the cache folder."""
     files = [f for sub in ("embeddings", "late") for f in (folder / sub).rglob("*") if f.is_file()]
     return round(sum(f.stat().st_size for f in files) / 1e6, 1)
-
-
-def cache_state(mb: float | None) -> str | None:
-    """``"empty"`` or ``"warm"``: the vector cache a whole run started from (None: unknown).
-
-    >>> cache_state(0.0), cache_state(213.3), cache_state(None)
-    ('empty', 'warm', None)
-    """
-    return None if mb is None else "warm" if mb else "empty"
 
 
 def write_times(profile: str, times: dict[str, float], total: float,

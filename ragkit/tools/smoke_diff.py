@@ -4,10 +4,10 @@
 
 Each folder is a results folder (``RAGKIT_RESULTS_DIR`` of a run, e.g. two smoke runs of the
 same notebooks, one on the base commit and one on a branch). Every ``*.jsonl`` file in either
-is read as results rows; the volatile fields (``timestamp``, ``git_sha``: `ragkit.results.VOLATILE`)
-are dropped, and the rows of each file are compared as multisets. Differing rows are printed,
-``-`` for a row only BEFORE has and ``+`` for a row only AFTER has, under the file's name; a
-file that only one folder has is named. Metrics that are wall-clock measurements (speeds,
+is read as results rows; the volatile fields (``timestamp``, ``git_sha``:
+`ragkit.report.results.VOLATILE`) are dropped, and the rows of each file are compared as
+multisets. Differing rows are printed, ``-`` for a row only BEFORE has and ``+`` for a row only
+AFTER has, under the file's name; a file that only one folder has is named. Metrics that are wall-clock measurements (speeds,
 seconds) differ between any two runs: ``--ignore-metric`` leaves out the rows whose metric
 matches a regular expression (the default ignores none).
 
@@ -26,7 +26,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..results import comparable, read_rows
+from ..report.results import comparable, read_rows
 
 
 class InputError(Exception):
@@ -73,7 +73,7 @@ def _pattern(value: str) -> str:
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit smoke-diff") -> int:
-    from .cli import EXIT_FATAL, Parser
+    from .common import EXIT_FATAL, Parser
 
     p = Parser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("before", type=Path)

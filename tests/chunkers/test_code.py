@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragkit.chunkers import CodeChunker, Router, get_chunker
-from ragkit.chunkers.code import CodeParseWarning, detect_language, language_of
+from ragkit.chunkers.code import CodeParseWarning
+from ragkit.chunkers.code_units import detect_language, language_of
 from ragkit.types import Document
 
 PYTHON = '''"""Refunds."""
@@ -283,7 +284,7 @@ def test_language_from_metadata_suffix_or_content():
 def test_a_long_file_is_recognised_from_its_opening_and_parsed_once_whole(monkeypatch):
     """Detection reads the first DETECT_SAMPLE characters, cut at a line end; the grammar it
     picks then parses the whole file, whose chunks still cover every character."""
-    from ragkit.chunkers import code
+    from ragkit.chunkers import code_units as code
 
     long_rust = "\n".join([RUST] * (2 + code.DETECT_SAMPLE // len(RUST)))
     assert len(long_rust) > code.DETECT_SAMPLE
@@ -356,7 +357,7 @@ def test_offsets_hold_on_generated_code(text, language, size):
 
 @pytest.mark.parametrize("text, path", [(PYTHON, "refunds.py"), (RUST, "row.rs")])
 def test_token_cap_holds_with_the_prefix(text, path):
-    from ragkit.tokens import get_tokenizer
+    from ragkit.text import get_tokenizer
 
     minilm = get_tokenizer("minilm")
     doc, chunks = chunks_of(text, path, size=5000, max_tokens=64, import_chars=200)

@@ -100,7 +100,7 @@ def test_empty_document_gives_no_chunks(name):
 def test_recursive_equals_langchain(size, overlap):
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    from ragkit.tokens import get_tokenizer
+    from ragkit.text import get_tokenizer
 
     text = ("# Refunds\n\nGold members may ask for a refund within 14 days. This applies to "
             "unused services only!\n\nSilver members? Seven days.\n" * 40)
@@ -120,7 +120,7 @@ def test_fixed_chars_windows():
 
 
 def test_fixed_tokens_match_token_windows():
-    from ragkit.tokens import get_tokenizer
+    from ragkit.text import get_tokenizer
 
     text = "Refunds are available within 14 days of purchase. " * 20
     tok = get_tokenizer("cl100k_base")

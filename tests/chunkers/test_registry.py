@@ -5,7 +5,7 @@ Each chunker runs with its default settings on a few course documents (one of ea
 router tells apart) and on hypothesis-generated Markdown, and must give: exact offsets (every
 chunk's text is its span of the document, in order, nothing but whitespace left out), the prefix
 apart from the body, deterministic and distinct ids, and no chunk over the cap the chunker
-declares (`ragkit.lint.chunk_cap`, in the chunker's own unit: its tokenizer or characters; a
+declares (`ragkit.chunkers.lint.chunk_cap`, in the chunker's own unit: its tokenizer or characters; a
 single table row or list item, which no chunker cuts, excepted).
 """
 
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragkit.chunkers import REGISTRY
+from ragkit.chunkers.lint import atomic_unit, cap_findings, chunk_cap
 from ragkit.chunkers.semantic import LexicalEmbedder
 from ragkit.config import get_settings
-from ragkit.documents import load_corpus
-from ragkit.lint import atomic_unit, cap_findings, chunk_cap
+from ragkit.text import load_corpus
 from ragkit.types import Document, check_chunks
 
 # chunkers that promise no cap, and why (anything else must declare one)

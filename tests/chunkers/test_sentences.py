@@ -1,10 +1,11 @@
-"""The one sentence splitter (ragkit.chunkers.sentences): exact offsets in several scripts."""
+"""The one sentence splitter (ragkit.text.sentences): exact offsets in several scripts."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragkit.chunkers.sentences import sentence_cuts, sentence_spans
+from ragkit.text import sentence_spans
+from ragkit.text.sentences import sentence_cuts
 
 
 def split(text):

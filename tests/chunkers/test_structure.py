@@ -14,17 +14,16 @@ from hypothesis import strategies as st
 
 import ragkit.chunkers.classes
 import ragkit.chunkers.semantic
-import ragkit.chunkers.sentences
+import ragkit.text.sentences
 import ragkit.chunkers.structure
 from ragkit.chunkers import (ApiChunker, ChatChunker, ClauseChunker, ClusterSemanticChunker,
-                             CodeChunker, SectionChunker, SemanticChunker, StructureChunker,
+                             CodeChunker, Router, SectionChunker, SemanticChunker, StructureChunker,
                              TableRowChunker, TranscriptChunker, get_chunker)
 from ragkit.chunkers.groups import ProseChunker
-from ragkit.chunkers.router import Router, classify_content
+from ragkit.chunkers.lint import lint
+from ragkit.chunkers.router import classify_content
 from ragkit.chunkers.semantic import LexicalEmbedder, cluster_runs
-from ragkit.documents import blocks_for, load_corpus
-from ragkit.lint import lint
-from ragkit.tokens import get_tokenizer
+from ragkit.text import blocks_for, get_tokenizer, load_corpus
 from ragkit.types import Document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,8 +74,8 @@ def blocks_in(blocks, chunk):
 
 
 def test_doctests():
-    for module in (ragkit.chunkers.structure, ragkit.chunkers.sentences,
-                   ragkit.chunkers.classes, ragkit.chunkers.semantic, ragkit.lint):
+    for module in (ragkit.chunkers.structure, ragkit.text.sentences,
+                   ragkit.chunkers.classes, ragkit.chunkers.semantic, ragkit.chunkers.lint):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
@@ -518,7 +517,7 @@ CAPPED = [StructureChunker(), SectionChunker(), ClauseChunker(), TableRowChunker
 
 
 def over_cap(doc, chunks, chunker):
-    from ragkit.lint import atomic_unit, cap_findings
+    from ragkit.chunkers.lint import atomic_unit, cap_findings
 
     return [f for f in cap_findings(doc, chunks, chunker)
             if atomic_unit(doc, next(c for c in chunks if c.id == f.chunk_id)) is None]

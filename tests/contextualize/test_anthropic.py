@@ -69,7 +69,7 @@ def test_request_usage_and_the_key_nowhere(tmp_path, monkeypatch, capsys, caplog
     out = contextualize([doc], _chunks(doc), gen, cache=cache)
     cache.rewrite()
     print(gen.usage_line(), gen.settings(), vars(gen), [c.metadata for c in out])
-    from ragkit.results import Recorder
+    from ragkit.report import Recorder
 
     rec = Recorder("bench_context")
     rec.add(experiment="t", benchmark="course", strategy="anthropic", metric="cost_usd",

@@ -149,9 +149,9 @@ def test_flags_are_recorded_and_counted(tmp_path):
 
 @pytest.fixture(scope="module")
 def course_sample():
-    from ragkit.chunkers.recursive import RecursiveChunker
+    from ragkit.chunkers import RecursiveChunker
     from ragkit.config import get_settings
-    from ragkit.documents import load_corpus
+    from ragkit.text import load_corpus
 
     docs = {d.id: d for d in load_corpus(get_settings().data_dir / "corpus").documents}
     picked = [docs[i] for i in ("refund-policy-2024", "paper-edge-thermal-study",

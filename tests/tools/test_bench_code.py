@@ -39,7 +39,7 @@ def test_an_unknown_preamble_generator_is_named():
 
 
 def test_fusion_grid_starts_at_the_stacks_default_so_ties_keep_it():
-    from ragkit.pipeline import STACK_WEIGHTS
+    from ragkit.retrieve import STACK_WEIGHTS
 
     assert bench_code.FUSION_GRID[0] == (STACK_WEIGHTS[0], 0)
     assert len(set(bench_code.FUSION_GRID)) == len(bench_code.FUSION_GRID)

@@ -28,7 +28,7 @@ def test_chroma_target_reads_the_recorded_runs_per_split():
     Chroma's bests are reached by the mean."""
     import pandas as pd
 
-    from ragkit.splits import split_of
+    from ragkit.evaluate.splits import split_of
 
     qids = [f"chroma-{i:03d}" for i in range(40)]
     rows = pd.DataFrame([{"experiment": "leaderboard", "benchmark": "chroma",

@@ -34,7 +34,7 @@ def test_margin_and_grid_follow_the_documented_rule():
 
 
 def test_the_stack_pipeline_is_the_leaderboards_at_its_first_grid_point():
-    from ragkit.pipeline import STACK_WEIGHTS
+    from ragkit.retrieve import STACK_WEIGHTS
 
     w, c, t = bench_prose.parse_stack(bench_prose.pipelines([])[2])
     assert (w, 1 - w) == tuple(STACK_WEIGHTS) and c == 0 and t == "identifiers"

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from ragkit.results import SCHEMA, read_rows
+from ragkit.report import read_rows
+from ragkit.report.results import SCHEMA
 from test_html import PAGE  # tests/ is on sys.path (its conftest.py), as for `conftest`
 
 MARKDOWN = """---

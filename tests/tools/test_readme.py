@@ -4,11 +4,11 @@ import json
 
 import pandas as pd
 
-from ragkit.results import Recorder, read_rows
+from ragkit.report import Recorder, read_rows
 
 
 def _record(rec, strategy, per_query_recall, benchmark="chroma", experiment="chroma_repro"):
-    from ragkit.pipeline import Outcome
+    from ragkit.experiments import Outcome
 
     n = len(per_query_recall)
     pq = pd.DataFrame({"query_id": [f"{benchmark}-{i:03d}" for i in range(n)], "type": "lookup",
@@ -54,7 +54,7 @@ def test_readme_section_is_generated_from_rows_runs_and_timings(tmp_path, monkey
 
 
 def test_rows_keep_full_precision_and_runs_round_trip(tmp_path, monkeypatch):
-    from ragkit.results import load_hits, load_scores
+    from ragkit.report import load_hits, load_scores
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     rec = Recorder("nb")
@@ -121,7 +121,7 @@ def test_a_tuning_sweeps_grid_points_stay_off_the_board_and_the_chosen_one_is_ra
     rec.save()
     board = readme.results_table(tmp_path)
     assert "prose(128)+stack(chosen)" in board and "lucky" not in board
-    from ragkit.results import load_results
+    from ragkit.report import load_results
 
     text = "\n".join(readme.prose_lines(load_results(tmp_path)))
     assert "**prose(128)+stack(chosen)**" in text and "2 sentence-group sizes x 2" in text
@@ -135,9 +135,9 @@ def test_one_configuration_measured_at_fewer_budgets_is_one_board_row(tmp_path, 
     """A bench that computes only the default budget re-runs a notebook's configuration: equal
     values at the fixed-k metrics and at 1,024 tokens make them one row naming both; a run
     that differs there stays a row of its own."""
-    from ragkit import leaderboard as lb
-    from ragkit.pipeline import Outcome
-    from ragkit.results import load_results, load_scores
+    from ragkit.experiments import Outcome
+    from ragkit.report import leaderboard as lb
+    from ragkit.report import load_results, load_scores
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     vals = [1.0, 0.5, 0.25, 0.75] * 10
@@ -166,15 +166,15 @@ def _their_chunks_run(monkeypatch):
     question a retrieves its gold chunk, question b a chunk holding other text."""
     from types import SimpleNamespace
 
-    import ragkit.benchmarks
-    from ragkit.pipeline import Outcome
+    import ragkit.evaluate.benchmarks
+    from ragkit.experiments import Outcome
     from ragkit.retrieve import Hit
     from ragkit.types import Chunk, Document, Query, Span
 
     doc = Document("d", "alpha beta gamma delta")
     bench = SimpleNamespace(documents=[doc], queries=[
         Query("a", "?", gold=(Span("d", 0, 5),)), Query("b", "?", gold=(Span("d", 6, 10),))])
-    monkeypatch.setattr(ragkit.benchmarks, "load", lambda name: bench)
+    monkeypatch.setattr(ragkit.evaluate.benchmarks, "load", lambda name: bench)
     hits = {"a": [Hit(Chunk.make(doc, 0, 5, "upstream"), 1.0)],
             "b": [Hit(Chunk.make(doc, 11, 16, "upstream"), 1.0)]}
     pq = pd.DataFrame({"query_id": ["a", "b"], "type": "lookup", "pass@5": [1.0, 0.0]})
@@ -188,8 +188,8 @@ def test_their_chunks_against_ragkits_code_chunks_at_an_equal_budget(tmp_path, m
     """Fixed-k Pass@k is set beside the published rows only on their own chunks; ragkit's code
     chunks meet theirs at an equal budget, under the same encoder and stack, paired, held-out
     half (the code chunker was tuned on the other) beside all questions."""
-    from ragkit.pipeline import Outcome
-    from ragkit.splits import split_of
+    from ragkit.evaluate.splits import split_of
+    from ragkit.experiments import Outcome
     from ragkit.tools import readme
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
@@ -256,8 +256,8 @@ def test_a_record_from_before_cache_states_were_kept_counts_as_its_own_state(tmp
 
 def test_record_keeps_ranked_hits_as_deep_as_asked_beyond_the_budgets_context(tmp_path,
                                                                              monkeypatch):
-    from ragkit.pipeline import Outcome
-    from ragkit.results import load_hits
+    from ragkit.experiments import Outcome
+    from ragkit.report import load_hits
     from ragkit.retrieve import Hit
     from ragkit.types import Chunk
 
@@ -279,7 +279,7 @@ def test_record_keeps_ranked_hits_as_deep_as_asked_beyond_the_budgets_context(tm
 
 def test_boards_rank_every_row_on_the_held_out_half_and_mark_tuned_rows(tmp_path, monkeypatch):
     from ragkit import leaderboard as lb
-    from ragkit.results import load_results, load_scores
+    from ragkit.report.results import load_results, load_scores
     from ragkit.splits import split_of
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ragkit.report import comparable, read_rows
 from ragkit.tools.reproduce import children_cpu, execute, notebook_sources
-from ragkit.results import comparable, read_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -38,7 +38,7 @@ def test_random_fuzz(chunker_name):
 
 @pytest.fixture(scope="module")
 def million():
-    from ragkit.late import LateEmbedder
+    from ragkit.embed import LateEmbedder
     from ragkit.tools.robustness import million_token_text
     from ragkit.types import Document
 

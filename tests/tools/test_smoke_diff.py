@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ragkit.results import SCHEMA
+from ragkit.report.results import SCHEMA
 from ragkit.tools.smoke_diff import main, row_differences
 
 

@@ -89,7 +89,7 @@ def model_and_tool_cases(area: Area, folder: Path) -> None:
     """What keys and writes caches beyond the cache classes: the model fingerprint, the
     preambles tool, smoke-diff."""
     def weights_changed_in_place():
-        from ...embed import _fingerprint
+        from ...embed.encoders import _fingerprint
 
         model = folder / "model-copy"
         model.mkdir(exist_ok=True)

@@ -40,7 +40,7 @@ def cap_documents(scale: float = 1.0) -> dict[str, Document]:
 def check_caps(doc: Document, chunks, chunker) -> None:
     """Every chunk within its chunker's cap (a single table row or list item excepted), and no
     explosion into bodies of a character or two."""
-    from ...lint import atomic_unit, cap_findings
+    from ...chunkers.lint import atomic_unit, cap_findings
 
     check_chunks(doc, chunks, complete=True)
     over = [f for f in cap_findings(doc, chunks, chunker)
@@ -53,7 +53,7 @@ def check_caps(doc: Document, chunks, chunker) -> None:
 
 
 def caps_area(chunkers: dict, scale: float = 1.0) -> Area:
-    from ...lint import chunk_cap
+    from ...chunkers.lint import chunk_cap
 
     area = Area("caps")
     docs = cap_documents(scale)

@@ -16,7 +16,7 @@ def run(ctx: Context) -> Area:
 
 _APPENDER = """
 import sys, time
-from ragkit.results import append_rows
+from ragkit.report.results import append_rows
 path, who, n, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 while time.time() < start:
     time.sleep(0.001)
@@ -28,7 +28,7 @@ for i in range(n):
 def concurrency_area(folder: Path, trials: int = 3, appends: int = 20) -> Area:
     import subprocess
 
-    from ...results import read_rows
+    from ...report.results import read_rows
 
     area = Area("concurrency")
     for t in range(trials):

@@ -86,7 +86,7 @@ def _load_with_faults(folder: Path, unreadable: set[str]):
     import os
     from unittest import mock
 
-    from ...documents import load_corpus
+    from ...text.corpus import load_corpus
 
     real_read, real_scandir = Path.read_bytes, os.scandir
 
@@ -127,7 +127,7 @@ def _left_out_tree(root: Path) -> None:
 def left_out_cases(area: Area, folder: Path, quick: bool = False) -> None:
     """What a folder load leaves out by rule: the right documents, each file left out counted
     and named in the summary, and the folder unchanged."""
-    from ...documents import load_corpus
+    from ...text.corpus import load_corpus
     from .base import one_line_error, run_cli
 
     def case(label: str, check: Callable[[Path], None], nested: bool = False) -> None:
@@ -201,7 +201,8 @@ def left_out_cases(area: Area, folder: Path, quick: bool = False) -> None:
 
 
 def folders_area(folder: Path, quick: bool = False) -> Area:
-    from ...documents import DocumentError, load_corpus
+    from ...text.corpus import load_corpus
+    from ...text.documents import DocumentError
 
     area = Area("folders")
     folder.mkdir(parents=True, exist_ok=True)

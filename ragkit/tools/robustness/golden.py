@@ -140,7 +140,8 @@ def whole_file_variants() -> list[tuple[str, str, bytes, str]]:
 
 
 def golden_area(folder: Path) -> Area:
-    from ...golden import GoldenError, build_golden, check_questions, read_golden
+    from ...evaluate.golden import build_golden, check_questions, read_golden
+    from ...evaluate.questions import GoldenError
 
     area = Area("golden files")
     docs = _golden_docs()

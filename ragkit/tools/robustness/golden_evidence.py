@@ -84,10 +84,10 @@ OK = _q("ok", [{"quote": "Bronze tier: no refunds."}])
 
 
 def golden_evidence_area(folder: Path, quick: bool = False) -> Area:
-    from ...benchmarks import load_folder
-    from ...documents import load_corpus
-    from ...evaluate import query_scores
-    from ...golden import GoldenWarning
+    from ...evaluate.benchmarks import load_folder
+    from ...evaluate.golden import GoldenWarning
+    from ...evaluate.metrics import query_scores
+    from ...text.corpus import load_corpus
     from ...types import Chunk
 
     area = Area("golden evidence")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ...documents import DocumentError, load_document
+from ...text.documents import DocumentError, load_document
 from ...types import Document, check_chunks
 from .base import Area, Context, expect
 

@@ -42,7 +42,7 @@ def late_input(chunker, doc: Document, late, tokens=None, forward: bool = False)
     `late.tokenize(doc.text)` (the same for every chunker). With `forward`, the document is
     also embedded and exactly one finite unit vector per chunk is checked.
     """
-    from ...late import chunk_token_ranges, plan_windows
+    from ...embed.late_plan import chunk_token_ranges, plan_windows
 
     chunks = chunker.chunk(doc)
     check_chunks(doc, chunks, complete=True)
@@ -71,7 +71,7 @@ def late_suite(chunkers: dict, n_tokens: int, forward: bool) -> tuple[list[str],
     then (with `forward`) embedded with the fixed 256-token chunks; (report lines, failures)."""
     import resource
 
-    from ...late import LateEmbedder
+    from ...embed.late import LateEmbedder
 
     late = LateEmbedder(cache=False)
     doc = Document("million", million_token_text(n_tokens))

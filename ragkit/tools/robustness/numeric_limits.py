@@ -27,9 +27,9 @@ DEEP = "[" * 50_000 + "]" * 50_000  # past Python's recursion limit
 
 def numeric_limits_area(folder: Path, quick: bool = False) -> Area:
     from ...cache import CacheWarning, JsonlCache
-    from ...golden import check_questions
-    from ...results import ResultsFileError, read_rows
-    from ...shards import ShardError, ShardSet
+    from ...evaluate.golden import check_questions
+    from ...report.results import ResultsFileError, read_rows
+    from ...scale.shards import ShardError, ShardSet
     from ...types import Document
 
     area = Area("numeric limits")

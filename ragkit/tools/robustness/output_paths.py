@@ -108,7 +108,7 @@ def output_paths_area(folder: Path, quick: bool = False) -> Area:
     def appends_through_link(root: Path, docs: Path, questions: Path) -> None:
         import subprocess
 
-        from ...results import read_rows
+        from ...report.results import read_rows
 
         (root / "real").mkdir()
         target = root / "real" / "rows.jsonl"
@@ -129,7 +129,7 @@ def output_paths_area(folder: Path, quick: bool = False) -> Area:
     def failed_write(root: Path, docs: Path, questions: Path) -> None:
         from unittest import mock
 
-        from ...results import append_rows, write_rows
+        from ...report.results import append_rows, write_rows
 
         rows = root / "rows.jsonl"
         rows.write_text('{"old": 1}\n')

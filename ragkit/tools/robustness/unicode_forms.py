@@ -43,9 +43,9 @@ def _jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def unicode_forms_area(folder: Path, chunkers: dict, quick: bool = False) -> Area:
-    from ...benchmarks import load_folder
     from ...chunkers.code import CodeParseWarning
-    from ...golden import build_golden, check_questions, read_golden, validate_golden
+    from ...evaluate.benchmarks import load_folder
+    from ...evaluate.golden import build_golden, check_questions, read_golden, validate_golden
     from ...types import Document, check_chunks
 
     area = Area("unicode forms")

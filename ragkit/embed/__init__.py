@@ -1,0 +1,24 @@
+"""Embed: texts and chunks to unit vectors.
+
+- `encoders`: `Embedder`, a sentence-transformers model with a disk cache, its truncation
+  counted, run on torch or under ONNX Runtime (`onnx`); `compare_backends` times both;
+- `late`: late chunking (`LateEmbedder`): the encoder runs over the whole document and token
+  vectors are mean-pooled per chunk span; `late_plan` holds its token and window bookkeeping.
+
+Where the model files come from is `ragkit.models`. Names load on first use (`ragkit._lazy`), so
+importing this package loads neither torch nor a model.
+"""
+
+from .._lazy import surface
+
+_EXPORTS = {
+    "Embedder": "encoders",
+    "TruncationWarning": "encoders",
+    "compare_backends": "encoders",
+    "model_label": "encoders",
+    "LateEmbedder": "late",
+    "late_vectors": "late",
+    "LateChunkingWarning": "late_plan",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = surface(__name__, _EXPORTS)

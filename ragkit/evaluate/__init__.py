@@ -1,0 +1,67 @@
+"""Evaluate: retrieved chunks scored against gold character spans, with intervals.
+
+- `metrics`: every metric of a run's queries: span metrics (recall, precision, IoU,
+  precision_Ω), rank metrics (recall@k, MRR, nDCG@10), budgeted metrics and refusal
+  (`evaluate_retrieval`, `query_scores`); `spans`: the character-span arithmetic they stand on
+  (`span_scores`, `covered_fraction`); `budget`: the context packed at a token budget
+  (`pack_context`, `BUDGETS`);
+- `stats`: paired bootstrap intervals over queries (`paired`, `interval`, `Comparison`);
+- `splits`: the grouped tune / held-out halves (`split_of`, `grouped_split`, `leaks`);
+- `golden`: golden sets authored as quotes and stored as spans (`build_golden`, `read_golden`),
+  from questions files read line by line (`questions`);
+- `benchmarks`: the course corpus, Chroma's and Anthropic's sets, loaded into the same types
+  (`load`, `Benchmark`);
+- `answer`: answers from a small local model and their check (`lost_in_the_middle`);
+- `judge`: ragas' LLM-judged answer metrics, only with an API key (`judged_rows`).
+
+This stage imports neither the embedder, the retrievers nor the chunkers
+(`tests/test_layers.py`). Names load on first use (`ragkit._lazy`).
+"""
+
+from .._lazy import surface
+
+_EXPORTS = {
+    "calibrate_threshold": "metrics",
+    "evaluate_retrieval": "metrics",
+    "query_scores": "metrics",
+    "refusal_scores": "metrics",
+    "BUDGETS": "budget",
+    "BUDGET_METRICS": "budget",
+    "DEFAULT_BUDGET": "budget",
+    "budget_scores": "budget",
+    "count_tokens": "budget",
+    "pack_context": "budget",
+    "covered_fraction": "spans",
+    "exact_pass": "spans",
+    "overlaps": "spans",
+    "span_scores": "spans",
+    "Comparison": "stats",
+    "interval": "stats",
+    "paired": "stats",
+    "ratio_effect": "stats",
+    "split_of": "splits",
+    "grouped_split": "splits",
+    "leaks": "splits",
+    "GoldenError": "questions",
+    "GoldenWarning": "golden",
+    "build_golden": "golden",
+    "check_questions": "golden",
+    "read_golden": "golden",
+    "validate_golden": "golden",
+    "Benchmark": "benchmarks",
+    "BenchmarkUnavailable": "benchmarks",
+    "ChecksumError": "benchmarks",
+    "load": "benchmarks",
+    "load_anthropic": "benchmarks",
+    "load_chroma": "benchmarks",
+    "load_course": "benchmarks",
+    "load_folder": "benchmarks",
+    "LocalAnswerer": "answer",
+    "key_fact": "answer",
+    "lost_in_the_middle": "answer",
+    "staged_answers": "answer",
+    "judge_unavailable": "judge",
+    "judged_rows": "judge",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = surface(__name__, _EXPORTS)

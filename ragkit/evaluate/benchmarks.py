@@ -1,0 +1,285 @@
+"""The three benchmarks, loaded into the same types: documents + queries with gold spans.
+
+- ``course``: the corpus and golden set written for this course (``data/``);
+- ``chroma``: Chroma's chunking evaluation — five corpora, 472 questions whose references are
+  character spans;
+- ``anthropic``: Anthropic's contextual-retrieval set — 90 code files and 248 queries; the gold
+  of a query is the character span of each golden chunk inside its file (a file's chunks join
+  to its content exactly, so chunk i starts at the summed length of chunks 0..i-1).
+
+The public files are never committed. `fetch` looks for them in this order: a local folder
+named by ``RAGKIT_BENCHMARKS_DIR`` (e.g. ``../shared/benchmarks``), then ragkit's download cache,
+then the public source (pinned commit, sha256 verified). Every file's sha256 is checked whichever
+way it came; with no folder and no network you get an error that says what to set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cache import atomic_write_bytes
+from ..config import get_settings
+from ..types import Chunk, Document, Query, Span
+
+CHROMA_COMMIT = "d451fc4cf56e417b755994b4ca5212fd5057c0d2"
+ANTHROPIC_COMMIT = "4b36a1e1f64361397f4cbe4fbc7cdace338f16f8"
+_CHROMA_URL = (f"https://raw.githubusercontent.com/brandonstarxel/chunking_evaluation/{CHROMA_COMMIT}"
+               "/chunking_evaluation/evaluation_framework/general_evaluation_data/")
+_ANTHROPIC_URL = (f"https://raw.githubusercontent.com/anthropics/anthropic-cookbook/{ANTHROPIC_COMMIT}"
+                  "/skills/contextual-embeddings/data/")
+
+# relative path -> (url, sha256)
+FILES: dict[str, tuple[str, str]] = {
+    "chroma/corpora/chatlogs.md": (_CHROMA_URL + "corpora/chatlogs.md",
+        "543a98f82b2a6a492349fd7f8c9d6c3e78d1a4af81d13c79a7fd513c3f65bda6"),
+    "chroma/corpora/finance.md": (_CHROMA_URL + "corpora/finance.md",
+        "1c48d0156820abc88e46e5c992fa0cd2708b07ae59a3771b2b18234b7208561f"),
+    "chroma/corpora/pubmed.md": (_CHROMA_URL + "corpora/pubmed.md",
+        "0fd9242ffb253695e5d0f0215cb79a66a2a8f1236591e764c60d370747684ced"),
+    "chroma/corpora/state_of_the_union.md": (_CHROMA_URL + "corpora/state_of_the_union.md",
+        "6fc21d560d31eb2421e337596feea0f83f1fa9ca02c6c4e47bc26959d7531b37"),
+    "chroma/corpora/wikitexts.md": (_CHROMA_URL + "corpora/wikitexts.md",
+        "74cafcdb771185ecb9f22cc41b73e2e44477e0636ecf9cf1f96fd6ee0f4b86c0"),
+    "chroma/questions_df.csv": (_CHROMA_URL + "questions_df.csv",
+        "3ab3901889b8900f43775537bf12d36bd6614255fc59124faca31bede1dda7a3"),
+    "anthropic/codebase_chunks.json": (_ANTHROPIC_URL + "codebase_chunks.json",
+        "70dbed1cb8a90a107b23742b1537051346860f841ec8b03734c1298fa4a34d46"),
+    "anthropic/evaluation_set.jsonl": (_ANTHROPIC_URL + "evaluation_set.jsonl",
+        "7186e2bed15547a2ed178134876b29e4abb206bf0394facbe61d58bf835ee073"),
+}
+CHROMA_CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
+
+
+class BenchmarkUnavailable(RuntimeError):
+    """A benchmark file is neither in a local folder nor downloadable."""
+
+
+class ChecksumError(ValueError):
+    """A benchmark file's sha256 differs from the pinned one."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch(rel: str, folder: str | Path | None = None, allow_download: bool = True) -> Path:
+    """Local path of one benchmark file, verified by sha256 (see module docstring)."""
+    url, sha = FILES[rel]
+    settings = get_settings()
+    local = Path(folder) if folder else settings.benchmarks_dir
+    if local is not None:
+        path = local / rel
+        if path.exists():
+            got = _sha256(path)
+            if got != sha:
+                raise ChecksumError(f"{path}: sha256 {got[:12]}… differs from the pinned "
+                                    f"{sha[:12]}… (a modified or different copy)")
+            return path
+        if folder:
+            raise BenchmarkUnavailable(f"{path} does not exist")
+    cached = settings.cache_dir / "benchmarks" / rel
+    if cached.exists() and _sha256(cached) == sha:
+        return cached
+    if not allow_download:
+        raise BenchmarkUnavailable(_missing(rel))
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:  # noqa: S310 - pinned https URL
+            data = r.read()
+    except OSError as e:
+        raise BenchmarkUnavailable(_missing(rel) + f" (download failed: {e})") from None
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha:
+        raise ChecksumError(f"{url}: downloaded sha256 {got[:12]}… differs from {sha[:12]}…")
+    atomic_write_bytes(cached, data)
+    return cached
+
+
+def _missing(rel: str) -> str:
+    local = get_settings().benchmarks_dir
+    where = (f"RAGKIT_BENCHMARKS_DIR={local} has no {local / rel}; point it at a folder"
+             if local is not None else "set RAGKIT_BENCHMARKS_DIR to a folder")
+    return (f"benchmark file {rel} is not available: {where} holding chroma/ and anthropic/ "
+            "(e.g. ../shared/benchmarks), or go online so it can be downloaded")
+
+
+@dataclass
+class Benchmark:
+    """Documents + queries; `chunks` holds upstream's own chunks where the benchmark has them."""
+
+    name: str
+    documents: list[Document]
+    queries: list[Query]
+    chunks: list[Chunk] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def docs_by_id(self) -> dict[str, Document]:
+        return {d.id: d for d in self.documents}
+
+    def subset(self, n_queries: int) -> "Benchmark":
+        """An evenly spaced sample of n queries (every len/n-th one; for the smoke profile)."""
+        if n_queries >= len(self.queries):
+            return self
+        step = len(self.queries) / n_queries
+        picked = [self.queries[int(i * step)] for i in range(n_queries)]
+        return Benchmark(self.name, self.documents, picked, self.chunks,
+                         {**self.info, "subset": n_queries})
+
+    def restrict(self, doc_ids, max_queries: int | None = None) -> "Benchmark":
+        """Only these documents, the queries whose gold lies in them (refusals kept), and
+        their upstream chunks; optionally an evenly spaced sample of `max_queries`."""
+        keep = set(doc_ids)
+        docs = [d for d in self.documents if d.id in keep]
+        queries = [q for q in self.queries if all(g.doc_id in keep for g in q.gold)]
+        out = Benchmark(self.name, docs, queries, [c for c in self.chunks if c.doc_id in keep],
+                        {**self.info, "restricted_to": len(docs)})
+        return out.subset(max_queries) if max_queries else out
+
+    def for_profile(self, profile: str | None = None) -> "Benchmark":
+        """The benchmark itself in the full profile; a small, fixed slice in the smoke one."""
+        profile = profile or get_settings().profile
+        if profile != "smoke":
+            return self
+        if self.name == "chroma":
+            return self.restrict(["chatlogs", "state_of_the_union"], 24)
+        if self.info.get("smoke_docs"):  # the course: the documents of the staged failures
+            return self.restrict(self.info["smoke_docs"])  # all their questions: cheap
+        ids = [d.id for d in self.documents]
+        return self.restrict(ids[:: max(1, len(ids) // 12)], 30)
+
+    def to_datasets(self):
+        """(documents, questions) as Hugging Face `datasets.Dataset` objects."""
+        from datasets import Dataset
+
+        docs = Dataset.from_list([{"doc_id": d.id, "text": d.text,
+                                   "metadata": json.dumps(dict(d.metadata), sort_keys=True)}
+                                  for d in self.documents])
+        qs = Dataset.from_list([{
+            "query_id": q.id, "question": q.text, "type": q.type, "answer": q.answer,
+            "gold": [{"doc_id": g.doc_id, "start": g.start, "end": g.end} for g in q.gold],
+            "context": json.dumps(dict(q.context), sort_keys=True)} for q in self.queries])
+        return docs, qs
+
+
+def _load_json_dataset(path: Path, fmt: str = "json"):
+    from datasets import load_dataset
+
+    return load_dataset(fmt, data_files=str(path), split="train")
+
+
+def load_chroma(folder: str | Path | None = None) -> Benchmark:
+    """Chroma's five corpora (doc_id = corpus name) and 472 span-anchored questions."""
+    docs = []
+    for name in CHROMA_CORPORA:
+        path = fetch(f"chroma/corpora/{name}.md", folder)
+        docs.append(Document(id=name, text=path.read_text(encoding="utf-8"),
+                             metadata={"title": name, "doc_type": "benchmark"}, path=str(path)))
+    by_id = {d.id: d for d in docs}
+    rows = _load_json_dataset(fetch("chroma/questions_df.csv", folder), "csv")
+    queries = []
+    for i, row in enumerate(rows):
+        refs = json.loads(row["references"])
+        gold = []
+        for ref in refs:
+            doc = by_id[row["corpus_id"]]
+            if doc.text[ref["start_index"]:ref["end_index"]] != ref["content"]:
+                raise ValueError(f"chroma question {i}: reference does not match its span")
+            gold.append(Span(row["corpus_id"], ref["start_index"], ref["end_index"]))
+        queries.append(Query(id=f"chroma-{i:03d}", text=row["question"], gold=tuple(gold),
+                             metadata={"corpus_id": row["corpus_id"]}))
+    return Benchmark("chroma", docs, queries, info={"commit": CHROMA_COMMIT})
+
+
+def load_anthropic(folder: str | Path | None = None) -> Benchmark:
+    """Anthropic's 90 code files, their 737 upstream chunks, and 248 queries."""
+    files = json.loads(fetch("anthropic/codebase_chunks.json", folder).read_text("utf-8"))
+    docs, chunks, where = [], [], {}
+    for f in files:
+        doc = Document(id=f["doc_id"], text=f["content"],
+                       metadata={"title": f["doc_id"], "doc_type": "code",
+                                 "uuid": f["original_uuid"], "format": "code"})
+        docs.append(doc)
+        pos = 0
+        for ch in sorted(f["chunks"], key=lambda c: c["original_index"]):
+            end = pos + len(ch["content"])
+            if doc.text[pos:end] != ch["content"]:
+                raise ValueError(f"anthropic {f['doc_id']}: chunks do not join to the content")
+            c = Chunk.make(doc, pos, end, strategy="upstream",
+                           metadata={"doc_type": "code", "original_index": ch["original_index"]})
+            chunks.append(c)
+            where[(f["original_uuid"], ch["original_index"])] = (doc.id, pos, end)
+            pos = end
+        if pos != len(doc.text):
+            raise ValueError(f"anthropic {f['doc_id']}: chunks cover {pos} of {len(doc.text)}")
+    rows = _load_json_dataset(fetch("anthropic/evaluation_set.jsonl", folder))
+    queries = []
+    for i, row in enumerate(rows):
+        gold = tuple(Span(*where[(u, int(ix))]) for u, ix in row["golden_chunk_uuids"])
+        queries.append(Query(id=f"anthropic-{i:03d}", text=row["query"], gold=gold,
+                             answer=row["answer"] or ""))
+    return Benchmark("anthropic", docs, queries, chunks, info={"commit": ANTHROPIC_COMMIT})
+
+
+def load_course(data_dir: str | Path | None = None) -> Benchmark:
+    """The course corpus (``data/corpus``) and golden set (``data/golden/golden.jsonl``)."""
+    from ..text.corpus import load_corpus
+    from .golden import read_golden
+
+    data_dir = Path(data_dir or get_settings().data_dir)
+    corpus = load_corpus(data_dir / "corpus")
+    queries = read_golden(data_dir / "golden" / "golden.jsonl", corpus.by_id())
+    staged = data_dir / "golden" / "staged_failures.json"
+    smoke_docs = sorted({d for s in json.loads(staged.read_text())
+                         for d in [s["doc_id"], *s.get("related_doc_ids", [])]}
+                        ) if staged.exists() else []
+    return Benchmark("course", corpus.documents, queries, info={"smoke_docs": smoke_docs})
+
+
+def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
+                include_hidden: bool = False) -> tuple[Benchmark, list[str], list[str]]:
+    """A reader's own benchmark: documents from a folder (Markdown, text, HTML, code) and
+    questions whose evidence is given as quotes or as spans (JSONL or CSV).
+
+    Returns (benchmark, file errors, question problems). Every file is loaded or listed in the
+    file errors with its reason; every question is checked before anything is embedded
+    (`golden.check_questions`) and anchored, or listed in the problems with the questions
+    file and its line. Nothing is guessed. Raises `ragkit.evaluate.GoldenError` when the
+    questions file as a whole cannot be read. ``info`` holds the files left out (``ignored_files``,
+    ``skipped_files``: see `ragkit.text.Corpus`), their summary lines (``left_out``) and the
+    files read (``input_files``, which no output may overwrite).
+    """
+    from ..text.corpus import load_corpus
+    from .golden import check_questions
+
+    corpus_dir = Path(corpus)
+    loaded = load_corpus(corpus_dir, strict=False, include_hidden=include_hidden)
+    records, found = check_questions(golden, loaded.by_id())
+    problems = [f"{golden}:{p}" for p in found]
+    queries = [Query(id=r["id"], text=r["question"],
+                     gold=tuple(Span(e["doc_id"], e["start"], e["end"]) for e in r["evidence"]),
+                     type=r["type"], answer=r.get("answer", ""), context=r.get("context") or {},
+                     metadata={"synthetic": bool(r.get("synthetic"))})
+               for r in records]
+    bench = Benchmark(name or corpus_dir.resolve().name, loaded.documents, queries,
+                      info={"ignored_files": list(loaded.ignored),
+                            "skipped_files": list(loaded.skipped),
+                            "left_out": loaded.summary(),
+                            "input_files": list(loaded.inputs)})
+    return bench, loaded.errors, problems
+
+
+LOADERS = {"course": load_course, "chroma": load_chroma, "anthropic": load_anthropic}
+
+
+def load(name: str, **kw: Any) -> Benchmark:
+    if name not in LOADERS:
+        raise KeyError(f"unknown benchmark {name!r}; choose from {sorted(LOADERS)}")
+    return LOADERS[name](**kw)

@@ -1,0 +1,139 @@
+"""The context budget: what reaches the model, at most B tokens of one reference tokenizer.
+
+Budgeted metrics (the course's primary view): what reaches the model is a context of at most
+B tokens of one reference tokenizer (cl100k_base, whatever the embedder), filled by `pack_context`
+with hits in rank order. Overlapping hits are merged (a parent and its child count once); a
+hit's prefix (breadcrumb, preamble) counts against the budget; the last hit is cut at the
+budget. On that context, per query (`budget_scores`): recall@B, precision@B, IoU@B (on body
+characters, each counted once), pass@B (share of gold units wholly in the context, whitespace
+ignored) and hit@B (1 when every gold unit is). Strategies compare at equal B (`BUDGETS`), not
+at equal k.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..types import Chunk, Query
+from .spans import Range, _span_scores, covered_fraction, subtract_all, union
+
+BUDGETS = (256, 512, 1024, 2048, 4096)   # cl100k_base tokens
+DEFAULT_BUDGET = 1024
+REFERENCE_TOKENIZER = "cl100k_base"
+BUDGET_METRICS = ("recall", "precision", "iou", "pass", "hit", "tokens")
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The context a budget lets through: merged body ranges ``(doc_id, start, end)``, the
+    tokens used (bodies and prefixes), how many hits contributed, whether the last one was cut,
+    and whether the hits ran out before the budget was full."""
+
+    spans: tuple[tuple[str, int, int], ...]
+    tokens: int
+    units: int
+    cut: bool
+    exhausted: bool
+    examined: int = 0  # hits looked at (the rest never reached the context)
+
+
+@lru_cache(maxsize=1)
+def _reference():
+    from ..text.tokens import get_tokenizer
+
+    return get_tokenizer(REFERENCE_TOKENIZER)
+
+
+@lru_cache(maxsize=500_000)
+def count_tokens(text: str) -> int:
+    """Tokens of `text` in the reference tokenizer (cl100k_base), cached."""
+    return _reference().count(text) if text else 0
+
+
+def _first_tokens(text: str, n: int) -> int:
+    """Characters of `text` covered by its first `n` reference tokens."""
+    return _reference().first_chars(text, n)
+
+
+def pack_context(hits: Sequence[Chunk], budget: int,
+                 count: Callable[[str], int] = count_tokens) -> Packed:
+    """Fill a context of `budget` tokens with `hits` in rank order.
+
+    Each hit adds the part of its body not already in the context (a child of a returned
+    parent adds nothing and costs nothing), plus its prefix when it adds anything; the hit that
+    does not fit is cut at the budget, prefix first, then its body on a token boundary.
+
+    >>> from ragkit.types import Document
+    >>> d = Document("d", "one two three four five six seven eight")
+    >>> p = pack_context([Chunk.make(d, 0, 13, "t"), Chunk.make(d, 4, 23, "t")], 4)
+    >>> p.spans, p.tokens, p.cut  # "one two three" + the first token of " four five"
+    ((('d', 0, 18),), 4, True)
+    """
+    covered: dict[str, list[Range]] = defaultdict(list)
+    used, units, cut, examined = 0, 0, False, 0
+    for c in hits:
+        examined += 1
+        new = subtract_all([(c.start, c.end)], covered[c.doc_id])
+        if not new:
+            continue
+        pieces = [c.text[s - c.start:e - c.start] for s, e in new]
+        cost = [count(p) for p in pieces]
+        head = count(c.prefix) if c.prefix else 0
+        if used + head + sum(cost) <= budget:
+            covered[c.doc_id].extend(new)
+            used += head + sum(cost)
+            units += 1
+            continue
+        room = budget - used - head
+        taken = []
+        for (s, e), piece, n in zip(new, pieces, cost):
+            if room <= 0:
+                break
+            if n <= room:
+                taken.append((s, e))
+                room -= n
+            else:
+                taken.append((s, s + _first_tokens(piece, room)))
+                room = 0
+        taken = [(s, e) for s, e in taken if e > s]
+        if taken:
+            covered[c.doc_id].extend(taken)
+            units += 1
+        used, cut = budget, True
+        break
+    spans = tuple((d, s, e) for d in sorted(covered) for s, e in union(covered[d]))
+    return Packed(spans, used, units, cut, exhausted=used < budget, examined=examined)
+
+
+def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None = None
+                  ) -> dict[str, float]:
+    """recall / precision / IoU (body characters, each counted once), pass (share of gold
+    units wholly in the context, whitespace ignored when `texts` is given), hit (all of them)
+    and tokens used, for one answerable query's packed context."""
+    gold = [(g.doc_id, g.start, g.end) for g in query.gold]
+    out = _span_scores(list(packed.spans), gold)
+    pieces = [_Range(d, s, e) for d, s, e in packed.spans]
+    whole = [covered_fraction(g, pieces, texts.get(g.doc_id) if texts else None) >= 1.0
+             for g in query.gold]
+    out["pass"] = float(np.mean(whole)) if whole else 0.0
+    out["hit"] = float(all(whole)) if whole else 0.0
+    out["tokens"] = float(packed.tokens)
+    return out
+
+
+@dataclass(frozen=True)
+class _Range:
+    """A stand-in with a chunk's `doc_id` and `span`, for `covered_fraction`."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    @property
+    def span(self) -> Range:
+        return (self.start, self.end)

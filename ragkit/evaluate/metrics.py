@@ -1,0 +1,244 @@
+"""Score retrieved chunks against gold character spans, so any chunker can be compared.
+
+Span metrics follow Chroma's evaluation exactly (character-based; only chunks of the gold's
+own document count in the numerator; a chunk is scored on its body span, never its prefix):
+
+- recall       = |union of (retrieved ∩ gold)| / Σ|gold spans|   (the gold spans of one question
+                 merged first where they share characters: `types.merge_gold`)
+- precision    = |union of (retrieved ∩ gold)| / Σ|retrieved chunks|   (a plain sum: overlapping
+                 chunks are counted twice, as upstream does)
+- IoU          = |union of (retrieved ∩ gold)| / (Σ|retrieved chunks| + gold characters missed)
+- precision_Ω  = the precision reached if *every* chunk touching the gold were retrieved:
+                 |union of (chunk ∩ gold)| / |union of those chunks ∪ missed gold|
+
+Rank metrics treat a chunk as relevant when its body overlaps a gold span:
+
+- hit@k        = 1 when the top k together contain all the gold text;
+- recall@k     = fraction of gold units (spans) fully contained in the top k — Anthropic's
+                 "Pass@k" when the gold units are their chunks (= ragas' IDBasedContextRecall);
+- precision@k  = fraction of the top k chunks that overlap the gold (= ragas'
+                 IDBasedContextPrecision when chunks are the gold units);
+- doc_hit@k    = 1 when any of the top k chunks comes from a document that holds gold evidence:
+                 seed 002's "retrieval precision@K" ("did the right document appear in the
+                 top-K?"); `doc_hits` computes it again from a run's saved ranked hits;
+- MRR@k through ranx; nDCG@10 from the top 10 hits (at least 10 are always retrieved), with
+  one relevance granularity for every retriever: the gold characters. A hit's gain is the share
+  of the query's gold it adds (text already returned by a better-ranked hit earns nothing
+  again); the ideal ranking returns each document's gold in one unit, largest share first, so
+  a rank-1 hit holding all the gold scores 1 whatever the size of the units. With one gold
+  span per document this is ranx's nDCG with relevance = gold length (tested).
+
+Budgeted metrics (the course's primary view, `ragkit.evaluate.budget`): recall@B, precision@B,
+IoU@B, pass@B and hit@B on the context of at most B cl100k tokens that `pack_context` fills
+with hits in rank order. Strategies compare at equal B, not at equal k. The span arithmetic is
+`ragkit.evaluate.spans`.
+
+Refusal: with ``abstain when top score < threshold``, a threshold calibrated on one half of the
+queries is applied to the other; we report over-refusal (answerable questions abstained on) and
+unsupported answers (unanswerable questions answered).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..types import Chunk, Query, Span
+from .budget import budget_scores, pack_context
+from .spans import (Range, _span_scores, covered_fraction, intersect, overlaps, precision_omega,
+                    subtract, total, union)
+
+
+def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
+                 chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None,
+                 texts: Mapping[str, str] | None = None) -> dict[str, float]:
+    """Every per-query metric for one answerable query's ranked chunks (top k are used).
+    `texts` (doc id -> text) lets recall@k ignore whitespace (see `covered_fraction`)."""
+    top = list(ranked[:k])
+    gold = list(query.gold)
+    out = _span_scores([(c.doc_id, c.start, c.end) for c in top],
+                       [(g.doc_id, g.start, g.end) for g in gold])
+    units = [covered_fraction(g, top, texts.get(g.doc_id) if texts else None) for g in gold]
+    out["recall@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
+    out["hit@k"] = float(out["recall"] >= 1.0 - 1e-12)
+    out["precision@k"] = float(np.mean([overlaps(c, gold) for c in top])) if top else 0.0
+    gold_docs = {g.doc_id for g in gold}
+    out["doc_hit@k"] = float(any(c.doc_id in gold_docs for c in top))
+    if chunks_by_doc is not None:
+        out["precision_omega"] = precision_omega(chunks_by_doc, gold)
+    return out
+
+
+def doc_hits(hits, gold_docs: Mapping[str, Iterable[str]], k: int):
+    """Per-query ``doc_hit@k`` from a run's saved ranked hits (a DataFrame with query_id, rank
+    and doc_id, as in ``results/runs/<notebook>.hits.parquet``): 1.0 when any of a query's k
+    best-ranked hits comes from one of its gold documents (`gold_docs`: query id -> doc ids),
+    else 0.0. One value per query of `gold_docs` that has gold documents (a query without hits
+    scores 0); the same value `query_scores` records for the same ranking.
+
+    >>> import pandas as pd
+    >>> hits = pd.DataFrame({"query_id": ["a", "a", "b"], "rank": [0, 1, 0],
+    ...                      "doc_id": ["x", "y", "x"]})
+    >>> doc_hits(hits, {"a": ["y"], "b": ["y"], "c": ["y"]}, k=2).to_dict()
+    {'a': 1.0, 'b': 0.0, 'c': 0.0}
+    >>> doc_hits(hits, {"a": ["y"]}, k=1).to_dict()
+    {'a': 0.0}
+    """
+    import pandas as pd
+
+    want = {str(q): {str(d) for d in docs} for q, docs in gold_docs.items() if docs}
+    top = hits[hits["query_id"].astype(str).isin(want)]
+    top = top.sort_values(["query_id", "rank"], kind="stable").groupby("query_id").head(k)
+    found = {q: float(any(d in want[q] for d in g)) for q, g in
+             top.groupby("query_id", sort=False)["doc_id"]}
+    ids = sorted(want)
+    return pd.Series([found.get(q, 0.0) for q in ids], index=pd.Index(ids, name="query_id"),
+                     name="value", dtype=float)
+
+
+def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:
+    """nDCG@n with the gold characters as the one relevance granularity (see the module doc).
+
+    >>> from ragkit.types import Document
+    >>> d = Document("d", "x" * 30)
+    >>> q = Query("q", "?", gold=(Span("d", 10, 20),))
+    >>> ndcg(q, [Chunk.make(d, 0, 30, "t")]), ndcg(q, [Chunk.make(d, 0, 5, "t"), Chunk.make(d, 10, 20, "t")])
+    (1.0, 0.6309297535714575)
+    """
+    gold = [g for g in query.gold if len(g)]
+    size = sum(len(g) for g in gold)
+    if not size:
+        return 0.0
+    need: dict[str, list[Range]] = defaultdict(list)
+    for g in gold:
+        need[g.doc_id].append((g.start, g.end))
+    need = {d: union(r) for d, r in need.items()}
+    shares = sorted((total(r) / size for r in need.values()), reverse=True)
+    ideal = sum(s / np.log2(i + 2) for i, s in enumerate(shares))
+    dcg = 0.0
+    for rank, c in enumerate(ranked[:n]):
+        left = need.get(c.doc_id)
+        if not left:
+            continue
+        got = sum(x[1] - x[0] for r in left for x in [intersect(r, c.span)] if x)
+        if got:
+            dcg += got / size / np.log2(rank + 2)
+            need[c.doc_id] = subtract(left, c.span)
+    return float(dcg / ideal)
+
+
+def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
+                 all_chunks: Sequence[Chunk], k: int) -> dict[str, dict[str, float]]:
+    """MRR@k from ranx (relevant = overlaps a gold span) and nDCG@10 (`ndcg`) per query."""
+    import warnings
+
+    from ranx import Qrels, Run, evaluate
+
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for c in all_chunks:
+        by_doc[c.doc_id].append(c)
+    qrels, run = {}, {}
+    for q in queries:
+        rel = {c.id: 1 for d in {g.doc_id for g in q.gold} for c in by_doc.get(d, ())
+               if overlaps(c, q.gold)}
+        hits = ranked.get(q.id, [])
+        # units built at query time (sentence windows, merged parents) are judged too
+        rel.update({c.id: 1 for c, _ in hits if overlaps(c, q.gold)})
+        if not rel:
+            continue
+        qrels[q.id] = rel
+        # ranx sorts by score; make scores strictly decreasing in rank order
+        run[q.id] = {c.id: float(len(hits) - r) for r, (c, _) in enumerate(hits)} or {"∅": 0.0}
+    if not qrels:
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's uint64 cast notice inside ranx
+        res = evaluate(Qrels(qrels), Run(run), [f"mrr@{k}"], return_mean=False,
+                       make_comparable=True)
+    ids = list(Qrels(qrels).keys())
+    by_q = {q.id: q for q in queries}
+    return {qid: {"mrr@k": float(res[i]),
+                  "ndcg@10": ndcg(by_q[qid], [c for c, _ in ranked.get(qid, [])], 10)}
+            for i, qid in enumerate(ids)}
+
+
+def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
+                       all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True,
+                       texts: Mapping[str, str] | None = None,
+                       budgets: Sequence[int] = ()):
+    """Per-query metrics (a DataFrame) and their means (a dict) for the answerable queries.
+
+    `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them (and enough
+    to fill the largest of `budgets`). Fixed-k metrics come from the top k; for each budget B
+    the columns ``recall@B<B>``, ``precision@B<B>``, ``iou@B<B>``, ``pass@B<B>``, ``hit@B<B>``
+    and ``tokens@B<B>`` come from `pack_context`. Queries without gold (refusals) are left out
+    here; see `refusal_scores`.
+    """
+    import pandas as pd
+
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for c in all_chunks:
+        by_doc[c.doc_id].append(c)
+    answerable = [q for q in queries if q.gold]
+    ranks = rank_metrics(answerable, ranked, all_chunks, k)
+    rows = []
+    for q in answerable:
+        chunks = [c for c, _ in ranked.get(q.id, [])]
+        row = {"query_id": q.id, "type": q.type,
+               **query_scores(q, chunks, k, by_doc if omega else None, texts),
+               **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
+        for b in budgets:
+            packed = pack_context(chunks, b)
+            row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packed, texts).items()})
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    means = {m: float(df[m].mean()) for m in df.columns if m not in ("query_id", "type")} \
+        if len(df) else {}
+    return df, means
+
+
+def calibrate_threshold(scores: Sequence[float], answerable: Sequence[bool],
+                        balanced: bool = False) -> float:
+    """The abstention threshold that maximises accuracy (answer if score >= threshold). With
+    ``balanced=True`` it maximises balanced accuracy instead (the mean of the answer rate on
+    answerable questions and the refusal rate on the others): when most questions are
+    answerable, plain accuracy is best served by never refusing."""
+    s = np.asarray(scores, float)
+    a = np.asarray(answerable, bool)
+    candidates = np.unique(np.concatenate([s, [s.min() - 1 if len(s) else 0.0]]))
+    if balanced and a.any() and (~a).any():
+        acc = [(np.mean(s[a] >= t) + np.mean(s[~a] < t)) / 2 for t in candidates]
+    else:
+        acc = [np.mean((s >= t) == a) for t in candidates]
+    return float(candidates[int(np.argmax(acc))])
+
+
+def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
+                   seed: int = 13, balanced: bool = False) -> dict[str, float]:
+    """Calibrate an abstention threshold on a random half (`calibrate_threshold`), report rates
+    on the other half: answerable questions refused, unanswerable ones answered, and how many
+    of each the half holds."""
+    rng = np.random.default_rng(seed)
+    ids = [q.id for q in queries]
+    order = rng.permutation(len(ids))
+    cal, test = order[: len(ids) // 2], order[len(ids) // 2:]
+    s = np.array([top_scores[i] for i in ids])
+    a = np.array([bool(q.gold) for q in queries])
+    if a[cal].all() or (~a[cal]).all():
+        return {}
+    t = calibrate_threshold(s[cal], a[cal], balanced=balanced)
+    answered = s[test] >= t
+    ans, unans = a[test], ~a[test]
+    return {
+        "refusal_threshold": t,
+        "over_refusal": float(np.mean(~answered[ans])) if ans.any() else float("nan"),
+        "unsupported_answer": float(np.mean(answered[unans])) if unans.any() else float("nan"),
+        "refusal_accuracy": float(np.mean(answered == ans)),
+        "n_answerable": int(ans.sum()),
+        "n_unanswerable": int(unans.sum()),
+    }
+
+
+# --- Budgeted retrieval: compare strategies by what reaches the model ------------------------

@@ -1,0 +1,417 @@
+"""The experiment design: every effect the course states changes one factor and holds the rest.
+
+A configuration (`Config`) is four factors: the **chunker**, the **first stage** (dense, or
+ragkit's stack of dense + BM25), the **reranker** (none, or the cross-encoder) and the
+**encoder**; the context **budget** is the fifth, carried by the metric key (`Metric`). A
+`Run` is one configuration's per-question scores on one benchmark. From the runs of
+``ragkit bench design`` this module builds every comparison the README, notebook 07 and the
+decision guide quote (`effects`), so no script picks its own baseline:
+
+- **chunker**: a chunker against the *best of every simple baseline measured* under the same
+  first stage, reranker and encoder (`simple_baselines`: all seven, or the effect is marked
+  incomplete). "Best" is chosen by mean recall@B on the tune half of the questions
+  (`ragkit.evaluate.splits`), per budget, and the difference is quoted on the held-out half, which
+  shares no document and no gold unit with the tune half;
+- **first stage**: the stack against dense on the same chunks, reranker and encoder;
+- **reranker**: the cross-encoder against none on the same chunks, first stage and encoder;
+- **encoder**: one encoder against MiniLM on the same chunks, first stage and reranker.
+
+Each effect is a paired difference with a 95 % bootstrap interval (`versus`) and the course's
+verdict: *beats* when the interval lies above 0, *loses* when below, otherwise *no measurable
+difference*. `title_numbers` answers the README's title question with the same runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ..evaluate.stats import Comparison, paired
+from ..report.prose import ci, verdict
+
+FACTORS = ("chunker", "first_stage", "reranker", "encoder")
+BUDGETS = (512, 1024, 2048)
+CANDIDATES = 20  # hits the cross-encoder rescores
+EXPERIMENT = "design"
+SPLITS = ("held-out", "tune", "all")
+
+
+def simple_baselines() -> list:
+    """The seven simple baselines every chunker is compared with: fixed characters 250/0 and
+    1,000/200, fixed tokens 512/64 (MiniLM's and cl100k's), recursive 1,000/200 characters,
+    langchain's Markdown + recursive splitter and chonkie's recursive chunker (254 MiniLM
+    tokens, what the encoder reads)."""
+    from ..chunkers import (ChonkieRecursive, FixedCharChunker, FixedTokenChunker,
+                            LangchainMarkdownRecursive, RecursiveChunker)
+
+    return [FixedCharChunker(250, 0), FixedCharChunker(1000, 200),
+            FixedTokenChunker(512, 64, tokenizer="minilm"),
+            FixedTokenChunker(512, 64, tokenizer="cl100k_base"),
+            RecursiveChunker(1000, 200, tokenizer="chars", separators=["\n\n", "\n", " ", ""]),
+            LangchainMarkdownRecursive(254, 0, "minilm"), ChonkieRecursive(254)]
+
+
+def ragkit_chunker():
+    """ragkit's default chunker (`Router`; its prose size and code chunker were tuned)."""
+    from ..chunkers import Router
+
+    return Router()
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A typed metric key: ``Metric("recall", budget=1024)`` is span recall of the context a
+    1,024-token budget lets through; ``Metric("ndcg", k=10)`` a fixed-k metric.
+
+    >>> Metric("recall", budget=1024).column, Metric("ndcg", k=10).column
+    ('recall@B1024', 'ndcg@10')
+    """
+
+    name: str
+    budget: int | None = None
+    k: int | None = None
+
+    @property
+    def column(self) -> str:
+        if self.budget is not None:
+            return f"{self.name}@B{self.budget}"
+        return f"{self.name}@{self.k}" if self.k is not None else self.name
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration; `simple` marks a simple baseline chunker."""
+
+    chunker: str
+    first_stage: str
+    reranker: str
+    encoder: str
+    simple: bool = False
+
+    @property
+    def label(self) -> str:
+        rerank = "" if self.reranker == "none" else f"+{self.reranker}"
+        return f"{self.chunker}+{self.first_stage}{rerank}"
+
+    def params(self) -> dict[str, Any]:
+        return {f"factor_{f}": getattr(self, f) for f in FACTORS} | {
+            "simple_baseline": self.simple}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Config:
+        return cls(*(params[f"factor_{f}"] for f in FACTORS), bool(params["simple_baseline"]))
+
+    def differs(self, other: Config) -> set[str]:
+        """The factors in which two configurations differ."""
+        return {f for f in FACTORS if getattr(self, f) != getattr(other, f)}
+
+    def held(self, factor: str) -> tuple:
+        """The values of every factor but `factor`: what a comparison of `factor` holds."""
+        return tuple(getattr(self, f) for f in FACTORS if f != factor)
+
+
+@dataclass
+class Run:
+    """One configuration's per-question scores on one benchmark (columns: metric keys)."""
+
+    benchmark: str
+    config: Config
+    scores: Any  # pandas DataFrame indexed by query_id
+    run: str = ""
+    flags: tuple[str, ...] = ()
+
+    def values(self, metric: Metric, split: str = "all"):
+        v = self.scores[metric.column]
+        return v if split == "all" else v[[side_of(q) == split for q in v.index]]
+
+
+def side_of(query_id: str) -> str:
+    from ..evaluate.splits import split_of
+
+    return split_of(query_id)
+
+
+def versus(a, b) -> Comparison:
+    """Paired difference a − b over the questions both runs scored (pandas Series indexed by
+    query id), with its 95 % bootstrap interval and wins / losses / ties."""
+    common = a.index.intersection(b.index)
+    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())
+
+
+@dataclass
+class Effect:
+    """One factor's effect on one benchmark at one budget: treated − base on `split`."""
+
+    benchmark: str
+    factor: str
+    budget: int
+    treated: Config
+    base: Config
+    recall: Comparison
+    pass_: Comparison
+    split: str = "held-out"
+    note: str = ""  # how the base was chosen, or what is missing
+    complete: bool = True
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.recall.low, self.recall.high) if self.complete else "incomplete"
+
+    def row(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "factor": self.factor, "budget": self.budget,
+                "treated": self.treated.label, "base": self.base.label, "split": self.split,
+                "n": self.recall.n, "recall": asdict(self.recall), "pass": asdict(self.pass_),
+                "verdict": self.verdict, "note": self.note}
+
+
+def load_runs(rows, scores) -> list[Run]:
+    """The design's runs from results rows and per-query scores (`Recorder.frames()`, or the
+    saved ``bench_design`` results)."""
+    mine = rows[(rows.experiment == EXPERIMENT) & rows.run.notna()]
+    out = []
+    for run, group in mine.groupby("run", sort=True):
+        first = group.iloc[0]
+        sc = scores[scores.run == run]
+        col = np.where(sc.budget >= 0, sc.metric + sc.budget.astype(str), sc.metric)
+        wide = sc.assign(col=col).pivot_table(index="query_id", columns="col", values="value")
+        flags = first.get("flags")
+        out.append(Run(first.benchmark, Config.from_params(first.params), wide, run,
+                       tuple(flags) if isinstance(flags, (list, tuple, np.ndarray)) else ()))
+    return sorted(out, key=lambda r: (r.benchmark, r.config.label))
+
+
+def saved_runs(folder=None) -> list[Run]:
+    """`load_runs` over the committed ``results/bench_design*`` rows and runs."""
+    from ..report.results import load_results, load_scores
+
+    rows = load_results(folder)
+    rows = rows[rows.notebook == "bench_design"]
+    scores = load_scores(folder)
+    return load_runs(rows, scores[scores.run.isin(set(rows.run.dropna()))])
+
+
+def _mean(run: Run, metric: Metric, split: str) -> float:
+    return float(run.values(metric, split).mean())
+
+
+def best_baseline(runs: Iterable[Run], treated: Run, budget: int,
+                  chosen_on: str = "tune") -> tuple[Run | None, list[str]]:
+    """The simple baseline with the highest mean recall@B on `chosen_on`, among the runs with
+    the treated run's benchmark, first stage, reranker and encoder; and the simple baselines
+    that were not measured under those conditions (the pick is then of an incomplete set)."""
+    same = [r for r in runs if r.config.simple and r.benchmark == treated.benchmark
+            and r.config.held("chunker") == treated.config.held("chunker")]
+    wanted = [c.label for c in simple_baselines()]
+    missing = [w for w in wanted if w not in {r.config.chunker for r in same}]
+    if not same:
+        return None, missing
+    m = Metric("recall", budget)
+    return max(same, key=lambda r: (_mean(r, m, chosen_on), r.config.chunker)), missing
+
+
+def _effect(factor: str, treated: Run, base: Run, budget: int, split: str, note: str,
+            complete: bool = True) -> Effect:
+    changed = treated.config.differs(base.config)
+    if changed != {factor}:  # the design's one rule; a bug if it ever fires
+        raise AssertionError(f"{treated.config.label} vs {base.config.label} changes {changed}")
+    return Effect(treated.benchmark, factor, budget, treated.config, base.config,
+                  versus(treated.values(Metric("recall", budget), split),
+                         base.values(Metric("recall", budget), split)),
+                  versus(treated.values(Metric("pass", budget), split),
+                         base.values(Metric("pass", budget), split)), split, note, complete)
+
+
+REFERENCE = {"first_stage": "dense", "reranker": "none", "encoder": "all-MiniLM-L6-v2"}
+
+
+def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = "held-out"
+            ) -> list[Effect]:
+    """Every one-factor effect the runs allow, at each budget, quoted on `split`:
+
+    - each non-baseline chunker against the best simple baseline under its own retrieval
+      (chosen on the tune half when `split` is the held-out half, else on `split` itself);
+    - every other factor against its reference level (dense, no reranker, MiniLM) on runs
+      that agree in all other factors."""
+    out: list[Effect] = []
+    chosen_on = "tune" if split == "held-out" else split
+    for t in runs:
+        if t.config.simple:
+            continue
+        for b in budgets:
+            best, missing = best_baseline(runs, t, b, chosen_on)
+            if best is None:
+                continue
+            note = (f"best of {7 - len(missing)} simple baselines by recall@B{b} on the "
+                    f"{chosen_on} half: {best.config.chunker}")
+            if missing:
+                note += f"; not measured: {', '.join(missing)}"
+            out.append(_effect("chunker", t, best, b, split, note, not missing))
+    for factor, ref in REFERENCE.items():
+        for t in runs:
+            if getattr(t.config, factor) == ref:
+                continue
+            if factor == "first_stage" and t.config.first_stage != "stack":
+                continue  # the intermediate steps are the stack lesson's (`stack_steps`)
+            for base in runs:
+                if base.benchmark == t.benchmark and getattr(base.config, factor) == ref \
+                        and base.config.differs(t.config) == {factor}:
+                    out += [_effect(factor, t, base, b, split, f"same chunks: "
+                                    f"{t.config.chunker}") for b in budgets]
+    return out
+
+
+# ragkit's stack built one change at a time on the same chunks (``ragkit bench design
+# --steps``): each first stage differs from the one before it in one thing
+STACK_STEPS = (("dense", "dense search, the chunk as the encoder reads it"),
+               ("dense+bm25 words", "+ BM25 over plain words, fused 0.5 / 0.5"),
+               ("dense+bm25 identifiers", "BM25 over identifier words instead"),
+               ("stack", "dense over windows, so no chunk is cut (ragkit's stack)"))
+
+
+def step_retriever(chunks, embedder, step: str):
+    """The first stage of one of `STACK_STEPS` over `chunks`."""
+    from ..retrieve.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+    from ..retrieve.stack import stack_retriever
+
+    if step == "dense":
+        return DenseRetriever(chunks, embedder)
+    if step == "stack":
+        return stack_retriever(chunks, embedder)
+    tokens = step.rsplit(" ", 1)[1]
+    if step.startswith("dense+bm25 ") and tokens in ("words", "identifiers"):
+        return HybridRetriever(DenseRetriever(chunks, embedder),
+                               BM25Retriever(chunks, tokens=tokens), weights=(0.5, 0.5))
+    raise ValueError(f"unknown step {step!r}; steps: {[s for s, _ in STACK_STEPS]}")
+
+
+def stack_steps(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
+                split: str = "held-out") -> list[Effect]:
+    """The stack lesson: on the same chunks (the router's), each of `STACK_STEPS` against the
+    step before it, then the cross-encoder against the full stack; paired on `split`."""
+    out = []
+    order = [s for s, _ in STACK_STEPS]
+    for t in runs:
+        cfg = t.config
+        if cfg.simple or cfg.encoder != REFERENCE["encoder"]:
+            continue
+        if cfg.reranker == "none" and cfg.first_stage in order[1:]:
+            prev = order[order.index(cfg.first_stage) - 1]
+        elif cfg.reranker != "none" and cfg.first_stage == "stack":
+            prev = None
+        else:
+            continue
+        for base in runs:
+            bc = base.config
+            if base.benchmark != t.benchmark or bc.chunker != cfg.chunker \
+                    or bc.encoder != cfg.encoder:
+                continue
+            if (prev and bc.first_stage == prev and bc.reranker == "none") or \
+                    (prev is None and bc.first_stage == "stack" and bc.reranker == "none"):
+                factor = "first_stage" if prev else "reranker"
+                out += [_effect(factor, t, base, b, split, "stack lesson") for b in budgets]
+    rank = {s: i for i, s in enumerate(order)}
+    return sorted(out, key=lambda e: (e.benchmark, e.budget, e.factor == "reranker",
+                                      rank.get(e.treated.first_stage, 9)))
+
+
+def headline(effects_: Sequence[Effect]) -> list[Effect]:
+    """The effects the README and the guide lead with: ragkit's chunker under the stack (its
+    default retrieval) and under dense search; the stack on ragkit's chunks; the reranker."""
+    keep = []
+    for e in effects_:
+        if e.factor == "chunker" and e.treated.reranker == "none":
+            keep.append(e)
+        elif e.factor in ("first_stage", "reranker", "encoder") and not e.treated.simple:
+            keep.append(e)
+    order = {"chunker": 0, "first_stage": 1, "reranker": 2, "encoder": 3}
+    return sorted(keep, key=lambda e: (e.benchmark, order[e.factor], e.treated.first_stage,
+                                       e.budget))
+
+
+def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
+                  split: str = "held-out") -> list[dict[str, Any]]:
+    """How much recall@B moves with each factor, per benchmark and budget, on `split`:
+
+    - **chunker**: the best simple baseline (chosen on the tune half) minus the median simple
+      baseline, under the same retrieval (dense; the stack);
+    - **first stage**: the stack minus dense on the same chunks, the median over all chunkers;
+    - **encoder**: where another encoder was measured on the same chunks and retrieval.
+
+    The title "RAG quality is mostly chunking quality" is *supported* on a benchmark and budget
+    when the chunker's movement, under each retrieval measured, exceeds the first stage's; and
+    *not supported* otherwise. The rule was fixed before the full runs were read."""
+    out = []
+    chosen_on = "tune" if split == "held-out" else split
+    for bench in sorted({r.benchmark for r in runs}):
+        mine = [r for r in runs if r.benchmark == bench and r.config.reranker == "none"]
+        for b in budgets:
+            m = Metric("recall", b)
+            row: dict[str, Any] = {"benchmark": bench, "budget": b}
+            for stage in ("dense", "stack"):
+                simple = [r for r in mine if r.config.simple and r.config.first_stage == stage]
+                if len(simple) < 2:
+                    continue
+                best = max(simple, key=lambda r: (_mean(r, m, chosen_on), r.config.chunker))
+                row[f"chunker_{stage}"] = (_mean(best, m, split)
+                                           - float(np.median([_mean(r, m, split)
+                                                              for r in simple])))
+            lifts = []
+            for r in mine:
+                if r.config.first_stage != "stack":
+                    continue
+                twin = [d for d in mine if d.config.differs(r.config) == {"first_stage"}
+                        and d.config.first_stage == "dense"]
+                if twin:
+                    lifts.append(_mean(r, m, split) - _mean(twin[0], m, split))
+            if lifts:
+                row["first_stage"] = float(np.median(lifts))
+                row["first_stage_range"] = (float(min(lifts)), float(max(lifts)))
+            chunker = min((v for k, v in row.items() if k.startswith("chunker_")),
+                          default=float("nan"))
+            if "first_stage" in row and np.isfinite(chunker):
+                row["title"] = ("supported" if chunker > row["first_stage"]
+                                else "not supported")
+            out.append(row)
+    return out
+
+
+def _diff(c: Comparison) -> str:
+    return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
+
+
+def effect_table(effects_: Sequence[Effect]) -> tuple[list[str], list[list[Any]]]:
+    """(header, rows) of effects as every report shows them: one row per effect and budget,
+    the changed factor, both sides, the held-out differences in points with intervals."""
+    header = ["benchmark", "budget", "factor changed", "treated", "against", "n",
+              "recall@B diff [95 % CI]", "pass@B diff [95 % CI]", "verdict"]
+    rows = [[e.benchmark, e.budget, e.factor.replace("_", " "), e.treated.label,
+             e.base.label, e.recall.n, _diff(e.recall), _diff(e.pass_), e.verdict]
+            for e in effects_]
+    return header, rows
+
+
+def print_effects(runs: Sequence[Run]) -> list[Effect]:
+    from ..report.tables import text_table
+
+    found = effects(runs)
+    header, rows = effect_table(headline(found))
+    print(f"\nOne factor at a time, held-out half ({len(runs)} runs):")
+    print(text_table(header, rows))
+    numbers = title_numbers(runs)
+    print("\nHow much recall@B moves with each factor (held-out half, points):")
+    print(text_table(["benchmark", "budget", "chunker (dense)", "chunker (stack)",
+                      "first stage", "title"],
+                     [[r["benchmark"], r["budget"],
+                       *(f"{100 * r[k]:+.1f}" if k in r else "–"
+                         for k in ("chunker_dense", "chunker_stack", "first_stage")),
+                       r.get("title", "–")] for r in numbers]))
+    return found
+
+
+__all__ = ["BUDGETS", "CANDIDATES", "Config", "Effect", "FACTORS", "Metric", "Run",
+           "best_baseline", "effect_table", "effects", "headline", "load_runs",
+           "print_effects", "ragkit_chunker", "saved_runs", "simple_baselines",
+           "stack_steps", "step_retriever", "STACK_STEPS", "title_numbers", "versus"]

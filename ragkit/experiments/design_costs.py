@@ -1,0 +1,77 @@
+"""What a configuration of the experiment design costs (``ragkit bench design --costs``):
+chunking CPU seconds, the dense index's size and single-question latency, measured on the
+same machine for every chunker and first stage; `load_costs` reads them back for the
+decision guide and the README."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .design import CANDIDATES, Config
+
+COST_METRICS = ("chunks", "chunk_cpu_s", "index_mb", "query_p50_ms", "query_p95_ms")
+
+
+def _dense_parts(r, depth: int = 0) -> list:
+    """The dense retrievers inside a retriever (a stack holds one, a reranker wraps one)."""
+    from ..retrieve.retrievers import DenseRetriever
+
+    if isinstance(r, DenseRetriever):
+        return [r]
+    if depth > 3:
+        return []
+    out = []
+    for v in vars(r).values():
+        for x in (v if isinstance(v, (list, tuple)) else [v]):
+            if hasattr(x, "search") and x is not r:
+                out += _dense_parts(x, depth + 1)
+    return out
+
+
+def measure_costs(bench, chunker, embedder, config: Config, n_queries: int = 40
+                  ) -> dict[str, Any]:
+    """Chunking CPU seconds over the benchmark, the dense index's size (float32 vectors,
+    windows included) and single-question latency (top 10, p50 / p95 over the first
+    `n_queries` questions, after one untimed warm-up) of one configuration."""
+    import time
+
+    from ..retrieve.stack import stack_retriever
+
+    t = time.process_time()
+    chunks = chunker.chunk_all(bench.documents)
+    chunk_s = time.process_time() - t
+    if config.first_stage == "dense":
+        from ..retrieve.retrievers import DenseRetriever
+
+        r: Any = DenseRetriever(chunks, embedder)
+    else:
+        r = stack_retriever(chunks, embedder, rerank="packaged"
+                            if config.reranker == "cross-encoder" else None,
+                            candidates=CANDIDATES)
+    size = sum(d.index.vectors.nbytes for d in _dense_parts(r))
+    questions = [q.text for q in bench.queries[: n_queries + 1]]
+    r.search(questions[:1], 10)
+    times = []
+    for q in questions[1:]:
+        t0 = time.perf_counter()
+        r.search([q], 10)
+        times.append(1000 * (time.perf_counter() - t0))
+    return {"chunks": len(chunks), "chunk_cpu_s": chunk_s, "index_mb": size / 2**20,
+            "query_p50_ms": float(np.percentile(times, 50)),
+            "query_p95_ms": float(np.percentile(times, 95)), "n_timed": len(times)}
+
+
+def load_costs(rows) -> list[dict[str, Any]]:
+    """The measured costs from results rows (experiment ``design_costs``), one dict per
+    benchmark and configuration, in the guide's column names."""
+    mine = rows[rows.experiment == "design_costs"]
+    out = []
+    for (bench, label), g in mine.groupby(["benchmark", "strategy"], sort=True):
+        v = dict(zip(g.metric, g.value))
+        out.append({"benchmark": bench, "configuration": label, "chunks": int(v["chunks"]),
+                    "chunk_cpu_s": v["chunk_cpu_s"], "index_mb": v["index_mb"],
+                    "p50_ms": v["query_p50_ms"], "p95_ms": v["query_p95_ms"],
+                    "n_timed": int(g.n_queries.iloc[0])})
+    return out

@@ -1,0 +1,164 @@
+"""Notebook 05's experiment: the same chunk spans embedded alone (naive) and late
+(`ragkit.embed.late`), compared on per-query metrics with paired intervals.
+
+- `naive_vs_late`: one benchmark and chunker, both modes, one row each (and the runs recorded);
+- `late_vs_naive`: those rows paired, late − naive with its 95 % interval per configuration;
+- `late_quality_table` / `late_quality_sentences`: ``ragkit bench late-quality``'s paired rows
+  as one table, and one sentence per encoder and metric;
+- `windowed_documents`: how many documents a run encoded in several windows, from its flags.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..embed.encoders import Embedder
+from ..retrieve.late import LateDenseRetriever
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+
+LATE_METRICS = ("recall", "iou", "recall@k", "mrr@k", "ndcg@10")
+
+
+def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int | None = None,
+                  overlap: int | None = None, tag: str = "", recorder=None,
+                  metrics: Sequence[str] = LATE_METRICS) -> list[dict[str, Any]]:
+    """The same chunk spans of `bench`, embedded alone (``naive``) and late (``late``), one row
+    each: benchmark, chunker, mode, embedder, the mean of each of `metrics`, the flags, the
+    number of documents, ``per_query`` (the run's per-query DataFrame, for paired intervals)
+    and ``hits`` (query id -> ranked hits). With a `recorder`, both runs are recorded
+    (experiment ``late``, or ``late sweep`` when `tag` is set)."""
+    from .pipeline import run_experiment
+
+    chunks = chunker.chunk_all(bench.documents)
+    late = LateDenseRetriever(chunks, bench.documents, embedder, window=window, overlap=overlap)
+    rows = []
+    for mode, retriever in (("naive", "dense"), ("late", late)):
+        out = run_experiment(bench, embedder=embedder, k=k, chunks=chunks, retriever=retriever,
+                             label=f"{mode} · {chunker.label}{tag}")
+        if recorder is not None:
+            out.record(recorder, experiment="late" + (" sweep" if tag else ""),
+                       embedder=embedder.name, k=k, chunker=chunker.label, mode=mode,
+                       window=window, overlap=overlap)
+        rows.append({"benchmark": bench.name, "chunker": chunker.label, "mode": mode,
+                     "embedder": embedder.name, **{m: out.means[m] for m in metrics},
+                     "flags": ";".join(out.flags), "documents": len(bench.documents),
+                     "per_query": out.per_query, "hits": out.hits})
+    return rows
+
+
+def windowed_documents(flags: str) -> int:
+    """How many documents late chunking encoded in several windows, read from a row's flags
+    (``late:windowed_docs:N``; 0 when absent)::
+
+        >>> windowed_documents("late:prefix_ignored:1;late:windowed_docs:52")
+        52
+    """
+    for flag in flags.split(";"):
+        name, _, n = flag.rpartition(":")
+        if name == "late:windowed_docs" and n.isdigit():
+            return int(n)
+    return 0
+
+
+def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
+    """One row per (benchmark, chunker, embedder) of `naive_vs_late` rows: naive and late
+    means of `metric`, the paired difference late − naive with its 95 % interval, n, wins /
+    losses / ties, and ``comparison`` (the `ragkit.evaluate.Comparison`)."""
+    import pandas as pd
+
+    from ..evaluate.stats import paired
+
+    runs: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        runs.setdefault((r["benchmark"], r["chunker"], r["embedder"]), {})[r["mode"]] = r
+    out = []
+    for (bench, chunker, embedder), by in runs.items():
+        if not {"naive", "late"} <= by.keys():
+            continue
+        late = by["late"]["per_query"].set_index("query_id")[metric]
+        naive = by["naive"]["per_query"].set_index("query_id")[metric].loc[late.index]
+        c = paired(late.to_numpy(), naive.to_numpy())
+        out.append({"benchmark": bench, "chunker": chunker, "embedder": embedder,
+                    "naive": c.mean_b, "late": c.mean_a, "late − naive": c.diff,
+                    "low": c.low, "high": c.high, "n": c.n, "wins": c.wins,
+                    "losses": c.losses, "ties": c.ties, "comparison": c})
+    return pd.DataFrame(out)
+
+
+def late_quality_table(rows) -> "pd.DataFrame":
+    """The paired rows of ``ragkit bench late-quality`` (``results/bench_late_quality.jsonl``,
+    experiment ``late_quality_paired``) as one table: per encoder, metric (with the question
+    subset it was scored on), window (``limit``: the encoder's own) and pooling of the special
+    tokens, late − naive with its 95 % interval, wins / losses / ties, and the verdict read
+    from the interval (`ragkit.report.verdict`: late "beats", "loses" or "no measurable
+    difference" against naive). `rows` is `ragkit.report.load_results()` or any frame with
+    those columns; rows of other experiments are ignored.
+
+    >>> import pandas as pd
+    >>> row = dict(notebook="bench_late_quality", experiment="late_quality_paired",
+    ...            embedder="gemma", metric="diff_ndcg@10", value=-0.04,
+    ...            params={"window": None, "specials": "edges", "subset": "all",
+    ...                    "ci95": ["-0.07", "-0.006"], "wins": 48, "losses": 74, "ties": 111})
+    >>> late_quality_table(pd.DataFrame([row]))[["window", "verdict"]].values.tolist()
+    [['limit', 'loses']]
+    """
+    import pandas as pd
+
+    from ..report.prose import verdict
+
+    cols = ["embedder", "metric", "questions", "window", "pooling", "late − naive", "low",
+            "high", "wins", "losses", "ties", "verdict"]
+    if not {"experiment", "metric", "params"} <= set(rows.columns):
+        return pd.DataFrame(columns=cols)
+    sub = rows[(rows.experiment == "late_quality_paired") & rows.metric.str.startswith("diff_")]
+    if "notebook" in sub:
+        sub = sub[sub.notebook == "bench_late_quality"]
+    out = []
+    for r in sub.itertuples():
+        p = r.params if isinstance(r.params, dict) else {}
+        low, high = (float(x) for x in p.get("ci95", ("nan", "nan")))
+        out.append({"embedder": r.embedder, "metric": r.metric.removeprefix("diff_"),
+                    "questions": p.get("subset", "all"),
+                    "window": "limit" if p.get("window") is None else int(p["window"]),
+                    "pooling": p.get("specials", ""), "late − naive": float(r.value),
+                    "low": low, "high": high, "wins": p.get("wins"), "losses": p.get("losses"),
+                    "ties": p.get("ties"), "verdict": verdict(low, high)})
+    df = pd.DataFrame(out, columns=cols)
+    order = {"limit": -1}
+    return df.sort_values(["embedder", "metric", "pooling", "window"],
+                          key=lambda s: s.map(lambda v: order.get(v, v)) if s.name == "window"
+                          else s).reset_index(drop=True)
+
+
+def late_quality_sentences(table) -> list[str]:
+    """One sentence per (encoder, metric) of `late_quality_table`, its direction counted from
+    the verdicts: in how many (window, pooling) settings late chunking beats naive, loses to
+    it, or shows no measurable difference, and the setting with the largest difference.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"embedder": ["gemma"] * 2, "metric": ["ndcg@10"] * 2,
+    ...                   "questions": ["all"] * 2, "window": ["limit", 128],
+    ...                   "pooling": ["edges"] * 2, "late − naive": [-0.04, 0.017],
+    ...                   "low": [-0.07, -0.009], "high": [-0.006, 0.044],
+    ...                   "verdict": ["loses", "no measurable difference"]})
+    >>> late_quality_sentences(t)[0]
+    'gemma, ndcg@10 (all questions), late − naive over 2 (window, pooling) settings: late chunking beats naive in 0, loses in 1, no measurable difference in 1; the largest difference, -4.0 points [-7.0, -0.6], is at window limit with edges pooling.'
+    """
+    from ..report.prose import ci
+
+    out = []
+    for (embedder, metric, questions), g in table.groupby(["embedder", "metric", "questions"],
+                                                          sort=False):
+        counts = g.verdict.value_counts()
+        top = g.loc[g["late − naive"].abs().idxmax()]
+        out.append(
+            f"{embedder}, {metric} ({questions.replace('_', '-')} questions), late − naive over "
+            f"{len(g)} (window, pooling) settings: late chunking beats naive in "
+            f"{counts.get('beats', 0)}, loses in {counts.get('loses', 0)}, no measurable "
+            f"difference in {counts.get('no measurable difference', 0)}; the largest "
+            f"difference, {100 * top['late − naive']:+.1f} points {ci(top.low, top.high)}, is at "
+            f"window {top.window} with {top.pooling} pooling.")
+    return out

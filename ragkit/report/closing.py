@@ -1,0 +1,222 @@
+"""The closing findings of notebooks 06–08, computed from this run's outcomes, rows and scores.
+
+Each function returns numbers (a table, a `ragkit.evaluate.Comparison`) that a notebook renders
+into its "What we measured" section with `ragkit.report.finding`, so every sentence there says
+what the run measured, in the direction it measured it:
+
+- `step_table`: each step of notebook 07's combinations against the row it builds on
+  (breadcrumbs on structure, a preamble on breadcrumbs, BM25 on the preamble), and the
+  side-branches (late chunking, parent-child) against plain structure, paired;
+- `rank_of`: where a configuration (e.g. the router) ranks on a leaderboard;
+- `rerank_pairs`: every rerank stage in the rows against the same stage without it, on Pass@20;
+- `position_summary` / `at_floor`: lost in the middle, per position with intervals, and whether
+  the model is too weak to show a position effect at all.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..evaluate.stats import Comparison, interval, paired
+
+# notebook 07's combinations: (row, the row it is compared with)
+STACK = (("structure + breadcrumbs", "structure"),
+         ("+ structural preamble", "structure + breadcrumbs"),
+         ("+ hybrid BM25", "+ structural preamble"),
+         ("late · structure", "structure"),
+         ("parent-child · structure", "structure"))
+FLOOR = 0.5  # a model that gets fewer than half right from the gold alone cannot show position
+
+
+def step_table(outcomes: Mapping[tuple[str, str], object],
+               steps: Sequence[tuple[str, str]] = STACK, budget: int = 1024,
+               metric: str = "recall") -> pd.DataFrame:
+    """One row per benchmark × step: the step, what it is compared with, and the paired
+    comparison of `metric` at `budget` tokens, or the fixed-k value when `budget` is None
+    (``comparison``; ``diff``, ``low``, ``high``).
+    `outcomes` maps (benchmark, label) to a `ragkit.experiments.Outcome`; steps whose rows are
+    missing are skipped."""
+    out = []
+    for bench in dict.fromkeys(b for b, _ in outcomes):
+        for a, b in steps:
+            if (bench, a) not in outcomes or (bench, b) not in outcomes:
+                continue
+            x, y = outcomes[(bench, a)].values(metric, budget), outcomes[(bench, b)].values(
+                metric, budget)
+            common = x.index.intersection(y.index)
+            c = paired(x.loc[common].to_numpy(), y.loc[common].to_numpy())
+            out.append({"benchmark": bench, "step": a, "against": b, "diff": c.diff,
+                        "low": c.low, "high": c.high, "n": c.n, "comparison": c})
+    return pd.DataFrame(out)
+
+
+def rank_of(board: pd.DataFrame, name: str) -> tuple[int, int] | None:
+    """(rank, number of rows) of the first board row whose strategy, or one of the names a
+    merged row joins with " = ", is `name`; None when absent.
+
+    >>> rank_of(pd.DataFrame({"strategy": ["a", "router = router", "b"]}), "router")
+    (2, 3)
+    """
+    for i, s in enumerate(board.strategy):
+        if name in [x.strip(" …") for x in str(s).split(" = ")]:
+            return i + 1, len(board)
+    return None
+
+
+def rerank_pairs(rows: pd.DataFrame, scores: pd.DataFrame, metric: str = "pass@20"
+                 ) -> list[dict]:
+    """Each run whose strategy has a rerank stage (``... + rerank · ...``) against the same
+    strategy without it, on `metric` (a fixed-depth metric, budget −1), paired over the
+    questions both scored. Empty when no rerank stage ran."""
+    from .leaderboard import versus
+
+    runs = rows[rows.run.notna()].drop_duplicates(["benchmark", "strategy", "embedder"])
+    out = []
+    for r in runs[runs.strategy.str.contains(" + rerank", regex=False)].itertuples():
+        base = runs[(runs.benchmark == r.benchmark) & (runs.embedder == r.embedder)
+                    & (runs.strategy == r.strategy.replace(" + rerank", ""))]
+        if base.empty:
+            continue
+        c = versus(scores, r.run, base.iloc[0].run, metric, -1)
+        if c.n:
+            out.append({"benchmark": r.benchmark, "with": r.strategy,
+                        "without": base.iloc[0].strategy, "comparison": c})
+    return out
+
+
+def position_summary(answers: pd.DataFrame) -> pd.DataFrame:
+    """Answer accuracy per position (rows in first-seen order): n, accuracy and its 95 %
+    bootstrap interval. `answers` has query_id, position and correct (bool)."""
+    out = []
+    for pos, g in answers.groupby("position", sort=False):
+        mean, lo, hi = interval(g.correct.astype(float).to_numpy())
+        out.append({"position": pos, "n": len(g), "accuracy": mean, "low": lo, "high": hi})
+    return pd.DataFrame(out)
+
+
+def position_pair(answers: pd.DataFrame, a: str, b: str) -> Comparison:
+    """Paired comparison of accuracy at position `a` against `b`, over the same questions."""
+    wide = answers.pivot_table(index="query_id", columns="position", values="correct",
+                               aggfunc="first").dropna(subset=[a, b])
+    return paired(wide[a].astype(float).to_numpy(), wide[b].astype(float).to_numpy())
+
+
+def at_floor(alone_accuracy: float, floor: float = FLOOR) -> bool:
+    """True when the model answers fewer than `floor` of the questions from the gold passage
+    alone: it cannot lose much by moving the gold, so the experiment cannot show position."""
+    return alone_accuracy < floor
+
+
+def position_inputs(queries, chunks, outcome, n_distractors: int = 4
+                    ) -> tuple[dict, dict]:
+    """For lost in the middle: per query with one gold span, the chunk that holds the whole
+    span (``gold``) and the best-ranked chunks of `outcome` that hold none of the gold
+    (``distractors``, at most `n_distractors`). Queries whose span no single chunk holds are
+    left out."""
+    from ..evaluate.spans import overlaps
+
+    gold, distract = {}, {}
+    for q in queries:
+        g = [c for c in chunks if c.doc_id == q.gold[0].doc_id and c.start <= q.gold[0].start
+             and q.gold[0].end <= c.end]
+        if g:
+            gold[q.id] = g[0]
+            distract[q.id] = [c for c in outcome.retrieved(q.id)
+                              if not overlaps(c, q.gold)][:n_distractors]
+    return gold, distract
+
+
+# --- sentences for notebook 07's closing section (rendered by `report.what_we_measured`) ---
+
+def guide_findings(found, budget: int = 1024) -> list[str]:
+    """Sentences from the experiment design's effects (`ragkit.experiments.design.effects`): a count of
+    the chunker comparisons ragkit's chunker wins, loses or ties against the best simple
+    baseline under the same retrieval, then, per benchmark at `budget`, the chunker under the
+    stack and the stack on the router's chunks, each with its held-out interval."""
+    from .guide import questions
+    from .prose import finding
+
+    q = questions(found)
+    chunker = [e for e in q["chunker"] if e.complete]
+    if not chunker:
+        return ["The experiment design has no complete chunker comparison in these results "
+                "(`ragkit bench design`)."]
+    count = {v: sum(e.verdict == v for e in chunker)
+             for v in ("beats", "loses", "no measurable difference")}
+    out = [f"Against the best of the seven simple baselines under the same retrieval, "
+           f"ragkit's chunker beats it in {count['beats']}, loses in {count['loses']} and shows "
+           f"no measurable difference in {count['no measurable difference']} of {len(chunker)} "
+           "benchmark × retrieval × budget cells (held-out questions)."]
+    metric = f"recall@B{budget} (held-out)"
+    for e in chunker:
+        if e.budget == budget and e.treated.first_stage == "stack":
+            out.append(f"On **{e.benchmark}** at {budget:,} tokens, under the stack: "
+                       + after_colon(finding(e.recall, e.treated.label, e.base.label, metric)))
+    for e in q["retrieval"]:
+        if e.budget == budget and not e.treated.simple and e.factor == "first_stage":
+            out.append(f"On **{e.benchmark}** at {budget:,} tokens, on the router's chunks: "
+                       + after_colon(finding(e.recall, e.treated.label, e.base.label, metric)))
+    return out
+
+
+def after_colon(sentence: str) -> str:
+    """`report.finding`'s sentence continued after a colon or semicolon: "No measurable ..."
+    becomes "no measurable ..."."""
+    return sentence[:1].lower() + sentence[1:] if sentence.startswith("No ") else sentence
+
+
+def _effect(c: Comparison) -> str:
+    return "raises" if c.low > 0 else "lowers" if c.high < 0 else "does not measurably change"
+
+
+def step_findings(steps: pd.DataFrame, budget: int = 1024) -> list[str]:
+    """One sentence per step of `step_table`: on which benchmarks it raises, lowers or does
+    not measurably change recall, each with its difference and interval."""
+    from .prose import ci
+
+    out = []
+    for (a, b), g in steps.groupby(["step", "against"], sort=False):
+        parts = {}
+        for r in g.itertuples():
+            c = r.comparison
+            parts.setdefault(_effect(c), []).append(
+                f"{r.benchmark} ({100 * c.diff:+.1f} points, 95 % CI {ci(c.low, c.high)}, "
+                f"n = {c.n})")
+        said = "; it ".join(f"{effect} it on {', '.join(where)}"
+                            for effect, where in parts.items())
+        out.append(f"**{a}** against {b}, recall@{budget}: it {said}.")
+    return out
+
+
+def claims_finding(claims: pd.DataFrame) -> str:
+    """How the pre-registered claims came out: counts per verdict."""
+    mine = claims[claims.role == "claim"] if "role" in claims else claims
+    counts = mine.verdict.value_counts()
+    said = ", ".join(f"{n} {v}" for v, n in counts.items())
+    return f"Of the {len(mine)} quantitative claims the course checks: {said}."
+
+
+def rerank_findings(pairs: list[dict]) -> list[str]:
+    """One sentence per rerank stage (`rerank_pairs`), or one saying that none ran."""
+    from .prose import finding
+
+    if not pairs:
+        return ["No rerank stage ran in these rows (it needs `RAGKIT_RERANK_MODEL` or "
+                "`RAGKIT_GEMMA_DIR`), so this run says nothing about reranking."]
+    return [f"On **{p['benchmark']}**, the rerank stage (EmbeddingGemma, a bi-encoder, unless "
+            "`RAGKIT_RERANK_MODEL` names a cross-encoder): "
+            + after_colon(finding(p["comparison"], p["with"], p["without"], "Pass@20"))
+            for p in pairs]
+
+
+def step_display(steps: pd.DataFrame, columns: Sequence[str] = ("benchmark", "step", "against")
+                 ) -> pd.DataFrame:
+    """`step_table` for reading: the difference in points with its interval in one column
+    (``+3.8 [+0.8, +8.4]``) and n, beside the named `columns`."""
+    from .prose import ci
+
+    shown = [f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
+             zip(steps["diff"], steps.low, steps.high)] if len(steps) else []
+    return steps.assign(difference=shown)[[*columns, "difference", "n"]]

@@ -1,0 +1,163 @@
+"""The decision guide: three questions answered apart, each from one-factor comparisons.
+
+Written from the runs of ``ragkit bench design`` (`ragkit.experiments.design`), never typed:
+
+1. **Which chunker, under your retrieval?** For each benchmark, first stage (dense; ragkit's
+   stack) and budget: ragkit's default chunker against the best of the seven simple
+   baselines measured under that same retrieval and encoder (chosen on the tune half).
+2. **Which retrieval, on your chunks?** On the router's chunks and on the best baseline's:
+   the stack against dense search, and the cross-encoder against none where it was run.
+3. **Which encoder?** Another encoder against MiniLM on the same chunks and retrieval, where
+   the runs include one.
+
+Every difference is quoted on the held-out half of the questions (which shares no document
+and no gold unit with the tune half, `ragkit.evaluate.splits`) with its paired 95 % interval and n;
+the router is marked *tuned* (its prose size and code chunker were chosen on tune halves).
+A pick is the treated configuration when its interval lies above 0, the reference when it
+lies below, and otherwise the cheaper of the two ("no measurable difference"). Beside the
+picks, what each configuration costs as ``ragkit bench design --costs`` measured it: chunking
+CPU seconds, the dense index's size and single-query latency p50 / p95.
+
+`markdown` renders it, `write` saves it as ``results/decision_guide.md``. The functions take
+the `ragkit.experiments.design.Effect` objects the caller computed (`effects(runs)`): the
+report stage reads experiments' results and never imports the experiments stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+BUDGETS = (512, 1024, 2048)  # as ragkit.experiments.design.BUDGETS (a test checks)
+
+NO_DIFFERENCE = "no measurable difference"
+TUNED = "router"  # the chunker whose settings were tuned (on tune halves)
+
+
+def _pick(e: Any, cheaper: str) -> str:
+    if e.verdict == "beats":
+        return e.treated.label
+    if e.verdict == "loses":
+        return e.base.label
+    if e.verdict == "incomplete":
+        return "undecided (baselines missing)"
+    return f"{NO_DIFFERENCE}: {cheaper}"
+
+
+def questions(found: Sequence[Any]) -> dict[str, list[Any]]:
+    """The effects each question reads, in a fixed order (benchmark, first stage, budget)."""
+    def order(e: Any):
+        return (e.benchmark, e.treated.chunker, e.treated.first_stage, e.treated.reranker,
+                e.budget)
+
+    chunker = [e for e in found if e.factor == "chunker" and not e.treated.simple
+               and e.treated.reranker == "none"]
+    retrieval = [e for e in found if e.factor in ("first_stage", "reranker")
+                 and (not e.treated.simple or any(
+                     c.base.chunker == e.treated.chunker and c.budget == e.budget
+                     and c.benchmark == e.benchmark and c.base.first_stage == "dense"
+                     for c in chunker))]
+    encoder = [e for e in found if e.factor == "encoder"]
+    return {"chunker": sorted(chunker, key=order), "retrieval": sorted(retrieval, key=order),
+            "encoder": sorted(encoder, key=order)}
+
+
+def _diff(c) -> str:
+    from .prose import ci
+
+    return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
+
+
+def _label(cfg) -> str:
+    return cfg.label + (" (tuned)" if cfg.chunker == TUNED else "")
+
+
+def chunker_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
+    header = ["benchmark", "retrieval", "budget", "ragkit's chunker", "best simple baseline",
+              "recall@B diff", "pass@B diff", "n", "encoder", "pick"]
+    rows = [[e.benchmark, e.treated.first_stage, e.budget, _label(e.treated), e.base.chunker,
+             _diff(e.recall), _diff(e.pass_), e.recall.n, e.treated.encoder,
+             _pick(e, e.base.chunker)] for e in questions(found)["chunker"]]
+    return header, rows
+
+
+def retrieval_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
+    header = ["benchmark", "chunks", "budget", "treated", "against", "recall@B diff",
+              "pass@B diff", "n", "encoder", "pick"]
+    rows = [[e.benchmark, e.treated.chunker, e.budget,
+             e.treated.first_stage + ("" if e.treated.reranker == "none"
+                                      else f"+{e.treated.reranker}"),
+             e.base.first_stage + ("" if e.base.reranker == "none" else f"+{e.base.reranker}"),
+             _diff(e.recall), _diff(e.pass_), e.recall.n, e.treated.encoder,
+             _pick(e, e.base.label)] for e in questions(found)["retrieval"]]
+    return header, rows
+
+
+def encoder_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
+    header = ["benchmark", "configuration", "budget", "encoder", "against", "recall@B diff",
+              "pass@B diff", "n", "pick"]
+    rows = [[e.benchmark, e.treated.label, e.budget, e.treated.encoder, e.base.encoder,
+             _diff(e.recall), _diff(e.pass_), e.recall.n, _pick(e, e.base.encoder)]
+            for e in questions(found)["encoder"]]
+    return header, rows
+
+
+def cost_rows(costs: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = ["benchmark", "configuration", "chunks", "chunking CPU s", "dense index MB",
+              "query p50 ms", "query p95 ms", "queries timed"]
+    rows = [[c["benchmark"], c["configuration"], c["chunks"], f"{c['chunk_cpu_s']:.1f}",
+             f"{c['index_mb']:.1f}", f"{c['p50_ms']:.1f}", f"{c['p95_ms']:.1f}", c["n_timed"]]
+            for c in costs]
+    return header, rows
+
+
+def _md(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                      *("| " + " | ".join(cell(v) for v in r) + " |" for r in rows)])
+
+
+def markdown(found: Sequence[Any], costs: Sequence[dict[str, Any]] = ()) -> str:
+    """The guide as Markdown: the three questions, then the costs."""
+    parts = ["# Decision guide", "",
+             "Generated by `ragkit.guide` from the runs of `ragkit bench design` (notebook 07 "
+             "shows the same tables). Each row changes one factor and holds the others "
+             "fixed; differences are points on the held-out half of the questions (no "
+             "document or gold unit shared with the tune half), paired 95 % bootstrap "
+             "interval, n questions, at budgets of "
+             + " / ".join(f"{b:,}" for b in BUDGETS) + " cl100k tokens reaching the model. "
+             "A pick is the better side when the interval excludes 0; otherwise the cheaper "
+             "side. *(tuned)*: the router's settings were chosen on tune halves.", ""]
+    for title, (header, rows), empty in (
+            ("1. Which chunker, under your retrieval?", chunker_rows(found),
+             "No chunker comparison in these runs."),
+            ("2. Which retrieval, on your chunks?", retrieval_rows(found),
+             "No retrieval comparison in these runs."),
+            ("3. Which encoder?", encoder_rows(found),
+             "Not measured by `ragkit bench design` (MiniLM only). `ragkit bench code` with "
+             "`RAGKIT_GEMMA_DIR` compares EmbeddingGemma with MiniLM on Anthropic's set, on "
+             "the same chunks and stack (README, Anthropic section).")):
+        parts += [f"## {title}", "", _md(header, rows) if rows else empty, ""]
+    parts += ["## What each configuration costs", ""]
+    if costs:
+        parts += [_md(*cost_rows(costs)), "",
+                  "Chunking CPU seconds over the whole benchmark; the dense index is float32 "
+                  "vectors (windows included); latency is one question at a time, top 10, "
+                  "after one warm-up query, on this machine (2 CPUs).", ""]
+    else:
+        parts += ["Not measured in these results (`ragkit bench design --costs`).", ""]
+    return "\n".join(parts)
+
+
+def write(text: str, path: str | Path | None = None) -> Path:
+    """Save the guide (default ``<results dir>/decision_guide.md``) and return the path."""
+    from ..cache import atomic_write_text
+    from ..config import get_settings
+
+    path = Path(path or get_settings().results_dir / "decision_guide.md")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text + "\n")
+    return path

@@ -1,0 +1,147 @@
+"""The course's figures, drawn the same way everywhere (matplotlib, no styling surprises).
+
+Each function takes a tidy DataFrame (one row per benchmark × strategy, metric columns) and
+returns a matplotlib Figure; `ragkit.report.results.save_figure` writes it under results/figures/.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def bars(table, metric: str, by: str = "strategy", group: str | None = "benchmark",
+         title: str | None = None, percent: bool = True):
+    """Horizontal bars of `metric` per `by`, one panel per `group` value, best on top."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    groups = sorted(table[group].unique()) if group else [None]
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 0.45 * max(
+        3, table.groupby(group)[by].nunique().max() if group else table[by].nunique()) + 1.2),
+        squeeze=False)
+    for ax, g in zip(axes[0], groups):
+        sub = table if g is None else table[table[group] == g]
+        sub = sub.sort_values(metric)
+        values = sub[metric] * (100 if percent else 1)
+        ax.barh(sub[by].astype(str), values, color="#4c72b0")
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v:.1f}", va="center", fontsize=8)
+        ax.set_title(g or "", fontsize=10)
+        ax.set_xlabel(metric + (" (%)" if percent else ""))
+        ax.tick_params(axis="y", labelsize=8)
+        ax.set_xlim(0, max(values.max() * 1.25, 1e-9))
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def paired(table, x: str, y: str, label: str = "strategy", title: str | None = None):
+    """A scatter of two metrics (e.g. recall vs IoU), one labelled point per row."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    ax.scatter(table[x] * 100, table[y] * 100, color="#dd8452")
+    for _, r in table.iterrows():
+        ax.annotate(str(r[label]), (r[x] * 100, r[y] * 100), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(f"{x} (%)")
+    ax.set_ylabel(f"{y} (%)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def lines(table, x: str, y: str, series: str, title: str | None = None,
+          xticks: Sequence | None = None):
+    """One line per `series` value: `y` against `x` (e.g. IoU against window size)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, sub in table.groupby(series):
+        sub = sub.sort_values(x)
+        ax.plot(sub[x], sub[y] * 100, marker="o", label=str(name))
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y} (%)")
+    if xticks is not None:
+        ax.set_xticks(list(xticks))
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def pipeline_diagram(stages, title: str | None = None):
+    """The pipeline as a row of boxes (one per stage, its module under it), with the notebooks
+    that change each stage listed below its box. `stages` are `ragkit.report.course.Stage`s."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    n = len(stages)
+    fig, ax = plt.subplots(figsize=(1.75 * n, 3.2))
+    ax.set_xlim(0, n)
+    ax.set_ylim(0, 3)
+    ax.axis("off")
+    for i, st in enumerate(stages):
+        ax.add_patch(FancyBboxPatch((i + 0.08, 1.8), 0.84, 0.8, boxstyle="round,pad=0.02",
+                                    facecolor="#e8f0fe", edgecolor="#4c72b0"))
+        ax.text(i + 0.5, 2.3, st.name, ha="center", va="center", fontsize=10, weight="bold")
+        ax.text(i + 0.5, 2.0, st.module.replace("ragkit.", ""), ha="center", va="center",
+                fontsize=7, color="#555", family="monospace")
+        if i < n - 1:
+            ax.annotate("", xy=(i + 1.08, 2.2), xytext=(i + 0.92, 2.2),
+                        arrowprops={"arrowstyle": "->", "color": "#4c72b0"})
+        ax.text(i + 0.5, 1.55, "notebook " + ", ".join(st.notebooks), ha="center",
+                va="top", fontsize=8, color="#b00020")
+        ax.text(i + 0.5, 1.2, "\n".join(_wrap(st.change, 18)), ha="center", va="top",
+                fontsize=7, color="#333")
+    if title:
+        ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) or [""]
+
+
+def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
+                     high: str = "recall_high", label: str = "strategy", top: int = 12,
+                     highlight=None, title: str | None = None, width: int = 60):
+    """A ranked interval chart (a forest plot): the `top` rows of `table` by `value`, best on
+    top, each a dot at its mean with its 95 % interval as a whisker, plus any
+    `highlight`-ed row below the cut (e.g. the best simple baselines, at most two), in orange
+    with a dotted line at the best of them; long labels lose their middle (`width`
+    characters kept), since names differ at both ends. The x
+    axis spans the intervals shown, not 0–100, so close configurations stay apart."""
+    import matplotlib.pyplot as plt
+
+    table = table.sort_values(value, ascending=False).reset_index(drop=True)
+    marked = table[label].map(highlight) if highlight else table[label].map(lambda _: False)
+    keep = table.index[:top].union(table.index[marked.to_numpy().astype(bool)][:2])
+    sub, is_marked = table.loc[keep], marked.loc[keep].to_numpy().astype(bool)
+    names = [s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2):]
+             for s in sub[label].astype(str)]
+    y = list(range(len(sub)))[::-1]
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(sub) + 1.2))
+    v, lo, hi = (100 * sub[c].to_numpy() for c in (value, low, high))
+    for yi, vi, l, h, m in zip(y, v, lo, hi, is_marked):
+        color = "#dd8452" if m else "#4c72b0"
+        ax.errorbar(vi, yi, xerr=[[vi - l], [h - vi]], fmt="o", color=color, ecolor=color,
+                    capsize=2, lw=1, ms=4)
+    if is_marked.any():
+        ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=7)
+    ax.set_xlabel(f"{value} (%), mean and 95 % interval")
+    ax.grid(axis="x", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

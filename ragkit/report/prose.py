@@ -1,0 +1,205 @@
+"""Say what was measured: formatted numbers, findings with their intervals, quiet warnings.
+
+The course's prose never types a number; it renders one from this run's values:
+
+- `pct` / `ci` format a share and its interval (``pct(0.783) -> '78.3 %'``);
+- `finding` turns a paired `ragkit.evaluate.Comparison` into one sentence with the difference, its
+  95 % interval, n and the wins / losses / ties, or "no measurable difference";
+- `verdict` names the direction of a paired interval ("beats", "loses", "no measurable
+  difference") and `speed_sentence` the direction of a measured speed ratio, so a sentence's
+  direction word comes from the numbers, never from the prose around them;
+- `what_we_measured` renders a notebook's closing section from those sentences;
+- `percent_table` formats a results table for display (shares as percentages, counts as
+  integers) without changing the values;
+- `summarize_warnings` collects the warnings a block of code raises into one line per kind (the
+  count and the first message), and `quiet_cells` does that for every notebook cell, so a cell
+  that embeds 500 long chunks shows one truncation line, not 500.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections import Counter
+from typing import Iterable, Iterator, Sequence, TextIO
+
+from ..evaluate.stats import Comparison
+
+
+def pct(x: float, digits: int = 1) -> str:
+    """A share as a percentage: ``pct(0.7834) -> '78.3 %'``."""
+    return f"{100 * x:.{digits}f} %"
+
+
+def bound(x: float, digits: int = 1, scale: float = 100.0, signed: bool = True) -> str:
+    """One end of an interval, in points by default. An end that is not 0 but would round to
+    0 keeps the digits that show its sign, so a verdict read from it ("beats": the low end is
+    above 0) can be checked against what is printed.
+
+    >>> bound(0.000193), bound(-0.0004), bound(0.0), bound(0.032)
+    ('+0.02', '-0.04', '+0.0', '+3.2')
+    """
+    v, d = scale * x, digits
+    while v != 0 and round(v, d) == 0 and d < 6:
+        d += 1
+    return f"{v:{'+' if signed else ''}.{d}f}"
+
+
+def ci(low: float, high: float, digits: int = 1, scale: float = 100.0, signed: bool = True
+       ) -> str:
+    """An interval, in points by default: ``ci(-0.01, 0.032) -> '[-1.0, +3.2]'``."""
+    return f"[{bound(low, digits, scale, signed)}, {bound(high, digits, scale, signed)}]"
+
+
+def mean_ci(values, digits: int = 1) -> str:
+    """A mean of per-question values in % with its 95 % bootstrap interval
+    (`ragkit.evaluate.interval`), e.g. ``'78.3 [73.5, 83.2]'``.
+
+    >>> mean_ci([1.0, 1.0, 1.0, 1.0])
+    '100.0 [100.0, 100.0]'
+    """
+    import numpy as np
+
+    from ..evaluate.stats import interval
+
+    mean, low, high = interval(np.asarray(values, dtype=float))
+    return f"{100 * mean:.{digits}f} {ci(low, high, digits, signed=False)}"
+
+
+def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
+    """One Markdown sentence for a paired comparison of `a` against `b` on `metric`, told from
+    the side that is ahead (its difference, interval and wins), or "no measurable difference"
+    when the interval holds 0.
+
+    >>> from ragkit.evaluate.stats import paired
+    >>> finding(paired([0, 1, 0, 0, 1, 0] * 5, [1, 1, 1, 0, 1, 1] * 5), "structure", "fixed",
+    ...         "recall@1024")
+    '**fixed** beats **structure** on recall@1024 by 50.0 points (95 % CI [+30.0, +66.7], n = 30; 15 wins, 0 losses, 15 ties).'
+    """
+    flip = c.significant and c.diff < 0
+    lead, trail = (b, a) if flip else (a, b)
+    diff, low, high = (-c.diff, -c.high, -c.low) if flip else (c.diff, c.low, c.high)
+    wins, losses = (c.losses, c.wins) if flip else (c.wins, c.losses)
+    detail = (f"({100 * c.confidence:.0f} % CI {ci(low, high, digits)}, n = {c.n}; "
+              f"{wins} wins, {losses} losses, {c.ties} ties)")
+    if not c.significant:
+        return (f"No measurable difference between **{a}** and **{b}** on {metric}: "
+                f"{100 * diff:+.{digits}f} points {detail}.")
+    return f"**{lead}** beats **{trail}** on {metric} by {100 * diff:.{digits}f} points {detail}."
+
+
+def verdict(low: float, high: float) -> str:
+    """The course's reading of a paired interval of A − B: A "beats" B when the interval lies
+    above 0, "loses" when it lies below, otherwise "no measurable difference".
+
+    >>> verdict(0.01, 0.05), verdict(-0.02, 0.03), verdict(-0.05, -0.01)
+    ('beats', 'no measurable difference', 'loses')
+    """
+    return "beats" if low > 0 else "loses" if high < 0 else "no measurable difference"
+
+
+def speed_sentence(a: str, seconds_a: float, b: str, seconds_b: float,
+                   tolerance: float = 0.1, what: str = "the same texts") -> str:
+    """One sentence on a timed pair, direction included: `a`'s throughput as a multiple of
+    `b`'s, called faster or slower only when it differs from 1 by more than `tolerance` (a
+    single timing has no interval, so small ratios read "about as fast").
+
+    >>> speed_sentence("ONNX Runtime", 3.1, "torch", 2.8)
+    'On this machine ONNX Runtime took 3.1 s and torch 2.8 s on the same texts: ONNX Runtime ran at 0.90x the throughput of torch, so here it is about as fast as torch (within 10 %).'
+    >>> speed_sentence("ONNX Runtime", 1.0, "torch", 1.8).split(": ")[1]
+    'ONNX Runtime ran at 1.80x the throughput of torch, so here it is faster than torch.'
+    """
+    ratio = seconds_b / seconds_a
+    reading = (f"faster than {b}" if ratio > 1 + tolerance else
+               f"slower than {b}" if ratio < 1 - tolerance else
+               f"about as fast as {b} (within {tolerance:.0%})".replace("%", " %"))
+    return (f"On this machine {a} took {seconds_a:.1f} s and {b} {seconds_b:.1f} s on {what}: "
+            f"{a} ran at {ratio:.2f}x the throughput of {b}, so here it is {reading}.")
+
+
+def what_we_measured(findings: Iterable[str], title: str = "What we measured") -> str:
+    """A notebook's closing section: a heading and one bullet per finding."""
+    items = [f for f in findings if f]
+    if not items:
+        raise ValueError("a closing section needs at least one finding")
+    return f"## {title}\n\n" + "\n".join(f"- {f}" for f in items)
+
+
+def percent_table(df, shares: Sequence[str] | None = None, counts: Sequence[str] = (),
+                  digits: int = 1):
+    """A pandas Styler showing `shares` as percentages and `counts` as integers (the values
+    are unchanged). By default every float column whose values lie in [0, 1] is a share."""
+    if shares is None:
+        shares = [c for c in df.columns if df[c].dtype.kind == "f"
+                  and df[c].dropna().between(0, 1).all() and c not in counts]
+    fmt = {c: f"{{:.{digits}%}}" for c in shares} | {c: "{:,.0f}" for c in counts}
+    return df.style.format(fmt, na_rep="–")
+
+
+def _describe(w: warnings.WarningMessage, width: int) -> str:
+    text = " ".join(str(w.message).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summary_lines(caught: Sequence[warnings.WarningMessage], width: int = 160,
+                  most: int = 3) -> list[str]:
+    """One line per warning kind (category and where it was raised): the count and the first
+    message; at most `most` lines (the rest folded into the last one)."""
+    kinds: Counter = Counter()
+    first: dict = {}
+    for w in caught:
+        key = (w.category.__name__, w.filename, w.lineno)
+        kinds[key] += 1
+        first.setdefault(key, w)
+    lines = [f"{n} × {key[0]}: {_describe(first[key], width)}" for key, n in kinds.items()]
+    if len(lines) > most:
+        rest = sum(n for key, n in list(kinds.items())[most - 1:])
+        lines = lines[: most - 1] + [f"{rest} more warnings of {len(lines) - most + 1} other "
+                                     "kinds"]
+    return lines
+
+
+@contextlib.contextmanager
+def summarize_warnings(stream: TextIO | None = None, width: int = 160
+                       ) -> Iterator[list[warnings.WarningMessage]]:
+    """Collect every warning raised inside the block, then print one line per kind.
+
+    >>> import sys, warnings
+    >>> with summarize_warnings(stream=sys.stdout):
+    ...     for i in range(500):
+    ...         warnings.warn(f"chunk {i} truncated to 256 tokens", UserWarning)
+    500 × UserWarning: chunk 0 truncated to 256 tokens
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+    for line in summary_lines(caught, width):
+        print(line, file=stream or sys.stderr)
+
+
+def quiet_cells(ip=None) -> bool:
+    """In IPython/Jupyter, summarize each cell's warnings (see `summarize_warnings`) instead of
+    printing every one. Returns False outside IPython (nothing to do)."""
+    if ip is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        ip = get_ipython()
+    if ip is None:
+        return False
+    state: dict = {}
+
+    def pre(*_):
+        state["cm"] = summarize_warnings()
+        state["cm"].__enter__()
+
+    def post(*_):
+        cm = state.pop("cm", None)
+        if cm is not None:
+            cm.__exit__(None, None, None)
+
+    ip.events.register("pre_run_cell", pre)
+    ip.events.register("post_run_cell", post)
+    return True

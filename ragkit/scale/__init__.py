@@ -1,0 +1,43 @@
+"""Scale: the same pipeline over corpora too big for one process's memory.
+
+- `batches`: the column batches the stages and the shards share, and the runners of a chain of
+  stages in this process or under ``datasets.map`` (`Stage`, `run_local`, `run_datasets`);
+- `stages`: the pipeline's stages as functions over batches (`ChunkStage`, `EmbedStage`), and
+  Ray Data's runner (`run_ray`);
+- `shards`: chunks and vectors on disk as numbered Parquet shards, a crash costing one shard
+  (`build_shards`, `ShardSet`);
+- `index`: approximate faiss indexes built from shards, the metadata pre-filter kept
+  (`ScaledIndex`);
+- `measure`: throughput per runner, an index sweep, build memory and cost against corpus size.
+
+Names load on first use (`ragkit._lazy`).
+"""
+
+from .._lazy import surface
+
+_EXPORTS = {
+    "ChunkStage": "stages",
+    "EmbedStage": "stages",
+    "LateEmbedStage": "stages",
+    "run_ray": "stages",
+    "Stage": "batches",
+    "batch_to_chunks": "batches",
+    "documents_to_batch": "batches",
+    "run_datasets": "batches",
+    "run_local": "batches",
+    "ShardError": "shards",
+    "ShardSet": "shards",
+    "ShardWarning": "shards",
+    "build_shards": "shards",
+    "write_row_shards": "shards",
+    "ScaledIndex": "index",
+    "build_peak_memory": "measure",
+    "fit_cost": "measure",
+    "index_sweep": "measure",
+    "repeat_corpus": "measure",
+    "sweep_reading": "measure",
+    "synthetic_vectors": "measure",
+    "throughput": "measure",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = surface(__name__, _EXPORTS)

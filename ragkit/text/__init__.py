@@ -1,0 +1,40 @@
+"""Text: documents read from disk, parsed into blocks, measured in tokens, cut into sentences.
+
+The first stage of the pipeline, and the one every other stage stands on (it imports no other
+stage):
+
+- `documents`: one file read into a `ragkit.types.Document`: decoded, front matter to
+  metadata (`load_document`); `corpus`: a folder of them, every file loaded or skipped with its
+  reason (`load_corpus`); `html`: HTML pages to Markdown (`html_to_markdown`);
+- `markdown`: Markdown parsed into typed blocks with exact character offsets
+  (`parse_markdown`, `blocks_for`); `headings`: the heading path above any point, the abstract,
+  breadcrumbs (`heading_path_at`);
+- `tokens`: token counts with character offsets, for the embedder's tokenizer or cl100k_base
+  (`get_tokenizer`);
+- `sentences`: sentence spans and the cut points the chunkers split at (`sentence_spans`,
+  `pack_sentences`);
+- `locate`: a quote found in a text, exactly or up to whitespace (``locate.locate``).
+
+Names load on first use (`ragkit._lazy`).
+"""
+
+from .._lazy import surface
+
+_EXPORTS = {
+    "Corpus": "corpus",
+    "DocumentError": "documents",
+    "blocks_for": "markdown",
+    "load_corpus": "corpus",
+    "load_document": "documents",
+    "parse_markdown": "markdown",
+    "walk_files": "corpus",
+    "html_to_markdown": "html",
+    "Tokenizer": "tokens",
+    "get_tokenizer": "tokens",
+    "Heading": "headings",
+    "heading_path_at": "headings",
+    "pack_sentences": "sentences",
+    "sentence_spans": "sentences",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = surface(__name__, _EXPORTS)
