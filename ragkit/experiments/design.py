@@ -155,6 +155,9 @@ class Effect:
     split: str = "held-out"
     note: str = ""  # how the base was chosen, or what is missing
     complete: bool = True
+    # for a chunker effect: the simple baseline with the highest mean on `split` itself and
+    # that mean (for reference only: choosing on `split` would favour it)
+    split_leader: tuple[str, float] | None = None
 
     @property
     def verdict(self) -> str:
@@ -248,7 +251,13 @@ def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = 
                     f"{chosen_on} half: {best.config.chunker}")
             if missing:
                 note += f"; not measured: {', '.join(missing)}"
-            out.append(_effect("chunker", t, best, b, split, note, not missing))
+            e = _effect("chunker", t, best, b, split, note, not missing)
+            m = Metric("recall", b)
+            same = [r for r in runs if r.config.simple and r.benchmark == t.benchmark
+                    and r.config.held("chunker") == t.config.held("chunker")]
+            lead = max(same, key=lambda r: (_mean(r, m, split), r.config.chunker))
+            e.split_leader = (lead.config.chunker, _mean(lead, m, split))
+            out.append(e)
     for factor, ref in REFERENCE.items():
         for t in runs:
             if getattr(t.config, factor) == ref:
