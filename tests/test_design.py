@@ -14,6 +14,7 @@ from ragkit.experiments.design import Config, Metric, Run, effects, headline, ti
 IDS = [f"q{i:03d}" for i in range(60)]
 SIDE = {q: ("tune" if i % 2 else "held-out") for i, q in enumerate(IDS)}
 SIMPLE = [c.label for c in D.simple_baselines()]
+REAL_SIDE = D.side_of  # the committed split, for the test on the committed runs
 
 
 @pytest.fixture(autouse=True)
@@ -106,11 +107,12 @@ def test_headline_and_title_numbers():
     assert r["title"] == "not supported"
 
 
-def test_saved_design_runs_keep_the_rule():
+def test_saved_design_runs_keep_the_rule(monkeypatch):
     """On the committed runs: every effect changes one factor; every chunker effect's base is
     a simple baseline under the same retrieval and encoder."""
     from ragkit.config import PROJECT_ROOT
 
+    monkeypatch.setattr(D, "side_of", REAL_SIDE)
     runs = D.saved_runs(PROJECT_ROOT / "results")
     assert len(runs) >= 48  # 8 chunkers x 2 first stages x 3 benchmarks at least
     for e in effects(runs):
