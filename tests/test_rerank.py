@@ -300,3 +300,59 @@ def test_the_packaged_cross_encoder_reads_512_tokens(tmp_path, monkeypatch):
     narrow = OnnxCrossEncoderScorer(folder, max_length=256, cache=False)
     (cut,) = narrow.score([question], [[long]])
     assert narrow.flags == ["truncated:1/1"] and full[0] != cut[0]
+
+
+def test_a_frozen_first_stage_gives_the_live_stack_ranking_at_every_depth(embedder):
+    """`ragkit bench rerank-why` searches the stack once, deep, and cuts: the same hits as a
+    search at k (each side of the fusion takes its own fixed number of candidates)."""
+    from ragkit.retrieve import BM25Retriever, DenseRetriever, HybridRetriever
+    from ragkit.tools.bench_rerank import FrozenFirstStage
+
+    chunks = _chunks(_doc())
+    live = HybridRetriever(DenseRetriever(chunks, embedder), BM25Retriever(chunks),
+                           weights=(0.5, 0.5))
+    queries = ["how long does billing take to answer a refund request?",
+               "Can I get my money back on a monthly plan?"]
+    frozen = FrozenFirstStage(live, queries)
+    for k in (1, 2, 3, 10):
+        got = frozen.search(queries, k)
+        want = live.search(queries, k)
+        assert [[(h.chunk.id, h.score) for h in hs] for hs in got] == \
+            [[(h.chunk.id, h.score) for h in hs] for hs in want]
+
+
+def test_a_widened_cross_encoder_reuses_only_the_scores_of_pairs_that_fit(tmp_path,
+                                                                           monkeypatch):
+    """At 512 tokens, a pair that fit in 256 is the same input: its cached 256 score is
+    reused; a pair 256 cut is run again, and every score equals a plain 512 scorer's."""
+    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.tools.bench_rerank import widened_scorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    text = " ".join(c.text for c in chunks) * 4
+    long = chunks[0].__class__(doc_id="x", start=0, end=len(text), text=text, strategy="t")
+    question = "Can I get my money back on a monthly plan?"
+    narrow = OnnxCrossEncoderScorer(folder, max_length=256)
+    (at256,) = narrow.score([question], [[*chunks, long]])
+    wide = widened_scorer(folder, narrow, 512)
+    (got,) = wide.score([question], [[*chunks, long]])
+    assert wide.reused == len(chunks)  # the long pair was run again ...
+    (plain,) = OnnxCrossEncoderScorer(folder, max_length=512, cache=False).score(
+        [question], [[*chunks, long]])
+    np.testing.assert_allclose(got, plain, atol=1e-6)  # ... and every score is a 512 score
+    assert got[-1] != at256[-1] and wide.flags == []
+
+
+def test_chunk_kinds_for_the_diagnosis():
+    from ragkit.tools.bench_rerank import chunk_kind, variant_label
+    from ragkit.types import Chunk, Document
+
+    d = Document("d", "# Refunds\n\n- one item here\n- another item\n\nSome prose that is long "
+                      "enough to count as a body of text.")
+    whole = Chunk.make(d, 0, len(d.text), "t")
+    assert chunk_kind(whole) == "list"
+    assert chunk_kind(Chunk.make(d, 0, 9, "t")) == "heading-only"
+    assert chunk_kind(Chunk.make(d, 45, len(d.text), "t")) == "prose"
+    assert variant_label(512, 5, (0.5, 0)) == "ce512@5 fuse 0.5/rrf 0"
