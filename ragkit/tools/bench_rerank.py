@@ -246,10 +246,14 @@ def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: 
              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(each gold chunk the cross-encoder pushed out of a budget's context, with why;
     each question's best-ranked rescored gold chunk, before and after)."""
-    from ..evaluate import pack_context
+    from ..evaluate import count_tokens, pack_context
     from ..rerank import is_code
 
     docs = {d.id: d for d in bench.documents}
+
+    def cost(c) -> int:  # what a chunk costs in the context (cl100k: body and prefix)
+        return count_tokens(c.text) + count_tokens(c.prefix)
+
     title = {d.id: d.metadata.get("title") or d.id for d in bench.documents}
     base_pq = base.per_query.set_index("query_id")
     ce_pq = ce.per_query.set_index("query_id")
@@ -278,6 +282,10 @@ def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: 
             w = window(scorer, q.text, c)
             ranks.append({"query_id": q.id, "split": side[q.id], "type": q.type,
                           "kind": chunk_kind(c), "cut": w["cut"],
+                          "top5_cost_first": float(np.mean([cost(x) for x in before[:5]])),
+                          "top5_cost_ce": float(np.mean([cost(x) for x in after[:5]])),
+                          "units_first": {b: pack_context(before, b).units for b in BUDGETS},
+                          "units_ce": {b: pack_context(after, b).units for b in BUDGETS},
                           "first_rank": free_ids.index(c.id),
                           "ce_rank": order_after.index(c.id), "n_free": len(free_ids)})
         for b in BUDGETS:
@@ -308,6 +316,8 @@ def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: 
                        "prefix": c.prefix,
                        "took_its_place": len(took),
                        "took_kinds": dict(Counter(chunk_kind(x) for x in took)),
+                       "gold_cost": cost(c),
+                       "took_cost": sum(cost(x) for x in took),
                        "took_same_doc": sum(x.doc_id == c.doc_id for x in took),
                        "took_other_version": sum(x.doc_id != c.doc_id
                                                  and title[x.doc_id] == title[c.doc_id]
@@ -407,11 +417,12 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
                   f"{100 * r['gold_beyond_window']:.0f}%", r["prefix_tokens"],
                   r["took_its_place"], r["took_same_doc"], r["took_other_version"],
                   f"{r['margin']:.2f}" if "margin" in r else "-",
-                  f"{r['padded_margin']:.2f}" if "padded_margin" in r else "-"]
+                  f"{r['padded_margin']:.2f}" if "padded_margin" in r else "-",
+                  r["gold_cost"], r["took_cost"]]
                  for r in lost]
         print(text_table(["question", "half", "B", "drop", "kind", "rank", "->", "pair tok",
                           "gold cut", "prefix tok", "above it", "same doc", "other version",
-                          "margin", "padded"], table, ".1f"))
+                          "margin", "padded", "gold tok", "above tok"], table, ".1f"))
         n = len(lost)
         kinds = Counter(r["kind"] for r in lost)
         print(f"   kinds: {dict(kinds)}; pair longer than 256 tokens: "
@@ -444,6 +455,11 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
                          int((cr > fr).sum()), int((cr == fr).sum())])
         print(text_table(["group", "n", "MRR first stage", "MRR cross-encoder", "CE raises",
                           "CE lowers", "same"], rows, ".3f"))
+        print("   what the top of the ranking costs: mean cl100k tokens of the top 5, first "
+              f"stage {np.mean([r['top5_cost_first'] for r in ranks]):.0f}, cross-encoder "
+              f"{np.mean([r['top5_cost_ce'] for r in ranks]):.0f}; chunks in the context: "
+              + ", ".join(f"B{b} {np.mean([r['units_first'][b] for r in ranks]):.1f} -> "
+                          f"{np.mean([r['units_ce'][b] for r in ranks]):.1f}" for b in BUDGETS))
 
     out: dict[str, Any] = {"today": today, "base": base, "lost": lost, "ranks": ranks}
     if variants:
