@@ -100,13 +100,22 @@ class OnnxCrossEncoderScorer:
     pair only, at no cost in speed on 2 CPUs: ``ragkit bench rerank-speed`` measured 9.4
     pairs/s one at a time and 9.3 in batches of 16 sorted by length (which is what
     `batch_size` > 1 does, for a float model whose scores do not mix), with scores moving by
-    up to 0.90 logits between the two, on 48 pairs of Chroma chunks."""
+    up to 0.90 logits between the two, on 48 pairs of Chroma chunks.
+
+    The packaged ``tokenizer.json`` pads every pair to a fixed 512 tokens, and by default
+    (``mask_padding=False``, the scores every saved result was measured with) the model's
+    attention mask covers that padding too: the model reads each pair followed by
+    hundreds of attended ``[PAD]`` tokens, and every pair costs a 512-token pass.
+    ``mask_padding=True`` turns the tokenizer's padding off and masks what a batch pads, as
+    the model was trained (sentence-transformers' ``CrossEncoder`` does the same); its scores
+    are cached under their own key (``ragkit bench rerank-why`` measures both)."""
 
     kind = "cross-encoder"
 
     def __init__(self, folder: str | Path, placement: Placement = "before",
                  max_length: int = 256, batch_size: int = 1, threads: int | None = None,
-                 cache: bool = True, name: str | None = None, save_every: int = 1024):
+                 cache: bool = True, name: str | None = None, save_every: int = 1024,
+                 mask_padding: bool = False):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -130,7 +139,11 @@ class OnnxCrossEncoderScorer:
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length, strategy="only_second")
+        self.mask_padding = mask_padding
         self.identity = f"{file_fingerprint(folder / 'model.onnx')}:{max_length}"
+        if mask_padding:
+            self.tokenizer.no_padding()
+            self.identity += ":masked"
         self._cache = VectorCache(get_settings().cache_dir / "pair_scores") if cache else None
         self._seen: dict[str, bool] = {}  # pair key -> was the chunk cut to fit
 
@@ -156,7 +169,7 @@ class OnnxCrossEncoderScorer:
             for row, i in enumerate(rows):
                 e, n = enc[i], len(enc[i].ids)
                 feed["input_ids"][row, :n] = e.ids
-                feed["attention_mask"][row, :n] = 1
+                feed["attention_mask"][row, :n] = e.attention_mask if self.mask_padding else 1
                 feed["token_type_ids"][row, :n] = e.type_ids
                 out[i, 1] = float(bool(e.overflowing))
             logits = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]

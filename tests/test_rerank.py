@@ -356,3 +356,37 @@ def test_chunk_kinds_for_the_diagnosis():
     assert chunk_kind(Chunk.make(d, 0, 9, "t")) == "heading-only"
     assert chunk_kind(Chunk.make(d, 45, len(d.text), "t")) == "prose"
     assert variant_label(512, 5, (0.5, 0)) == "ce512@5 fuse 0.5/rrf 0"
+
+
+def test_masking_the_padding_changes_the_scores_and_the_cache_key_not_the_default(tmp_path,
+                                                                                   monkeypatch):
+    """The packaged tokenizer pads every pair to 512 tokens; the default scorer feeds the model
+    an attention mask over all of them (today's scores, byte for byte), `mask_padding=True`
+    only over the pair: an off-topic question then scores far below an on-topic one (MS MARCO
+    logits), one pair at a time a score depends on its pair alone, and the two kinds of score
+    are cached apart."""
+    from ragkit.rerank import OnnxCrossEncoderScorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    default = OnnxCrossEncoderScorer(folder)
+    assert len(default.tokenizer.encode("q", chunks[0].text).ids) == 512  # padded to 512
+    masked = OnnxCrossEncoderScorer(folder, mask_padding=True)
+    assert len(masked.tokenizer.encode("q", chunks[0].text).ids) < 100
+    assert default.identity != masked.identity
+    on, off = "Can I get my money back on a monthly plan?", "What is the capital of France?"
+    (d_on,), (d_off,) = default.score([on], [chunks[1:2]]), default.score([off], [chunks[1:2]])
+    (m_on,), (m_off,) = masked.score([on], [chunks[1:2]]), masked.score([off], [chunks[1:2]])
+    assert m_on[0] - m_off[0] > 5 > d_on[0] - d_off[0]  # attended padding compresses scores
+    # the default is what it was: the whole 512-token input attended
+    enc = default.tokenizer.encode(on, chunks[1].embedding_text())
+    feed = {"input_ids": np.asarray([enc.ids]), "attention_mask": np.ones((1, 512), np.int64),
+            "token_type_ids": np.asarray([enc.type_ids])}
+    raw = default.session.run(None, {k: v for k, v in feed.items() if k in default.inputs})[0]
+    assert float(np.asarray(raw).reshape(-1)[0]) == float(np.float32(d_on[0]))
+    # masked, one pair at a time (the default batch): no padding at all, so a score is its
+    # pair's alone, whatever else is scored in the same call
+    pairs = [(on, c.text) for c in chunks] + [(on, chunks[0].text * 3)]
+    alone = np.concatenate([masked._run([pr]) for pr in pairs])
+    np.testing.assert_array_equal(masked._run(pairs), alone)

@@ -7,37 +7,46 @@ held-out half.
 On one benchmark (the course corpus by default), the default `Router`'s chunks under ragkit's
 stack (`ragkit.pipeline.stack_retriever`, no reranker) are compared, question by question,
 with the same stack whose top 20 hits the packaged cross-encoder (ms-marco-MiniLM-L-12-v2,
-int8 ONNX, 256 tokens, source code never rescored: `ragkit.bench design`'s reranker) rescores.
-The first stage is searched once, deep (its fused ranking is the same prefix at every depth),
-and every reranker reorders that ranking, so the runs differ in the reranker alone.
+int8 ONNX, 256 tokens, source code never rescored: ``ragkit bench design``'s reranker)
+rescores. The first stage is searched once, deep (its fused ranking is the same prefix at
+every depth), and every reranker reorders that ranking, so the runs differ in the reranker
+alone.
 
 1. **The effect**, paired per question (`ragkit.stats.paired`, 95 % bootstrap interval), on the
    tune and the held-out halves (`ragkit.splits`), recall@B at 512 / 1,024 / 2,048 cl100k
-   tokens.
-2. **Why**, for each gold chunk the cross-encoder pushed out of a budget's context (in it
-   without the cross-encoder, not wholly in it with): its rank before and after, its kind
-   (table, list, heading-only, code, prose; the router's block kinds), its breadcrumb prefix,
-   the query + chunk length in the model's tokens against its window and how much of the gold
-   lies beyond the window, the chunks that took its place (same document, another version of
-   it), and whether the int8 model's order of the gold and the chunk that displaced it
-   survives padding the pair (dynamic quantization computes its scales over the whole input,
-   padding included: how far a score moves under padding is how much of it is quantization
-   noise). Over every question whose gold was rescored: the gold's rank among the candidates
-   by the first stage and by the cross-encoder, per kind and per fit in the window.
-3. **Variants**, chosen on the tune half only: the model's full window (``max_length=512``, its
-   position table's size; a pair that fits in 256 tokens is the same input at 512, so its
-   cached score is reused and only the pairs 256 cut are run), fusing the cross-encoder's rank
-   with the first stage's (`ragkit.rerank.Reranker`'s ``fuse``: the scorer's weight in a
-   weighted reciprocal-rank fusion, constant 0 or 60) instead of replacing it, and fewer
-   candidates (5, 10, 20). The rule, fixed before reading a number: the largest mean of
-   recall@B512, @B1024 and @B2048 on the tune half, "no reranker" included (ties: the earlier
-   in the grid, which starts with no reranker). The chosen variant's paired difference from no
-   reranker is then quoted on the held-out half.
+   tokens; then the same with the scorer's padding masked (`OnnxCrossEncoderScorer`'s
+   ``mask_padding=True``: the packaged tokenizer pads every pair to 512 tokens, and today's
+   scorer lets the model attend to that padding).
+2. **Why**, for each gold chunk the cross-encoder pushed out of a budget's context (fewer of
+   its gold characters in the context than without the cross-encoder): its rank before and
+   after, its kind (table, list, heading-only, code, prose; the router's block kinds), its
+   breadcrumb prefix, the query + chunk length in the model's tokens against its window and
+   how much of the gold lies beyond the window, the chunks that took its place (same
+   document, another version of it, what they cost in the context), whether the masked model
+   would also put that chunk above the gold, and whether that order survives 64 masked
+   padding tokens (the int8 model's dynamic scales are computed over the whole input,
+   padding included: how far a score moves is how much of it is quantization noise). Over
+   every question whose gold was rescored: the gold's rank among the candidates by the first
+   stage and by the cross-encoder, per kind and per fit in the window. For today's scorer and
+   the masked one.
+3. **Variants**, chosen on the tune half only: padding attended or masked; the model's full
+   window (``max_length=512``, its position table's size; a pair that fits in 256 tokens is
+   the same input at 512, so its cached score is reused and only the pairs 256 cut are run);
+   fusing the cross-encoder's rank with the first stage's (`ragkit.rerank.Reranker`'s
+   ``fuse``: the scorer's weight in a weighted reciprocal-rank fusion, constant 0 or 60)
+   instead of replacing it; fewer candidates (5, 10, 20). The rule, fixed before reading a
+   number: the largest mean of recall@B512, @B1024 and @B2048 on the tune half, "no
+   reranker" included (ties: the earlier in the grid, which starts with no reranker). The
+   chosen variant's paired difference from no reranker is then quoted on the held-out half.
+4. **Post hoc**: the masked model with table chunks kept in place as source code is,
+   suggested by the diagnosis; the diagnosis read both halves, so its held-out rows are
+   exploratory, not a clean test.
 
-Rows go to ``results/bench_rerank_why.jsonl`` (every variant's mean recall@B per half,
-``params.chosen``, ``params.tuned_on``; the paired differences) and the per-gold diagnosis to
-``results/bench_rerank_why.diagnosis.json``. Pair scores come from (and go to) the cross-
-encoder's cache; on 2 CPUs the course corpus costs minutes when its 256-token pairs are cached.
+Rows go to ``results/bench_rerank_why.jsonl`` (every variant's mean recall@B on the tune half,
+``params.chosen``, ``params.tuned_on``; the paired differences per half) and the per-gold
+diagnosis to ``results/bench_rerank_why.diagnosis.json``. Pair scores come from (and go to)
+the cross-encoder's cache; on 2 CPUs the course corpus takes about 6 minutes once its
+256-token pairs (padding attended) are cached: masked pairs run about 10 times faster.
 """
 
 from __future__ import annotations
@@ -58,6 +67,7 @@ BUDGETS = (512, 1024, 2048)
 SIDES = ("tune", "held-out")
 CANDIDATES = (20, 10, 5)
 MAX_LENGTHS = (256, 512)
+MASKING = (False, True)  # today's scorer attends to its tokenizer's padding; masked does not
 FUSION = tuple((w, c) for c in (0, 60) for w in (0.2, 0.4, 0.5, 0.6, 0.8))
 FROZEN_DEPTH = 1000  # deeper than the stack's fused union (150 dense + 150 BM25)
 
@@ -86,7 +96,7 @@ class FrozenFirstStage:
         return [self._hits[q][:k] for q in queries]
 
 
-def widened_scorer(folder, narrow, max_length: int):
+def widened_scorer(folder, narrow, max_length: int, **kw):
     """An `OnnxCrossEncoderScorer` at `max_length` that reuses `narrow`'s cached score of every
     pair `narrow` did not cut (the same token ids, scored alone: the same input); only pairs
     `narrow` cut, or never scored, are run. ``.reused`` counts the reused pairs."""
@@ -111,7 +121,7 @@ def widened_scorer(folder, narrow, max_length: int):
                 out[todo] = super()._run([pairs[i] for i in todo])
             return out
 
-    return Widened(folder, max_length=max_length, name=narrow.name)
+    return Widened(folder, max_length=max_length, name=narrow.name, **kw)
 
 
 # --- what a chunk is ------------------------------------------------------------------------
@@ -162,31 +172,42 @@ def window(scorer, query: str, chunk, placement: str = "before") -> dict[str, An
             "prefix_tokens": len(whole.encode(chunk.prefix).ids) - 2 if chunk.prefix else 0}
 
 
-def _uncut(scorer):
-    """The scorer's tokenizer without its truncation (made once per scorer)."""
-    whole = getattr(scorer, "_uncut_tokenizer", None)
-    if whole is None:
+def _tokenizer(scorer, cut: bool):
+    """A copy of the scorer's tokenizer without its padding, with (`cut`) or without its
+    truncation (made once per scorer)."""
+    attr = "_unpadded_tokenizer" if cut else "_uncut_tokenizer"
+    tok = getattr(scorer, attr, None)
+    if tok is None:
         from tokenizers import Tokenizer
 
-        whole = Tokenizer.from_str(scorer.tokenizer.to_str())
-        whole.no_truncation()
-        scorer._uncut_tokenizer = whole
-    return whole
+        tok = Tokenizer.from_str(scorer.tokenizer.to_str())
+        tok.no_padding()
+        if not cut:
+            tok.no_truncation()
+        setattr(scorer, attr, tok)
+    return tok
 
 
-def padded_score(scorer, query: str, text: str, width: int) -> float:
-    """The pair's score with its input padded to `width` tokens (attention mask 0): the same
-    score for a float model; the int8 model's dynamic scales see the padding."""
-    enc = scorer.tokenizer.encode(query, text)
+def _uncut(scorer):
+    return _tokenizer(scorer, cut=False)
+
+
+def padding_pair(scorer, query: str, text: str, extra: int = 64) -> tuple[float, float]:
+    """The pair's score alone (its own tokens, all attended) and with `extra` masked padding
+    tokens after it: the same score for a float model; the int8 model's dynamic scales,
+    computed over the whole input tensor, see the padding."""
+    enc = _tokenizer(scorer, cut=True).encode(query, text)
     n = len(enc.ids)
-    width = max(width, n)
-    feed = {name: np.zeros((1, width), np.int64)
-            for name in ("input_ids", "attention_mask", "token_type_ids")}
-    feed["input_ids"][0, :n] = enc.ids
-    feed["attention_mask"][0, :n] = 1
-    feed["token_type_ids"][0, :n] = enc.type_ids
-    out = scorer.session.run(None, {k: v for k, v in feed.items() if k in scorer.inputs})[0]
-    return float(np.asarray(out).reshape(-1)[0])
+    out = []
+    for width in (n, n + extra):
+        feed = {name: np.zeros((1, width), np.int64)
+                for name in ("input_ids", "attention_mask", "token_type_ids")}
+        feed["input_ids"][0, :n] = enc.ids
+        feed["attention_mask"][0, :n] = 1
+        feed["token_type_ids"][0, :n] = enc.type_ids
+        got = scorer.session.run(None, {k: v for k, v in feed.items() if k in scorer.inputs})
+        out.append(float(np.asarray(got[0]).reshape(-1)[0]))
+    return out[0], out[1]
 
 
 def overlap(a0: int, a1: int, b0: int, b1: int) -> int:
@@ -207,25 +228,29 @@ def gold_in_context(chunk, gold, spans) -> int:
 
 # --- the runs -------------------------------------------------------------------------------
 
-def variant_label(max_length: int, candidates: int, fuse: tuple[float, int] | None) -> str:
+def variant_label(max_length: int, candidates: int, fuse: tuple[float, int] | None,
+                  masked: bool = False) -> str:
     """A variant's name in the tables and rows.
 
-    >>> variant_label(256, 20, None), variant_label(512, 10, (0.4, 60))
-    ('ce256@20 replace', 'ce512@10 fuse 0.4/rrf 60')
+    >>> variant_label(256, 20, None), variant_label(512, 10, (0.4, 60), masked=True)
+    ('ce256@20 replace', 'ce512 masked@10 fuse 0.4/rrf 60')
     """
     how = "replace" if fuse is None else f"fuse {fuse[0]}/rrf {fuse[1]}"
-    return f"ce{max_length}@{candidates} {how}"
+    return f"ce{max_length}{' masked' if masked else ''}@{candidates} {how}"
 
 
 def grid(max_lengths: Sequence[int] = MAX_LENGTHS, candidates: Sequence[int] = CANDIDATES,
-         fusion: Sequence[tuple[float, int]] = FUSION) -> list[tuple]:
-    """Every variant tried on the tune half, no reranker first, then today's reranker (256
-    tokens, 20 candidates, replacing the first stage's order)."""
-    out: list[tuple] = [("none", None, None, None)]
-    for ml in max_lengths:
-        for n in candidates:
-            for f in (None, *fusion):
-                out.append((variant_label(ml, n, f), ml, n, f))
+         fusion: Sequence[tuple[float, int]] = FUSION,
+         masking: Sequence[bool] = MASKING) -> list[tuple]:
+    """Every variant tried on the tune half as (label, max_length, mask_padding, candidates,
+    fuse): no reranker first, then today's reranker (256 tokens, padding attended, 20
+    candidates, replacing the first stage's order)."""
+    out: list[tuple] = [("none", None, None, None, None)]
+    for masked in masking:
+        for ml in max_lengths:
+            for n in candidates:
+                for f in (None, *fusion):
+                    out.append((variant_label(ml, n, f, masked), ml, masked, n, f))
     return out
 
 
@@ -242,10 +267,12 @@ def paired_at(a, b, ids: Sequence[str], budget: int):
     return paired(x, y)
 
 
-def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: int
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: int,
+             masked=None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(each gold chunk the cross-encoder pushed out of a budget's context, with why;
-    each question's best-ranked rescored gold chunk, before and after)."""
+    each question's best-ranked rescored gold chunk, before and after). `masked`, a scorer
+    that masks padding: its margin between the gold and the chunk that displaced it, and
+    how far masked padding moves its scores (int8 noise)."""
     from ..evaluate import count_tokens, pack_context
     from ..rerank import is_code
 
@@ -327,17 +354,16 @@ def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: 
                 if c.id in scores and took:
                     top = took[0]
                     if top.id in scores:
-                        t_gold, t_top = c.embedding_text(), top.embedding_text()
-                        wide = max(len(scorer.tokenizer.encode(q.text, t).ids)
-                                   for t in (t_gold, t_top)) + 64
-                        p_gold = padded_score(scorer, q.text, t_gold, wide)
-                        p_top = padded_score(scorer, q.text, t_top, wide)
                         row.update({"ce_gold": float(scores[c.id]),
                                     "ce_top": float(scores[top.id]),
-                                    "margin": float(scores[top.id] - scores[c.id]),
+                                    "margin": float(scores[top.id] - scores[c.id])})
+                    if masked is not None and top.id in scores:
+                        a_gold, p_gold = padding_pair(masked, q.text, c.embedding_text())
+                        a_top, p_top = padding_pair(masked, q.text, top.embedding_text())
+                        row.update({"masked_margin": a_top - a_gold,
                                     "padded_margin": p_top - p_gold,
-                                    "padding_shift": max(abs(p_gold - scores[c.id]),
-                                                         abs(p_top - scores[top.id]))})
+                                    "padding_shift": max(abs(p_gold - a_gold),
+                                                         abs(p_top - a_top))})
                 lost.append(row)
     return lost, ranks
 
@@ -361,6 +387,63 @@ def _effect_rows(a, b, ids: dict[str, list[str]], rec, strategy: str, extra: dic
                     params={"split": s, "ci95": [c.low, c.high], "wins": c.wins,
                             "losses": c.losses, "ties": c.ties, **extra})
     return rows
+
+
+def _print_diagnosis(lost: list[dict[str, Any]], ranks: list[dict[str, Any]], what: str
+                     ) -> None:
+    print(f"\n2. Gold chunks {what} pushed out of a budget's context "
+          f"({len(lost)} at the three budgets, {len({r['query_id'] for r in lost})} questions):")
+    if lost:
+        table = [[r["query_id"], r["split"], r["budget"], 100 * r["recall_drop"], r["kind"],
+                  r["first_rank"], r["ce_rank"], r["pair_tokens"],
+                  f"{100 * r['gold_beyond_window']:.0f}%", r["prefix_tokens"],
+                  r["took_its_place"], r["took_same_doc"], r["took_other_version"],
+                  f"{r['margin']:.2f}" if "margin" in r else "-",
+                  f"{r['masked_margin']:.2f}" if "masked_margin" in r else "-",
+                  f"{r['padded_margin']:.2f}" if "padded_margin" in r else "-",
+                  r["gold_cost"], r["took_cost"]]
+                 for r in lost]
+        print(text_table(["question", "half", "B", "drop", "kind", "rank", "->", "pair tok",
+                          "gold cut", "prefix tok", "above it", "same doc", "other version",
+                          "margin", "masked", "+pad", "gold tok", "above tok"], table, ".1f"))
+        n = len(lost)
+        kinds = Counter(r["kind"] for r in lost)
+        print(f"   kinds: {dict(kinds)}; pair longer than 256 tokens: "
+              f"{sum(r['cut'] for r in lost)}/{n}; any gold beyond the window: "
+              f"{sum(r['gold_beyond_window'] > 0 for r in lost)}/{n}; with a breadcrumb: "
+              f"{sum(bool(r['prefix']) for r in lost)}/{n}; displaced by its own document: "
+              f"{sum(r['took_same_doc'] > 0 for r in lost)}/{n}, by another version: "
+              f"{sum(r['took_other_version'] > 0 for r in lost)}/{n}")
+        ms = [r for r in lost if "masked_margin" in r]
+        if ms:
+            print(f"   with padding masked, the chunk above would still be above the gold in "
+                  f"{sum(r['masked_margin'] > 0 for r in ms)}/{len(ms)}; int8: 64 masked "
+                  f"padding tokens move a masked score by at most "
+                  f"{max(r['padding_shift'] for r in ms):.2f} logits (median "
+                  f"{np.median([r['padding_shift'] for r in ms]):.2f}), and flip that order in "
+                  f"{sum((r['padded_margin'] > 0) != (r['masked_margin'] > 0) for r in ms)}"
+                  f"/{len(ms)}")
+    if ranks:
+        print("\n   Every question whose gold was rescored: its rank among the rescored "
+              "candidates (0 = first)")
+        groups: dict[tuple, list] = {}
+        for r in ranks:
+            for key in (("all",), ("kind", r["kind"]), ("fits in 256", not r["cut"])):
+                groups.setdefault(key, []).append(r)
+        rows = []
+        for key, rs in groups.items():
+            fr = np.array([r["first_rank"] for r in rs])
+            cr = np.array([r["ce_rank"] for r in rs])
+            rows.append([" ".join(map(str, key)), len(rs), float(np.mean(1 / (fr + 1))),
+                         float(np.mean(1 / (cr + 1))), int((cr < fr).sum()),
+                         int((cr > fr).sum()), int((cr == fr).sum())])
+        print(text_table(["group", "n", "MRR first stage", "MRR cross-encoder", "CE raises",
+                          "CE lowers", "same"], rows, ".3f"))
+        print("   what the top of the ranking costs: mean cl100k tokens of the top 5, first "
+              f"stage {np.mean([r['top5_cost_first'] for r in ranks]):.0f}, cross-encoder "
+              f"{np.mean([r['top5_cost_ce'] for r in ranks]):.0f}; chunks in the context: "
+              + ", ".join(f"B{b} {np.mean([r['units_first'][b] for r in ranks]):.1f} -> "
+                          f"{np.mean([r['units_ce'][b] for r in ranks]):.1f}" for b in BUDGETS))
 
 
 def run_why(benchmark: str = "course", limit: int | None = None, variants: bool = True
@@ -387,8 +470,15 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
     live = stack_retriever(chunks, emb)
     first = FrozenFirstStage(live, [q.text for q in bench.queries])
     folder = packaged_cross_encoder()
-    ce256 = OnnxCrossEncoderScorer(folder, max_length=256)
-    scorers = {256: ce256}
+    scorers: dict[tuple[int, bool], Any] = {
+        (256, masked): OnnxCrossEncoderScorer(folder, max_length=256, mask_padding=masked)
+        for masked in (False, True)}
+
+    def scorer(max_length: int, masked: bool):
+        if (max_length, masked) not in scorers:
+            scorers[(max_length, masked)] = widened_scorer(folder, scorers[(256, masked)],
+                                                           max_length, mask_padding=masked)
+        return scorers[(max_length, masked)]
 
     def run(label, retriever):
         return run_experiment(bench, chunks=chunks, retriever=retriever, k=5, budgets=BUDGETS,
@@ -399,120 +489,101 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
     if not np.allclose(check.per_query[[f"recall@B{b}" for b in BUDGETS]].to_numpy(),
                        base.per_query[[f"recall@B{b}" for b in BUDGETS]].to_numpy()):
         raise RuntimeError("the frozen first stage does not reproduce the live stack")
-    today = run("ce256@20 replace", Reranker(first, ce256, 20, keep=is_code))
-    print(f"pairs the 256-token window cut: {ce256.flags or 'none'}")
+    today_label = variant_label(256, 20, None)
+    masked_label = variant_label(256, 20, None, masked=True)
+    outs: dict[str, Any] = {"none": base}
+    outs[today_label] = run(today_label, Reranker(first, scorer(256, False), 20, keep=is_code))
+    outs[masked_label] = run(masked_label, Reranker(first, scorer(256, True), 20, keep=is_code))
+    print(f"pairs the 256-token window cut: {scorers[(256, False)].flags or 'none'}")
 
     rec = Recorder("bench_rerank_why")
-    _print_effect(_effect_rows(today, base, ids, rec, "ce256@20 replace - none",
+    _print_effect(_effect_rows(outs[today_label], base, ids, rec, f"{today_label} - none",
                                {"tuned_on": "none"}),
-                  "1. Today's cross-encoder (256 tokens, top 20, replaces the order) - no "
-                  "reranker, recall@B (points):")
+                  "1. Today's cross-encoder (256 tokens, padding attended, top 20, replaces the "
+                  "order) - no reranker, recall@B (points):")
+    _print_effect(_effect_rows(outs[masked_label], base, ids, rec, f"{masked_label} - none",
+                               {"tuned_on": "none"}),
+                  "1b. The same with its padding masked - no reranker, recall@B (points):")
 
-    lost, ranks = diagnose(bench, base, today, ce256, chunks, side, 20)
-    print("\n2. Gold chunks the cross-encoder pushed out of a budget's context "
-          f"({len(lost)} at the three budgets, {len({r['query_id'] for r in lost})} questions):")
-    if lost:
-        table = [[r["query_id"], r["split"], r["budget"], 100 * r["recall_drop"], r["kind"],
-                  r["first_rank"], r["ce_rank"], r["pair_tokens"],
-                  f"{100 * r['gold_beyond_window']:.0f}%", r["prefix_tokens"],
-                  r["took_its_place"], r["took_same_doc"], r["took_other_version"],
-                  f"{r['margin']:.2f}" if "margin" in r else "-",
-                  f"{r['padded_margin']:.2f}" if "padded_margin" in r else "-",
-                  r["gold_cost"], r["took_cost"]]
-                 for r in lost]
-        print(text_table(["question", "half", "B", "drop", "kind", "rank", "->", "pair tok",
-                          "gold cut", "prefix tok", "above it", "same doc", "other version",
-                          "margin", "padded", "gold tok", "above tok"], table, ".1f"))
-        n = len(lost)
-        kinds = Counter(r["kind"] for r in lost)
-        print(f"   kinds: {dict(kinds)}; pair longer than 256 tokens: "
-              f"{sum(r['cut'] for r in lost)}/{n}; any gold beyond the window: "
-              f"{sum(r['gold_beyond_window'] > 0 for r in lost)}/{n}; with a breadcrumb: "
-              f"{sum(bool(r['prefix']) for r in lost)}/{n}; displaced by its own document: "
-              f"{sum(r['took_same_doc'] > 0 for r in lost)}/{n}, by another version: "
-              f"{sum(r['took_other_version'] > 0 for r in lost)}/{n}")
-        flips = [r for r in lost if "padded_margin" in r]
-        if flips:
-            print(f"   int8: padding moves a score by at most "
-                  f"{max(r['padding_shift'] for r in flips):.2f} (median "
-                  f"{np.median([r['padding_shift'] for r in flips]):.2f}); the order of gold and "
-                  f"the chunk above it flips under padding in "
-                  f"{sum(r['padded_margin'] <= 0 for r in flips)}/{len(flips)}; median margin "
-                  f"{np.median([r['margin'] for r in flips]):.2f} logits")
-    if ranks:
-        print("\n   Every question whose gold was rescored: its rank among the rescored "
-              "candidates (0 = first)")
-        groups: dict[tuple, list] = {}
-        for r in ranks:
-            for key in (("all",), ("kind", r["kind"]), ("fits in 256", not r["cut"])):
-                groups.setdefault(key, []).append(r)
-        rows = []
-        for key, rs in groups.items():
-            fr = np.array([r["first_rank"] for r in rs])
-            cr = np.array([r["ce_rank"] for r in rs])
-            rows.append([" ".join(map(str, key)), len(rs), float(np.mean(1 / (fr + 1))),
-                         float(np.mean(1 / (cr + 1))), int((cr < fr).sum()),
-                         int((cr > fr).sum()), int((cr == fr).sum())])
-        print(text_table(["group", "n", "MRR first stage", "MRR cross-encoder", "CE raises",
-                          "CE lowers", "same"], rows, ".3f"))
-        print("   what the top of the ranking costs: mean cl100k tokens of the top 5, first "
-              f"stage {np.mean([r['top5_cost_first'] for r in ranks]):.0f}, cross-encoder "
-              f"{np.mean([r['top5_cost_ce'] for r in ranks]):.0f}; chunks in the context: "
-              + ", ".join(f"B{b} {np.mean([r['units_first'][b] for r in ranks]):.1f} -> "
-                          f"{np.mean([r['units_ce'][b] for r in ranks]):.1f}" for b in BUDGETS))
+    diagnosis: dict[str, Any] = {}
+    for label, what in ((today_label, "today's cross-encoder"),
+                        (masked_label, "the cross-encoder with padding masked")):
+        ml_masked = (256, label == masked_label)
+        lost, ranks = diagnose(bench, base, outs[label], scorers[ml_masked], chunks, side, 20,
+                               masked=scorers[(256, True)])
+        _print_diagnosis(lost, ranks, what)
+        diagnosis[label] = {"lost": lost, "ranks": ranks}
 
-    out: dict[str, Any] = {"today": today, "base": base, "lost": lost, "ranks": ranks}
+    result: dict[str, Any] = {"outcomes": outs, "diagnosis": diagnosis}
     if variants:
         tried = []
-        outs: dict[str, Any] = {"none": base}
-        for label, ml, n, fuse in grid():
-            if ml is None:
-                o = base
-            elif label == "ce256@20 replace":
-                o = today
-            else:
-                if ml not in scorers:
-                    scorers[ml] = widened_scorer(folder, ce256, ml)
+        for label, ml, masked, n, fuse in grid():
+            if label not in outs:
                 w, c = fuse if fuse else (None, 0.0)
-                o = run(label, Reranker(first, scorers[ml], n, keep=is_code, fuse=w,
-                                        fuse_constant=c))
-            outs[label] = o
-            m = side_means(o, ids["tune"])
-            tried.append((label, ml, n, fuse, m, float(np.mean(list(m.values())))))
-        for ml, s in scorers.items():
+                outs[label] = run(label, Reranker(first, scorer(ml, masked), n, keep=is_code,
+                                                  fuse=w, fuse_constant=c))
+            m = side_means(outs[label], ids["tune"])
+            tried.append((label, ml, masked, n, fuse, m, float(np.mean(list(m.values())))))
+        for (ml, masked), sc in scorers.items():
             if ml != 256:
-                print(f"\n{ml}-token scorer: {getattr(s, 'reused', 0)} pair scores reused from "
-                      f"256 (fit there), {s.flags or 'no pair cut'}")
-        best = max(tried, key=lambda t: (round(t[5], 12), -tried.index(t)))
+                print(f"\n{ml}-token scorer{' (masked)' if masked else ''}: "
+                      f"{getattr(sc, 'reused', 0)} pair scores reused from 256 (fit there), "
+                      f"{sc.flags or 'no pair cut'}")
+        best = max(tried, key=lambda t: (round(t[6], 12), -tried.index(t)))
         print("\n3. Variants on the TUNE half (mean recall@B, points; the rule: largest mean "
               "of the three budgets):")
         print(text_table(["variant", "@B512", "@B1024", "@B2048", "mean", "- none"],
-                         [[t[0], *(100 * t[4][b] for b in BUDGETS), 100 * t[5],
-                           100 * (t[5] - tried[0][5])] for t in tried], ".2f"))
+                         [[t[0], *(100 * t[5][b] for b in BUDGETS), 100 * t[6],
+                           100 * (t[6] - tried[0][6])] for t in tried], ".2f"))
         for t in tried:
             for b in BUDGETS:
                 rec.add(experiment="rerank_why_tune", benchmark=benchmark, strategy=t[0],
-                        metric="recall@B", value=t[4][b], budget=b, n_queries=len(ids["tune"]),
-                        params={"split": "tune", "max_length": t[1], "candidates": t[2],
-                                "fuse": list(t[3]) if t[3] else None,
+                        metric="recall@B", value=t[5][b], budget=b, n_queries=len(ids["tune"]),
+                        params={"split": "tune", "max_length": t[1], "mask_padding": t[2],
+                                "candidates": t[3], "fuse": list(t[4]) if t[4] else None,
                                 "chosen": t is best, "tuned_on": "tune"})
         print(f"\nchosen on the tune half: {best[0]}")
-        out["chosen"] = best[0]
-        out["tuned"] = tried
+        result["chosen"] = best[0]
+        result["tuned"] = tried
         if best[0] == "none":
-            print("no variant beats no reranker on the tune half; held-out is not needed to "
-                  "keep the reranker out of the default stack")
-        chosen_rows = _effect_rows(outs[best[0]], base, ids, rec, f"{best[0]} - none",
-                                   {"tuned_on": "tune", "chosen": True})
-        _print_effect(chosen_rows, f"4. Chosen variant ({best[0]}) - no reranker, recall@B "
-                      "(points; quote the held-out rows):")
-        out["chosen_outcome"] = outs[best[0]]
+            print("no variant beats no reranker on the tune half")
+        else:
+            _print_effect(_effect_rows(outs[best[0]], base, ids, rec, f"{best[0]} - none",
+                                       {"tuned_on": "tune", "chosen": True}),
+                          f"4. Chosen variant ({best[0]}) - no reranker, recall@B (points; "
+                          "quote the held-out rows):")
+
+        # post hoc: the diagnosis (which read both halves) finds the masked model ranks table
+        # chunks below the first stage; keep them in place as source code is kept
+        def code_or_table(chunk) -> bool:
+            return is_code(chunk) or chunk_kind(chunk) == "table"
+
+        posthoc = []
+        for n in CANDIDATES:
+            for f in (None, *FUSION):
+                label = variant_label(256, n, f, masked=True) + " keep tables"
+                w, c = f if f else (None, 0.0)
+                outs[label] = run(label, Reranker(first, scorer(256, True), n,
+                                                  keep=code_or_table, fuse=w, fuse_constant=c))
+                m = side_means(outs[label], ids["tune"])
+                posthoc.append((label, m, float(np.mean(list(m.values())))))
+        pick = max(posthoc, key=lambda t: (round(t[2], 12), -posthoc.index(t)))
+        print("\n5. Post hoc, suggested by the diagnosis (which read both halves, so the "
+              "held-out rows below are not a clean test): the masked model with table chunks "
+              "kept in place, on the TUNE half:")
+        print(text_table(["variant", "@B512", "@B1024", "@B2048", "mean", "- none"],
+                         [[t[0], *(100 * t[1][b] for b in BUDGETS), 100 * t[2],
+                           100 * (t[2] - tried[0][6])] for t in posthoc], ".2f"))
+        _print_effect(_effect_rows(outs[pick[0]], base, ids, rec, f"{pick[0]} - none",
+                                   {"tuned_on": "tune", "post_hoc": True}),
+                      f"   best on the tune half ({pick[0]}) - no reranker (exploratory):")
+        result["post_hoc"] = pick[0]
     rec.save()
     path = results_path("bench_rerank_why").with_suffix(".diagnosis.json")
-    path.write_text(json.dumps({"lost": lost, "ranks": ranks}, indent=1,
-                               default=lambda v: v.item()) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(diagnosis, indent=1, default=lambda v: v.item()) + "\n",
+                    encoding="utf-8")
     print(f"\nrows: {results_path('bench_rerank_why')}; diagnosis: {path}")
-    return out
+    return result
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
