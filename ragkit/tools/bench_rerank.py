@@ -588,8 +588,8 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmark", default="course", choices=("course", "chroma", "anthropic"),
-                   help="the benchmark (course by default; the others cost hours on 2 CPUs "
-                        "unless their pair scores are cached)")
+                   help="the benchmark (course by default; time a --limit 20 slice of the "
+                        "others first: pairs not yet cached cost minutes to hours on 2 CPUs)")
     from .cli import bounded
 
     p.add_argument("--limit", type=bounded(1, 100_000), default=None,
