@@ -194,3 +194,198 @@ def test_rerank_speed_bench_records_both_batchings_and_how_far_scores_move(tmp_p
     assert recorded[("batch 1", "pairs_per_s")] > 0 and recorded[("batch 16", "pairs_per_s")] > 0
     # int8 dynamic quantization: batching moves scores, which is why one pair at a time
     assert recorded[("batch 16 vs batch 1", "max_abs_score_difference")] > 0.01
+
+
+class _Fixed:
+    """A fake first stage: the same chunks, in the order given, for every query."""
+
+    kind = "fixed"
+    flags: list[str] = []
+
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+
+    def search(self, queries, k, where=None):
+        from ragkit.retrieve import Hit
+
+        return [[Hit(c, 1.0 / (r + 1)) for r, c in enumerate(self.chunks[:k])] for _ in queries]
+
+
+class _Reversed:
+    """A fake scorer that prefers the first stage's last candidate: it scores by position."""
+
+    kind, name = "fake", "reversed"
+
+    def __init__(self, order):
+        self.rank = {c.id: r for r, c in enumerate(order)}
+
+    def score(self, queries, candidates):
+        return [np.asarray([float(self.rank[c.id]) for c in cs]) for cs in candidates]
+
+
+def _four():
+    from ragkit.types import Chunk, Document
+
+    doc = Document("d", "alpha beta gamma delta")
+    return [Chunk.make(doc, s, e, "t") for s, e in ((0, 5), (6, 10), (11, 16), (17, 22))]
+
+
+def test_fusing_the_scorer_with_the_first_stage_orders_by_weighted_reciprocal_rank():
+    """First stage A, B, C, D; the scorer D, C, B, A. With the scorer's weight 0.6 (constant
+    0): A 0.4/1 + 0.6/4 = 0.55, B 0.4/2 + 0.6/3 = 0.40, C 0.4/3 + 0.6/2 = 0.43, D 0.4/4 + 0.6/1
+    = 0.70, so D, A, C, B; replacing (the default) gives D, C, B, A."""
+    import pytest
+
+    from ragkit.rerank import Reranker
+
+    a, b, c, d = chunks = _four()
+    first, scorer = _Fixed(chunks), _Reversed(chunks)
+
+    def order(**kw):
+        hits = Reranker(first, scorer, candidates=4, **kw).search(["q"], k=4)[0]
+        return [h.chunk.id for h in hits], [h.score for h in hits]
+
+    ids, scores = order(fuse=0.6)
+    assert ids == [d.id, a.id, c.id, b.id]
+    np.testing.assert_allclose(scores, [0.7, 0.55, 0.4 / 3 + 0.3, 0.4])
+    assert order()[0] == [d.id, c.id, b.id, a.id]  # default: the scorer's order
+    assert order(fuse=1.0)[0] == [d.id, c.id, b.id, a.id]
+    assert order(fuse=0.0)[0] == [a.id, b.id, c.id, d.id]
+    # a large constant flattens the ranks: 0.6 of the scorer wins every swap
+    assert order(fuse=0.6, fuse_constant=60)[0] == [d.id, c.id, b.id, a.id]
+    with pytest.raises(ValueError):
+        Reranker(first, scorer, fuse=1.5)
+    described = Reranker(first, scorer, candidates=4, fuse=0.6).describe()
+    assert described["rerank_fusion_weight"] == 0.6
+    assert described["rerank_fusion_constant"] == 0.0
+
+
+def test_the_default_reranker_is_unchanged_by_the_fusion_option():
+    """No `fuse`: hits carry the scorer's own scores in the scorer's order, kept candidates
+    hold their places, deeper hits follow below, and describe() names no fusion."""
+    from ragkit.rerank import Reranker
+
+    a, b, c, d = chunks = _four()
+    scorer = _Reversed(chunks)
+    r = Reranker(_Fixed(chunks), scorer, candidates=3, keep=lambda ch: ch.id == b.id)
+    hits = r.search(["q"], k=4)[0]
+    assert [h.chunk.id for h in hits] == [c.id, b.id, a.id, d.id]
+    assert [h.score for h in hits] == [2.0, 2.0, 0.0, -1.0]
+    assert set(r.describe()) == {"first_stage", "reranker", "reranker_model", "candidates",
+                                 "not_rescored"}
+    fused = Reranker(_Fixed(chunks), scorer, candidates=3, keep=lambda ch: ch.id == b.id,
+                     fuse=0.6).search(["q"], k=4)[0]
+    # among A and C: A 0.4/1 + 0.6/2 = 0.70, C 0.4/2 + 0.6/1 = 0.80; B keeps its place
+    assert [h.chunk.id for h in fused] == [c.id, b.id, a.id, d.id]
+    np.testing.assert_allclose([h.score for h in fused], [0.8, 0.8, 0.7, -0.3])
+
+
+def test_the_packaged_cross_encoder_reads_512_tokens(tmp_path, monkeypatch):
+    """The model's position table has 512 rows: at max_length 512 a pair of ~400 tokens is
+    scored whole, and its score differs from the one cut at 256."""
+    from ragkit.rerank import OnnxCrossEncoderScorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    text = " ".join(c.text for c in chunks) * 4
+    long = chunks[0].__class__(doc_id="x", start=0, end=len(text), text=text, strategy="t")
+    question = "Can I get my money back on a monthly plan?"
+    wide = OnnxCrossEncoderScorer(folder, max_length=512, cache=False)
+    n = len(wide.tokenizer.encode(question, long.text).ids)
+    assert 256 < n <= 512
+    (full,) = wide.score([question], [[long]])
+    assert wide.flags == []
+    narrow = OnnxCrossEncoderScorer(folder, max_length=256, cache=False)
+    (cut,) = narrow.score([question], [[long]])
+    assert narrow.flags == ["truncated:1/1"] and full[0] != cut[0]
+
+
+def test_a_frozen_first_stage_gives_the_live_stack_ranking_at_every_depth(embedder):
+    """`ragkit bench rerank-why` searches the stack once, deep, and cuts: the same hits as a
+    search at k (each side of the fusion takes its own fixed number of candidates)."""
+    from ragkit.retrieve import BM25Retriever, DenseRetriever, HybridRetriever
+    from ragkit.tools.bench_rerank import FrozenFirstStage
+
+    chunks = _chunks(_doc())
+    live = HybridRetriever(DenseRetriever(chunks, embedder), BM25Retriever(chunks),
+                           weights=(0.5, 0.5))
+    queries = ["how long does billing take to answer a refund request?",
+               "Can I get my money back on a monthly plan?"]
+    frozen = FrozenFirstStage(live, queries)
+    for k in (1, 2, 3, 10):
+        got = frozen.search(queries, k)
+        want = live.search(queries, k)
+        assert [[(h.chunk.id, h.score) for h in hs] for hs in got] == \
+            [[(h.chunk.id, h.score) for h in hs] for hs in want]
+
+
+def test_a_widened_cross_encoder_reuses_only_the_scores_of_pairs_that_fit(tmp_path,
+                                                                           monkeypatch):
+    """At 512 tokens, a pair that fit in 256 is the same input: its cached 256 score is
+    reused; a pair 256 cut is run again, and every score equals a plain 512 scorer's."""
+    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.tools.bench_rerank import widened_scorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    text = " ".join(c.text for c in chunks) * 4
+    long = chunks[0].__class__(doc_id="x", start=0, end=len(text), text=text, strategy="t")
+    question = "Can I get my money back on a monthly plan?"
+    narrow = OnnxCrossEncoderScorer(folder, max_length=256)
+    (at256,) = narrow.score([question], [[*chunks, long]])
+    wide = widened_scorer(folder, narrow, 512)
+    (got,) = wide.score([question], [[*chunks, long]])
+    assert wide.reused == len(chunks)  # the long pair was run again ...
+    (plain,) = OnnxCrossEncoderScorer(folder, max_length=512, cache=False).score(
+        [question], [[*chunks, long]])
+    np.testing.assert_allclose(got, plain, atol=1e-6)  # ... and every score is a 512 score
+    assert got[-1] != at256[-1] and wide.flags == []
+
+
+def test_chunk_kinds_for_the_diagnosis():
+    from ragkit.tools.bench_rerank import chunk_kind, variant_label
+    from ragkit.types import Chunk, Document
+
+    d = Document("d", "# Refunds\n\n- one item here\n- another item\n\nSome prose that is long "
+                      "enough to count as a body of text.")
+    whole = Chunk.make(d, 0, len(d.text), "t")
+    assert chunk_kind(whole) == "list"
+    assert chunk_kind(Chunk.make(d, 0, 9, "t")) == "heading-only"
+    assert chunk_kind(Chunk.make(d, 45, len(d.text), "t")) == "prose"
+    assert variant_label(512, 5, (0.5, 0)) == "ce512@5 fuse 0.5/rrf 0"
+
+
+def test_masking_the_padding_changes_the_scores_and_the_cache_key_not_the_default(tmp_path,
+                                                                                   monkeypatch):
+    """The packaged tokenizer pads every pair to 512 tokens; the default scorer feeds the model
+    an attention mask over all of them (today's scores, byte for byte), `mask_padding=True`
+    only over the pair: an off-topic question then scores far below an on-topic one (MS MARCO
+    logits), one pair at a time a score depends on its pair alone, and the two kinds of score
+    are cached apart."""
+    from ragkit.rerank import OnnxCrossEncoderScorer
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = packaged_or_skip()
+    chunks = _chunks(_doc())
+    default = OnnxCrossEncoderScorer(folder)
+    assert len(default.tokenizer.encode("q", chunks[0].text).ids) == 512  # padded to 512
+    masked = OnnxCrossEncoderScorer(folder, mask_padding=True)
+    assert len(masked.tokenizer.encode("q", chunks[0].text).ids) < 100
+    assert default.identity != masked.identity
+    on, off = "Can I get my money back on a monthly plan?", "What is the capital of France?"
+    (d_on,), (d_off,) = default.score([on], [chunks[1:2]]), default.score([off], [chunks[1:2]])
+    (m_on,), (m_off,) = masked.score([on], [chunks[1:2]]), masked.score([off], [chunks[1:2]])
+    assert m_on[0] - m_off[0] > 5 > d_on[0] - d_off[0]  # attended padding compresses scores
+    # the default is what it was: the whole 512-token input attended
+    enc = default.tokenizer.encode(on, chunks[1].embedding_text())
+    feed = {"input_ids": np.asarray([enc.ids]), "attention_mask": np.ones((1, 512), np.int64),
+            "token_type_ids": np.asarray([enc.type_ids])}
+    raw = default.session.run(None, {k: v for k, v in feed.items() if k in default.inputs})[0]
+    assert float(np.asarray(raw).reshape(-1)[0]) == float(np.float32(d_on[0]))
+    # masked, one pair at a time (the default batch): no padding at all, so a score is its
+    # pair's alone, whatever else is scored in the same call
+    pairs = [(on, c.text) for c in chunks] + [(on, chunks[0].text * 3)]
+    alone = np.concatenate([masked._run([pr]) for pr in pairs])
+    np.testing.assert_array_equal(masked._run(pairs), alone)

