@@ -236,7 +236,7 @@ def test_fusing_the_scorer_with_the_first_stage_orders_by_weighted_reciprocal_ra
     = 0.70, so D, A, C, B; replacing (the default) gives D, C, B, A."""
     import pytest
 
-    from ragkit.rerank import Reranker
+    from ragkit.retrieve.rerank import Reranker
 
     a, b, c, d = chunks = _four()
     first, scorer = _Fixed(chunks), _Reversed(chunks)
@@ -263,7 +263,7 @@ def test_fusing_the_scorer_with_the_first_stage_orders_by_weighted_reciprocal_ra
 def test_the_default_reranker_is_unchanged_by_the_fusion_option():
     """No `fuse`: hits carry the scorer's own scores in the scorer's order, kept candidates
     hold their places, deeper hits follow below, and describe() names no fusion."""
-    from ragkit.rerank import Reranker
+    from ragkit.retrieve.rerank import Reranker
 
     a, b, c, d = chunks = _four()
     scorer = _Reversed(chunks)
@@ -283,7 +283,7 @@ def test_the_default_reranker_is_unchanged_by_the_fusion_option():
 def test_the_packaged_cross_encoder_reads_512_tokens(tmp_path, monkeypatch):
     """The model's position table has 512 rows: at max_length 512 a pair of ~400 tokens is
     scored whole, and its score differs from the one cut at 256."""
-    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.retrieve.rerank import OnnxCrossEncoderScorer
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     folder = packaged_or_skip()
@@ -324,7 +324,7 @@ def test_a_widened_cross_encoder_reuses_only_the_scores_of_pairs_that_fit(tmp_pa
                                                                            monkeypatch):
     """At 512 tokens, a pair that fit in 256 is the same input: its cached 256 score is
     reused; a pair 256 cut is run again, and every score equals a plain 512 scorer's."""
-    from ragkit.rerank import OnnxCrossEncoderScorer
+    from ragkit.retrieve.rerank import OnnxCrossEncoderScorer
     from ragkit.tools.bench_rerank import widened_scorer
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
@@ -357,28 +357,29 @@ def test_chunk_kinds_for_the_diagnosis():
     assert variant_label(512, 5, (0.5, 0)) == "ce512@5 fuse 0.5/rrf 0"
 
 
-def test_masking_the_padding_changes_the_scores_and_the_cache_key_not_the_default(tmp_path,
-                                                                                   monkeypatch):
-    """The packaged tokenizer pads every pair to 512 tokens; the default scorer feeds the model
-    an attention mask over all of them (today's scores, byte for byte), `mask_padding=True`
-    only over the pair: an off-topic question then scores far below an on-topic one (MS MARCO
-    logits), one pair at a time a score depends on its pair alone, and the two kinds of score
-    are cached apart."""
-    from ragkit.rerank import OnnxCrossEncoderScorer
+def test_masking_the_padding_is_the_default_and_changes_the_scores_and_the_cache_key(
+        tmp_path, monkeypatch):
+    """The packaged tokenizer pads every pair to 512 tokens; the default scorer masks that
+    padding, as the model was trained, while `mask_padding=False` (the scores results were
+    measured with before the fix) feeds an attention mask over all 512: with the mask, an
+    off-topic question scores far below an on-topic one (MS MARCO logits); one pair at a time
+    a score depends on its pair alone; and the two kinds of score are cached apart."""
+    from ragkit.retrieve.rerank import OnnxCrossEncoderScorer
 
     monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
     folder = packaged_or_skip()
     chunks = _chunks(_doc())
-    default = OnnxCrossEncoderScorer(folder)
+    default = OnnxCrossEncoderScorer(folder, mask_padding=False)  # before the fix
     assert len(default.tokenizer.encode("q", chunks[0].text).ids) == 512  # padded to 512
-    masked = OnnxCrossEncoderScorer(folder, mask_padding=True)
+    masked = OnnxCrossEncoderScorer(folder)
+    assert masked.mask_padding
     assert len(masked.tokenizer.encode("q", chunks[0].text).ids) < 100
     assert default.identity != masked.identity
     on, off = "Can I get my money back on a monthly plan?", "What is the capital of France?"
     (d_on,), (d_off,) = default.score([on], [chunks[1:2]]), default.score([off], [chunks[1:2]])
     (m_on,), (m_off,) = masked.score([on], [chunks[1:2]]), masked.score([off], [chunks[1:2]])
     assert m_on[0] - m_off[0] > 5 > d_on[0] - d_off[0]  # attended padding compresses scores
-    # the default is what it was: the whole 512-token input attended
+    # the old scores are reproducible: the whole 512-token input attended
     enc = default.tokenizer.encode(on, chunks[1].embedding_text())
     feed = {"input_ids": np.asarray([enc.ids]), "attention_mask": np.ones((1, 512), np.int64),
             "token_type_ids": np.asarray([enc.type_ids])}

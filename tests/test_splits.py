@@ -83,7 +83,7 @@ def test_unknown_question_is_a_clear_error():
 
 @needs_benchmarks()
 def test_committed_split_is_the_rule_applied_to_the_benchmarks():
-    from ragkit.benchmarks import load
+    from ragkit.evaluate.benchmarks import load
     from ragkit.evaluate.splits import splits_for
 
     benches = [load(n) for n in ("course", "chroma", "anthropic")]

@@ -11,7 +11,6 @@
     ragkit bench filter-speed        # metadata pre-filter at 1M rows: per-record loop vs mask
     ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a
                                      # split; Pass@k on their chunks
-    ragkit bench leaderboard         # ragkit vs the best baseline per benchmark, paired CIs
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
     ragkit bench late-quality        # late vs naive per window and special-token pooling
     ragkit bench design              # the runs every stated effect is read from
@@ -55,7 +54,7 @@ MEASUREMENTS = {
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     from . import (bench_code, bench_context, bench_filter, bench_late, bench_late_quality,
-                   bench_leaderboard, bench_prose, bench_scale, bench_splits)
+                   bench_prose, bench_scale, bench_splits)
     from . import bench_design, bench_rerank
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
@@ -72,8 +71,6 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("filter-speed", bench_filter,
              "metadata pre-filter at 1M rows: per-record loop vs column mask"),
             ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split"),
-            ("leaderboard", bench_leaderboard,
-             "ragkit (router+stack+cross-encoder) vs the best baseline, paired CIs"),
             ("late-quality", bench_late_quality,
              "late vs naive chunk vectors per window and special-token pooling"),
             ("prose", bench_prose,

@@ -60,7 +60,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..tables import text_table
+from ..report.tables import text_table
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)
@@ -100,7 +100,7 @@ def widened_scorer(folder, narrow, max_length: int, **kw):
     """An `OnnxCrossEncoderScorer` at `max_length` that reuses `narrow`'s cached score of every
     pair `narrow` did not cut (the same token ids, scored alone: the same input); only pairs
     `narrow` cut, or never scored, are run. ``.reused`` counts the reused pairs."""
-    from ..rerank import OnnxCrossEncoderScorer
+    from ..retrieve.rerank import OnnxCrossEncoderScorer
 
     class Widened(OnnxCrossEncoderScorer):
         reused = 0
@@ -137,7 +137,7 @@ def chunk_kind(chunk) -> str:
     """
     import re
 
-    from ..rerank import is_code
+    from ..retrieve.rerank import is_code
 
     kinds = set(chunk.metadata.get("kinds") or ())
     lines = [ln.strip() for ln in chunk.text.splitlines() if ln.strip()]
@@ -260,7 +260,7 @@ def side_means(out, ids: Sequence[str]) -> dict[int, float]:
 
 
 def paired_at(a, b, ids: Sequence[str], budget: int):
-    from ..stats import paired
+    from ..evaluate.stats import paired
 
     x = a.per_query.set_index("query_id").loc[list(ids), f"recall@B{budget}"].to_numpy()
     y = b.per_query.set_index("query_id").loc[list(ids), f"recall@B{budget}"].to_numpy()
@@ -273,8 +273,8 @@ def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: 
     each question's best-ranked rescored gold chunk, before and after). `masked`, a scorer
     that masks padding: its margin between the gold and the chunk that displaced it, and
     how far masked padding moves its scores (int8 noise)."""
-    from ..evaluate import count_tokens, pack_context
-    from ..rerank import is_code
+    from ..evaluate.budget import count_tokens, pack_context
+    from ..retrieve.rerank import is_code
 
     docs = {d.id: d for d in bench.documents}
 
@@ -448,14 +448,15 @@ def _print_diagnosis(lost: list[dict[str, Any]], ranks: list[dict[str, Any]], wh
 
 def run_why(benchmark: str = "course", limit: int | None = None, variants: bool = True
             ) -> dict[str, Any]:
-    from ..benchmarks import load
-    from ..design import ragkit_chunker
-    from ..embed import Embedder
+    from ..evaluate.benchmarks import load
+    from ..experiments.design import ragkit_chunker
+    from ..embed.encoders import Embedder
     from ..models import packaged_cross_encoder
-    from ..pipeline import run_experiment, stack_retriever
-    from ..rerank import OnnxCrossEncoderScorer, Reranker, is_code
-    from ..results import Recorder, results_path
-    from ..splits import split_of
+    from ..experiments.pipeline import run_experiment
+    from ..retrieve.stack import stack_retriever
+    from ..retrieve.rerank import OnnxCrossEncoderScorer, Reranker, is_code
+    from ..report.results import Recorder, results_path
+    from ..evaluate.splits import split_of
 
     bench = load(benchmark)
     if limit:
@@ -590,7 +591,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmark", default="course", choices=("course", "chroma", "anthropic"),
                    help="the benchmark (course by default; time a --limit 20 slice of the "
                         "others first: pairs not yet cached cost minutes to hours on 2 CPUs)")
-    from .cli import bounded
+    from .common import bounded
 
     p.add_argument("--limit", type=bounded(1, 100_000), default=None,
                    help="only the first N questions (a timing check, not a result)")

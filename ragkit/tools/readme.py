@@ -94,8 +94,7 @@ def prose_lines(rows) -> list[str]:
     """`ragkit bench prose`'s outcome in one paragraph: the configuration chosen on the tune
     half, its k = 5 recall and IoU per split against Chroma's two bests, and the paired
     differences from Chroma's two best rows re-run here (all questions)."""
-    from ..report.prose import ci
-    from .bench_leaderboard import verdict
+    from ..report.prose import ci, verdict
     from .bench_prose import TARGET
 
     bp = rows[rows.notebook == "bench_prose"]
@@ -135,30 +134,15 @@ def prose_lines(rows) -> list[str]:
 
 
 def wins_table(folder: Path | None = None) -> str:
-    """Chroma's k = 5 target from ``ragkit bench leaderboard``'s runs, ``ragkit bench prose``'s
-    choice, and ``ragkit bench code``'s Pass@k on Anthropic's own chunks, as Markdown."""
-    from ..report.results import load_results, load_scores
-    from .bench_leaderboard import CHROMA_BESTS, RAGKIT, chroma_target
+    """``ragkit bench prose``'s choice against Chroma's targets and ``ragkit bench code``'s
+    Pass@k on Anthropic's own chunks, as Markdown."""
+    from ..report.results import load_results
 
     folder = folder or PROJECT_ROOT / "results"
     rows = load_results(folder)
     if rows.empty:
         return ""
     lines: list[str] = []
-    board_rows = rows[rows.notebook == "bench_leaderboard"]
-    if len(board_rows):
-        scores = load_scores(folder)
-        board_scores = scores[scores.run.isin(set(board_rows.run.dropna()))]
-        target = [r for r in chroma_target(board_rows, board_scores) if r["strategy"] == RAGKIT]
-        if target:
-            lines += [f"Chroma's own metric at k = 5 for {RAGKIT} (`ragkit bench leaderboard`; "
-                      f"its table's bests: recall {100 * CHROMA_BESTS['recall']:.1f}, IoU "
-                      f"{100 * CHROMA_BESTS['iou']:.1f}, in different rows): " + "; ".join(
-                          f"{r['split']} (n {r['n']}) recall {100 * r['recall'][0]:.1f}, IoU "
-                          f"{100 * r['iou'][0]:.2f}: {'both reached' if r['both'] else 'not both'}"
-                          for r in target) + ". The router's prose size and the stack's "
-                      "weights were chosen on a tune half, so the held-out half is the "
-                      "number to quote."]
     lines += prose_lines(rows)
     lines += anthropic_lines(rows, folder)
     return "\n".join(lines)
@@ -174,10 +158,9 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
     stack, paired, whichever side wins."""
     from ..evaluate.splits import split_of
     from ..evaluate.stats import paired
-    from ..report.prose import ci, mean_ci
+    from ..report.prose import ci, mean_ci, verdict
     from ..report.published import ANTHROPIC_PUBLISHED
     from ..report.results import load_hits, load_scores
-    from .bench_leaderboard import verdict
 
     code = rows[(rows.notebook == "bench_code") & rows.run.notna()]
     theirs = code[code.experiment == "their_chunks"]

@@ -180,7 +180,7 @@ def test_numbers_past_their_maximum_exit_2_before_any_work(tmp_path, args, needl
     (["index", "SRC", "--out", "OUT", "--shard-docs", "0"], "--shard-docs: must be at least 1"),
     (["preambles", "--benchmark", "course", "--generator", "structural", "--budget", "-1"],
      "--budget: must be at least 1"),
-    (["bench", "leaderboard", "--candidates", "2147483648"], "--candidates: must be at most"),
+    (["bench", "rerank-why", "--limit", "2147483648"], "--limit: must be at most"),
     (["bench", "context-speed", "--chunks", "9" * 30], "--chunks: must be at most 1000"),
 ])
 def test_the_tools_numbers_have_a_stated_range(tmp_path, args, needle):
