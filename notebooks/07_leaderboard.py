@@ -362,14 +362,14 @@ print("matched as identifier words:", ident)
 # %%
 from ragkit.experiments.design import STACK_STEPS, saved_runs, stack_steps
 
-steps = stack_steps(saved_runs())
+lesson_steps = stack_steps(saved_runs())
 what = dict(STACK_STEPS) | {"stack+cross-encoder": "+ cross-encoder over the top 20"}
 lesson = pd.DataFrame([{
     "step": what[e.treated.label.split("+", 1)[1] if e.factor == "reranker"
                  else e.treated.first_stage],
     "benchmark": e.benchmark,
     "recall@B diff [95 % CI]": f"{100 * e.recall.diff:+.1f} {ci(e.recall.low, e.recall.high)}",
-    "n": e.recall.n} for e in steps if e.budget == BUDGET])
+    "n": e.recall.n} for e in lesson_steps if e.budget == BUDGET])
 if lesson.empty:
     display(Markdown("No stack-lesson runs in these results: run `ragkit bench design "
                      "--steps` (the smoke profile has none)."))
@@ -379,7 +379,7 @@ else:
         [w for w in what.values() if w in set(lesson.step)]))
     hurts = [f"{what[e.treated.first_stage] if e.factor != 'reranker' else 'the cross-encoder'}"
              f" on {e.benchmark} ({100 * e.recall.diff:+.1f} {ci(e.recall.low, e.recall.high)})"
-             for e in steps if e.budget == BUDGET and e.recall.high < 0]
+             for e in lesson_steps if e.budget == BUDGET and e.recall.high < 0]
     display(Markdown("Steps whose interval lies below zero at this budget: "
                      + ("; ".join(hurts) if hurts else "none") + "."))
 
