@@ -354,8 +354,8 @@ print("matched as identifier words:", ident)
 # %% [markdown]
 # Then the lesson, measured: on the router's chunks, each step against the step before it,
 # all else fixed — BM25 over plain words added to dense search, identifier words instead of
-# plain ones, windows so that no chunk is cut at the encoder's 256 tokens (this is the full
-# stack), and a cross-encoder over the stack's top 20. Points of span recall at `1024`
+# plain ones, windows so that no chunk is cut at the encoder's input limit (this is the full
+# stack), and a cross-encoder over the stack's first hits. Points of span recall at `1024`
 # tokens on the held-out half of each benchmark's questions, with paired 95 % intervals
 # (`ragkit.experiments.design.stack_steps`, runs of `ragkit bench design`).
 
