@@ -119,6 +119,42 @@ display(Markdown(
     "Most LLM preambles do not simply restate the prompt; judge them by the samples above."))
 
 # %% [markdown]
+# ## What a preamble does to a ranking
+# The mechanism on the same course chunks: search every course question over the chunks
+# alone, then over the chunks with their structural preamble, and read the rank of the first
+# chunk that touches the gold. The preamble goes in the chunk's `prefix`, so the spans scored
+# stay the same; `placement` says whether the encoder reads it before the chunk or after it.
+# MiniLM reads at most `256` tokens, so a preamble placed after a long chunk can fall beyond
+# what it reads. Below: how many questions each placement moves up and down, then the
+# question the preamble (before) helps most and the one it hurts most, with the preamble.
+
+# %%
+from ragkit.contextualize import StructuralContextualizer, contextualize
+from ragkit.evaluate import overlaps
+from ragkit.retrieve import DenseRetriever
+
+asked = [q for q in course.queries if q.gold]
+with_preamble = contextualize(course.documents, recursive_chunks, StructuralContextualizer())
+
+
+def gold_ranks(chunks, placement="before"):
+    hits = DenseRetriever(chunks, embedder, placement).search([q.text for q in asked], len(chunks))
+    return pd.Series([next(i for i, h in enumerate(hs, 1) if overlaps(h.chunk, q.gold))
+                      for q, hs in zip(asked, hits)], index=[q.id for q in asked])
+
+
+ranks = pd.DataFrame({"alone": gold_ranks(recursive_chunks), "before": gold_ranks(with_preamble),
+                      "after": gold_ranks(with_preamble, "after")})
+display(pd.DataFrame({p: {"gold ranks higher": (ranks[p] < ranks.alone).sum(),
+                          "lower": (ranks[p] > ranks.alone).sum(),
+                          "same": (ranks[p] == ranks.alone).sum()} for p in ("before", "after")}).T)
+gain, by_id = ranks.alone - ranks.before, {q.id: q for q in asked}
+for q in (by_id[gain.idxmax()], by_id[gain.idxmin()]):
+    gold = next(c for c in with_preamble if overlaps(c, q.gold))
+    print(f"{q.id}: gold rank {ranks.alone[q.id]} alone, {ranks.before[q.id]} with the preamble "
+          f"before · {q.text}\n  a gold chunk's preamble: {gold.prefix[:300]}\n")
+
+# %% [markdown]
 # ## Anthropic's set, upstream chunks
 # Their own chunks, so these rows sit beside the published ones (voyage-2 and Claude 3 Haiku
 # there; MiniLM and the local generators here). Pass@k is the share of gold units wholly in

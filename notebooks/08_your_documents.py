@@ -88,7 +88,9 @@ percent_table(table, shares=[c for c in table.columns if c not in ("benchmark", 
 # %%
 from ragkit.report import bars, show_figure
 
-show_figure(bars(table, "recall", group="benchmark", title=f"Span recall@{K} on {bench.name}"),
+show_figure(bars(table, "recall", group="benchmark", outcomes=outcomes,
+                 baseline=chunkers[0].label,
+                 title=f"Span recall@{K} on {bench.name} (orange: {chunkers[0].label})"),
             "08_your_documents_recall")
 top = table.iloc[0]
 display(Markdown(f"Best span recall at `k = {K}` here: **{top.strategy}** ({top.recall:.1%}, "

@@ -10,8 +10,14 @@ from typing import Sequence
 
 
 def bars(table, metric: str, by: str = "strategy", group: str | None = "benchmark",
-         title: str | None = None, percent: bool = True):
-    """Horizontal bars of `metric` per `by`, one panel per `group` value, best on top."""
+         title: str | None = None, percent: bool = True, outcomes=None, baseline=None):
+    """Horizontal bars of `metric` per `by`, one panel per `group` value, best on top.
+
+    With `outcomes` (``{(group value, by value): Outcome}``, as `compare` returns them) each
+    bar carries its 95 % bootstrap interval over the questions (`ragkit.evaluate.interval`
+    of ``outcome.values(metric)``). `baseline` names one `by` value (e.g. the fixed windows):
+    its bar is drawn in orange and a dotted line runs through each panel at its value, so every
+    bar is read against it. Bars start at 0 (a bar's length is its value)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -21,21 +27,50 @@ def bars(table, metric: str, by: str = "strategy", group: str | None = "benchmar
     fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 0.45 * max(
         3, table.groupby(group)[by].nunique().max() if group else table[by].nunique()) + 1.2),
         squeeze=False)
+    scale = 100 if percent else 1
     for ax, g in zip(axes[0], groups):
         sub = table if g is None else table[table[group] == g]
         sub = sub.sort_values(metric)
-        values = sub[metric] * (100 if percent else 1)
-        ax.barh(sub[by].astype(str), values, color="#4c72b0")
-        for y, v in enumerate(values):
-            ax.text(v, y, f" {v:.1f}", va="center", fontsize=8)
+        values = sub[metric] * scale
+        colors = ["#dd8452" if s == baseline else "#4c72b0" for s in sub[by]]
+        err = _bar_errors(sub[by], values, g, metric, outcomes, scale)
+        ax.barh(sub[by].astype(str), values, color=colors, xerr=err, ecolor="#333",
+                capsize=2 if err is not None else 0)
+        tops = values if err is None else values + err[1]
+        for y, (v, t) in enumerate(zip(values, tops)):
+            ax.text(t, y, f" {v:.1f}", va="center", fontsize=8)
+        if baseline is not None and (sub[by] == baseline).any():
+            ax.axvline(float(values[(sub[by] == baseline).to_numpy()].iloc[0]), color="#dd8452",
+                       ls=":", lw=1)
         ax.set_title(g or "", fontsize=10)
-        ax.set_xlabel(metric + (" (%)" if percent else ""))
+        ax.set_xlabel(metric + (" (%)" if percent else "")
+                      + (", 95 % interval" if err is not None else ""))
         ax.tick_params(axis="y", labelsize=8)
-        ax.set_xlim(0, max(values.max() * 1.25, 1e-9))
+        ax.set_xlim(0, max(float(tops.max()) * 1.25, 1e-9))
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def _bar_errors(labels, values, g, metric: str, outcomes, scale: float):
+    """The (below, above) whisker lengths of each bar from its outcome's per-question values,
+    or None without outcomes. A bar whose outcome is missing gets no whisker (0, 0)."""
+    if outcomes is None:
+        return None
+    import numpy as np
+
+    from ..evaluate.stats import interval
+
+    below, above = [], []
+    for label, v in zip(labels, values):
+        out = outcomes.get((g, label))
+        if out is None:
+            below.append(0.0), above.append(0.0)
+            continue
+        _, low, high = interval(out.values(metric).dropna().to_numpy(dtype=float))
+        below.append(max(v - scale * low, 0.0)), above.append(max(scale * high - v, 0.0))
+    return np.array([below, above])
 
 
 def paired(table, x: str, y: str, label: str = "strategy", title: str | None = None):
@@ -56,16 +91,27 @@ def paired(table, x: str, y: str, label: str = "strategy", title: str | None = N
 
 
 def lines(table, x: str, y: str, series: str, title: str | None = None,
-          xticks: Sequence | None = None):
-    """One line per `series` value: `y` against `x` (e.g. IoU against window size)."""
+          xticks: Sequence | None = None, reference: tuple[str, float] | None = None,
+          from_zero: bool = True):
+    """One line per `series` value: `y` against `x` (e.g. IoU against window size).
+
+    The y axis starts at 0; with ``from_zero=False`` it spans the data and its label says
+    "axis cut", so a small difference is never magnified unmarked. `reference` is a
+    ``(label, value)`` drawn as a dashed horizontal line (e.g. the value without the technique,
+    which does not depend on `x`)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, sub in table.groupby(series):
         sub = sub.sort_values(x)
         ax.plot(sub[x], sub[y] * 100, marker="o", label=str(name))
+    if reference is not None:
+        ax.axhline(reference[1] * 100, color="#555", ls="--", lw=1, label=reference[0])
     ax.set_xlabel(x)
-    ax.set_ylabel(f"{y} (%)")
+    ax.set_ylabel(f"{y} (%)" + ("" if from_zero else ", axis cut"))
+    if from_zero:
+        top = max([float(table[y].max())] + ([reference[1]] if reference else []))
+        ax.set_ylim(0, max(top * 100 * 1.1, 1e-9))
     if xticks is not None:
         ax.set_xticks(list(xticks))
     ax.legend(fontsize=8)
