@@ -39,6 +39,8 @@ _EXPORTS = {
     "speed_sentence": "prose",
     "verdict": "prose",
     "what_we_measured": "prose",
+    "Decision": "decisions",
+    "ranked_closing": "decisions",
     "check_claims": "claim_check",
     "claim_sentences": "claim_check",
     "claims_for": "claim_check",

@@ -1,0 +1,62 @@
+"""Closing sections: the call read from the intervals, the deciding number, at most five lines."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragkit.evaluate.stats import Comparison, paired
+from ragkit.report.decisions import Decision, ranked, ranked_closing
+
+
+def comp(diff, low, high, n=50):
+    return Comparison(0.5 + diff, 0.5, diff, low, high, 10, 5, n - 15, n)
+
+
+UP, DOWN, FLAT = comp(0.05, 0.02, 0.08), comp(-0.04, -0.07, -0.01), comp(0.01, -0.02, 0.04)
+
+
+@pytest.mark.parametrize("by, call", [
+    ({"a": UP, "b": FLAT}, "use"),
+    ({"a": DOWN, "b": FLAT}, "do not use"),
+    ({"a": FLAT, "b": FLAT}, "do not use"),
+    ({"a": UP, "b": DOWN}, "depends"),
+])
+def test_the_call_is_read_from_the_intervals(by, call):
+    assert Decision("x", "y", "recall@B1024", by).call == call
+
+
+def test_the_deciding_number_follows_the_call():
+    d = Decision("x", "y", "recall", {"a": UP, "b": comp(0.09, 0.01, 0.17), "c": FLAT})
+    assert d.decisive[0] == "b"
+    d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(0.2, -0.1, 0.5)})
+    assert d.call == "do not use" and d.decisive[0] == "a"
+    line = Decision("structure", "fixed", "recall@B1024", {"chroma": UP}).line()
+    assert line.startswith("**Use** structure over fixed: recall@B1024 +5.0 [+2.0, +8.0] on "
+                           "chroma (n = 50)")
+    assert "no measurable gain" in Decision("x", "y", "m", {"a": FLAT}).line()
+
+
+def test_real_comparisons_decide_as_their_intervals_say():
+    better = paired([1, 1, 1, 0] * 20, [0, 1, 0, 0] * 20)
+    assert Decision("x", "y", "m", {"a": better}).call == "use"
+    assert Decision("y", "x", "m", {"a": paired([0, 1, 0, 0] * 20, [1, 1, 1, 0] * 20)}
+                    ).call == "do not use"
+
+
+@given(st.lists(st.floats(-0.5, 0.5), min_size=1, max_size=12))
+def test_ranked_keeps_at_most_five_largest_first(diffs):
+    ds = [Decision(f"t{i}", "y", "m", {"a": comp(d, d - 0.01, d + 0.01)})
+          for i, d in enumerate(diffs)]
+    out = ranked(ds)
+    sizes = [abs(d.decisive[1].diff) for d in out]
+    assert len(out) == min(5, len(ds)) and sizes == sorted(sizes, reverse=True)
+    assert min(sizes) >= sorted((abs(x) for x in diffs), reverse=True)[len(out) - 1]
+
+
+def test_closing_keeps_every_other_finding_folded():
+    md = ranked_closing([Decision("x", "y", "m", {"a": UP})], ["one finding", "", "two"])
+    head, _, folded = md.partition("<details>")
+    assert head.count("\n1. ") == 1 and "one finding" not in head
+    assert "Every finding (2)" in folded and "- one finding" in folded and "- two" in folded
+    with pytest.raises(ValueError):
+        ranked_closing([], ["x"])
