@@ -366,8 +366,19 @@ pd.DataFrame(staged_verdicts(k_more, [fixed, structure, router])).T
 # ## What we measured
 
 # %%
-from ragkit.report import what_we_measured
+from ragkit.experiments.decide import against, against_best
+from ragkit.report import ranked_closing
 
+simple = [fixed.label, strategies[1].label] + [
+    s.label for s in strategies if isinstance(s, (LangchainMarkdownRecursive, ChonkieRecursive))]
+decisions = [d for d in (
+    against_best(outcomes, structure.label, simple, budget=B, technique="structure chunking"),
+    against_best(outcomes, router.label, simple, budget=B, technique="per-class routing"),
+    *(against_best(outcomes, s.label, simple, budget=B, technique=s.label) for s in strategies
+      if isinstance(s, (SemanticChunker, ClusterSemanticChunker))),
+    against(crumb_out, crumbs[-1].label, crumbs[0].label, budget=B,
+            technique="path + title breadcrumbs", alternative="no breadcrumb"),
+) if d]
 losses = [bench for (bench, label), c in vs_fixed.items()
           if label == structure.label and c.significant and c.diff < 0]
 losses_k = [bench for bench, c in vs_fixed_k.items() if c.significant and c.diff < 0]
@@ -376,7 +387,9 @@ losses_k = [bench for bench, c in vs_fixed_k.items() if c.significant and c.diff
 def mean_len(bench, chunker):
     chunks = outcomes[(bench, chunker.label)].chunks
     return sum(len(c.text) for c in chunks) / len(chunks)
-display(Markdown(what_we_measured([
+
+
+display(Markdown(ranked_closing(decisions, [
     *lines,
     (f"Structure chunking loses to the fixed 1000/200 windows on {', '.join(losses)} at the "
      f"{B:,}-token budget: there, parsing first does not pay." if losses else

@@ -1,0 +1,96 @@
+"""The decisions a notebook closes on, built from its own outcomes under the course's rules.
+
+`ragkit.report.decisions` renders and ranks decisions; this module makes them from a
+notebook's `Outcome`s (``{(benchmark, strategy): Outcome}``, as `compare` returns them), so
+each call compares like for like:
+
+- `against_best`: a technique against the **best of every simple baseline the notebook
+  measured** under the same retrieval, per benchmark. The best is the one with the highest mean
+  on the *tune* half of the questions (`ragkit.evaluate.splits`), and the difference is quoted
+  on the *held-out* half, which shares no document and no gold unit with it. Questions the
+  committed split does not know (your own documents, notebook 08) have no tune half: the best
+  is then chosen and quoted on the same questions, and the decision says so;
+- `against`: a technique against one named alternative (the step it replaces: children for
+  small-to-big, naive vectors for late chunking), on the held-out half where the split knows
+  the questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..report.decisions import Decision
+from .design import versus
+
+Outcomes = Mapping[tuple[str, str], Any]
+
+
+def _side(values, side: str):
+    from ..evaluate.splits import split_of
+
+    try:
+        keep = [split_of(q) == side for q in values.index]
+    except KeyError:
+        return None
+    return values[keep]
+
+
+def _values(out, metric: str, budget: int | None):
+    return out.values(metric, budget).dropna()
+
+
+def _metric_name(metric: str, budget: int | None) -> str:
+    return f"{metric}@B{budget}" if budget is not None else metric
+
+
+def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
+                 metric: str = "recall", budget: int | None = 1024,
+                 technique: str | None = None) -> Decision | None:
+    """`treated` against the best of `baselines` on each benchmark that has both (None when
+    none has)."""
+    by: dict[str, Any] = {}
+    split_known = True
+    for bench in sorted({b for b, _ in outcomes}):
+        present = [b for b in baselines if (bench, b) in outcomes]
+        if (bench, treated) not in outcomes or not present:
+            continue
+        t = _values(outcomes[(bench, treated)], metric, budget)
+        tune = {b: _side(_values(outcomes[(bench, b)], metric, budget), "tune") for b in present}
+        if any(v is None for v in tune.values()) or _side(t, "held-out") is None:
+            split_known = False
+            best = max(present, key=lambda b: (_values(outcomes[(bench, b)], metric,
+                                                       budget).mean(), b))
+            by[bench] = versus(t, _values(outcomes[(bench, best)], metric, budget))
+            continue
+        best = max(present, key=lambda b: (tune[b].mean(), b))
+        by[bench] = versus(_side(t, "held-out"),
+                           _side(_values(outcomes[(bench, best)], metric, budget), "held-out"))
+    if not by:
+        return None
+    where = ("chosen on the tune half, quoted on the held-out half" if split_known
+             else "chosen and quoted on the same questions: they have no tune half")
+    return Decision(technique or treated,
+                    f"the best of the {len(baselines)} simple baselines measured here ({where})",
+                    _metric_name(metric, budget), by)
+
+
+def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recall",
+            budget: int | None = 1024, technique: str | None = None,
+            alternative: str | None = None) -> Decision | None:
+    """`treated` against `base` on every benchmark that has both, held-out half where the
+    split knows the questions, else all of them (None when no benchmark has both)."""
+    by: dict[str, Any] = {}
+    halves = set()
+    for bench in sorted({b for b, _ in outcomes}):
+        if (bench, treated) not in outcomes or (bench, base) not in outcomes:
+            continue
+        t, b = (_values(outcomes[(bench, s)], metric, budget) for s in (treated, base))
+        ht, hb = _side(t, "held-out"), _side(b, "held-out")
+        known = ht is not None and hb is not None
+        by[bench] = versus(ht, hb) if known else versus(t, b)
+        halves.add("held-out half" if known else "all questions")
+    if not by:
+        return None
+    return Decision(technique or treated, f"{alternative or base} ({', '.join(sorted(halves))})",
+                    _metric_name(metric, budget), by)

@@ -1,0 +1,55 @@
+"""Notebook decisions: the best baseline is chosen on the tune half and quoted held-out."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from ragkit.evaluate.splits import SPLITS_FILE
+from ragkit.experiments.decide import against, against_best
+
+
+class Out:
+    def __init__(self, values: dict[str, float]):
+        self.per_query = pd.DataFrame({"query_id": list(values),
+                                       "recall@B1024": list(values.values())})
+
+    def values(self, metric, budget=None):
+        col = metric if budget is None else f"{metric}@B{budget}"
+        return self.per_query.set_index("query_id")[col]
+
+
+@pytest.fixture(scope="module")
+def halves():
+    course = json.loads(SPLITS_FILE.read_text())["course"]
+    return course["tune"][:40], course["held-out"][:40]
+
+
+def test_the_best_baseline_is_chosen_on_tune_and_quoted_on_held_out(halves):
+    tune, held = halves
+    # baseline "a" is best on tune, "b" on held-out: the pick must be "a"
+    a = Out({**{q: 0.8 for q in tune}, **{q: 0.2 for q in held}})
+    b = Out({**{q: 0.1 for q in tune}, **{q: 0.9 for q in held}})
+    t = Out({**{q: 0.0 for q in tune}, **{q: 0.5 for q in held}})
+    d = against_best({("course", "t"): t, ("course", "a"): a, ("course", "b"): b}, "t",
+                     ["a", "b"])
+    c = d.by_benchmark["course"]
+    assert c.n == len(held) and c.diff == pytest.approx(0.5 - 0.2)
+    assert d.call == "use" and "tune half" in d.against and "best of the 2" in d.against
+
+
+def test_unknown_questions_are_chosen_and_quoted_on_the_same_questions():
+    ids = [f"mine-{i}" for i in range(30)]
+    d = against_best({("mine", "t"): Out({q: 1.0 for q in ids}),
+                      ("mine", "a"): Out({q: 0.0 for q in ids})}, "t", ["a"])
+    assert d.by_benchmark["mine"].n == 30 and "no tune half" in d.against
+
+
+def test_against_one_alternative_pairs_held_out_only(halves):
+    tune, held = halves
+    x = Out({**{q: 1.0 for q in tune}, **{q: 0.0 for q in held}})
+    y = Out({q: 0.0 for q in tune + held})
+    d = against({("course", "x"): x, ("course", "y"): y}, "x", "y", alternative="plain")
+    assert d.by_benchmark["course"].diff == 0 and d.call == "do not use"
+    assert d.against == "plain (held-out half)"
+    assert against({("course", "x"): x}, "x", "y") is None
