@@ -333,11 +333,21 @@ print({m: round(v, 3) for m, v in r.items()} if r else "too few unanswerable que
 # ## What we measured
 
 # %%
-from ragkit.report import what_we_measured
+from ragkit.experiments.decide import against
+from ragkit.report import ranked_closing
 
+tutorial = f"the tutorial splitter ({naive.label})"
+decisions = [d for d in (
+    against(outcomes, small.label, naive.label, budget=B, alternative=tutorial,
+            technique=f"the small window ({small.label})"),
+    against(outcomes, baselines[2].label, naive.label, budget=B, alternative=tutorial,
+            technique=f"token windows longer than MiniLM reads ({baselines[2].label})"),
+    against(outcomes, baselines[4].label, naive.label, budget=B, alternative=tutorial,
+            technique=f"the recursive splitter ({baselines[4].label})"),
+) if d]
 held = claims[claims.verdict == "held"]
 upstream = anthropic_rows.iloc[0]
-display(Markdown(what_we_measured([
+display(Markdown(ranked_closing(decisions, [
     f"On the staged cases, the naive splitters leave **{len(failed)} of {len(verdicts)}** "
     f"questions without their whole evidence in the dense top {K}; the gold was cut across "
     f"chunks in {cut} of those failures; in the other {len(failed) - cut}, every gold span sat "

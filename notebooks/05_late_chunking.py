@@ -289,13 +289,20 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.report import claim_sentences, finding, pct, what_we_measured
+from ragkit.report import Decision, claim_sentences, finding, pct, ranked_closing
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
 best = sweep.loc[sweep["recall@k"].idxmax()]
 gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
 windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
-display(Markdown(what_we_measured([
+same_spans = "naive vectors of the same spans (all questions; nothing here is tuned)"
+decisions = [Decision(f"late chunking with MiniLM ({label})", same_spans, "nDCG@10",
+                      {r.benchmark: r.comparison for r in sens.itertuples() if r.chunker == label})
+             for label in dict.fromkeys(sens.chunker)]
+if gemma_sens is not None and len(gemma_sens):
+    decisions.append(Decision("late chunking with EmbeddingGemma (256-token spans)", same_spans,
+                              "nDCG@10", {"course": gemma_sens.comparison.iloc[0]}))
+display(Markdown(ranked_closing(decisions, [
     f"With MiniLM's `256`-token window, {windowed} of {late_rows.documents.sum()} documents "
     f"({', '.join(late_rows.benchmark)}) were encoded in several windows: for them a late "
     "chunk vector has read the window around the chunk, not the whole document.",

@@ -240,9 +240,22 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.report import after_colon, pct, what_we_measured
+from ragkit.experiments.decide import against
+from ragkit.report import after_colon, pct, ranked_closing
 
-display(Markdown(what_we_measured(
+decisions = [d for d in (
+    against(outcomes, "small-to-big", "small (children)", budget=B,
+            technique="returning the parent of a matched child",
+            alternative="the children themselves"),
+    against(outcomes, "small-to-big", "big (parents)", budget=B,
+            technique="matching children, returning parents",
+            alternative="matching the parents directly"),
+    against(outcomes, "auto-merging", "small (children)", budget=B, technique="auto-merging",
+            alternative="the children themselves"),
+    against(outcomes, "sentence window", "small (children)", budget=B,
+            technique="sentence windows", alternative="the children themselves"),
+) if d]
+display(Markdown(ranked_closing(decisions,
     [f"On **{r.benchmark}**, at {B:,} tokens: " + after_colon(
         finding(r.comparison, r.step, r.against, f"recall@{B}")) for r in pairs.itertuples()]
     + [f"Children per returned parent (last query batch): "

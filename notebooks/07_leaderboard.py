@@ -443,10 +443,11 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.report import (claims_finding, guide_findings, rerank_findings, rerank_pairs,
-                           step_findings, what_we_measured)
+from ragkit.report import (claims_finding, effect_decisions, guide_findings, ranked_closing,
+                           rerank_findings, rerank_pairs, step_findings)
 
-display(Markdown(what_we_measured(
+display(Markdown(ranked_closing(
+    effect_decisions(found, BUDGET),
     guide_findings(found, BUDGET)
     + step_findings(steps)
     + [claims_finding(claims)]

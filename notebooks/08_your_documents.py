@@ -184,9 +184,14 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.report import after_colon, finding, pct, what_we_measured
+from ragkit.experiments.decide import against_best
+from ragkit.report import after_colon, finding, pct, ranked_closing, what_we_measured
 
-display(Markdown(what_we_measured(
+SIMPLE = ("fixed_chars", "fixed_tokens", "recursive")  # the simple baselines among the strategies
+simple = [c.label for c in chunkers if c.label.split("(")[0] in SIMPLE]
+decisions = [d for c in chunkers if c.label not in simple
+             for d in [against_best(outcomes, c.label, simple, budget=B)] if d]
+findings = (
     [f"{len(bench.documents)} documents, {len(bench.queries)} questions anchored by quote, "
      f"{sum(1 for q in bench.queries if q.gold)} of them with evidence and scored "
      f"({len(question_problems)} skipped); {len(table)} strategies compared.",
@@ -196,4 +201,7 @@ display(Markdown(what_we_measured(
                                                f"recall@{K}")) for r in at_k.itertuples()]
     + [f"At {B:,} tokens: " + after_colon(finding(r.comparison, r.step, r.against,
                                                   f"recall@{B}")) for r in at_budget.itertuples()]
-)))
+)
+display(Markdown(ranked_closing(decisions, findings) if decisions else what_we_measured(
+    ["No ranked decision: the strategies compared include no simple baseline (fixed or "
+     "recursive windows) to measure the others against.", *findings])))

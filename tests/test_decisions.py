@@ -60,3 +60,31 @@ def test_closing_keeps_every_other_finding_folded():
     assert "Every finding (2)" in folded and "- one finding" in folded and "- two" in folded
     with pytest.raises(ValueError):
         ranked_closing([], ["x"])
+
+
+def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():
+    from types import SimpleNamespace as NS
+
+    from ragkit.report.decisions import effect_decisions
+
+    def cfg(chunker, first="stack", rr="none", enc="minilm", simple=False):
+        return NS(chunker=chunker, first_stage=first, reranker=rr, encoder=enc, simple=simple,
+                  label=f"{chunker}+{first}" + ("" if rr == "none" else f"+{rr}"))
+
+    def eff(bench, factor, treated, base, budget=1024, complete=True, c=UP):
+        return NS(benchmark=bench, factor=factor, treated=treated, base=base, budget=budget,
+                  complete=complete, recall=c)
+
+    router, best_a, best_b = cfg("router"), cfg("fixed", simple=True), cfg("rec", simple=True)
+    found = [eff("a", "chunker", router, best_a), eff("b", "chunker", router, best_b, c=DOWN),
+             eff("a", "first_stage", router, cfg("router", "dense")),
+             eff("a", "chunker", router, best_a, budget=512),          # another budget
+             eff("c", "chunker", router, best_a, complete=False),      # incomplete: left out
+             eff("a", "first_stage", best_a, cfg("fixed", "dense", simple=True))]  # a baseline's
+    ds = effect_decisions(found, 1024)
+    assert len(ds) == 2
+    chunker = next(d for d in ds if "chunker" in d.technique)
+    assert set(chunker.by_benchmark) == {"a", "b"} and chunker.call == "depends"
+    assert "best simple baseline" in chunker.against
+    stack = next(d for d in ds if "first stage" in d.technique)
+    assert stack.by_benchmark == {"a": UP} and "held-out" in stack.against

@@ -41,6 +41,7 @@ _EXPORTS = {
     "what_we_measured": "prose",
     "Decision": "decisions",
     "ranked_closing": "decisions",
+    "effect_decisions": "decisions",
     "check_claims": "claim_check",
     "claim_sentences": "claim_check",
     "claims_for": "claim_check",

@@ -104,3 +104,38 @@ def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
                 "</details>")
     return out
 
+
+
+def effect_decisions(found, budget: int = 1024) -> list[Decision]:
+    """Decisions from the experiment design's effects (`ragkit.experiments.design.effects`,
+    held-out half) at `budget`: one per factor and treated configuration of ragkit's own chunker
+    (a simple baseline's effects inform the guide, not the closing), over the benchmarks that
+    measured it. A chunker is set against the best simple baseline under its own retrieval
+    (chosen on the tune half, so it may differ per benchmark); the other factors against their
+    reference level on the same chunks."""
+    groups: dict[tuple, dict] = {}
+    for e in found:
+        if e.budget != budget or not e.complete or e.treated.simple:
+            continue
+        key = (e.factor, e.treated.label) + (() if e.factor == "chunker" else (e.base.label,))
+        groups.setdefault(key, {"e": e, "by": {}})["by"][e.benchmark] = e.recall
+    out = []
+    for key, g in groups.items():
+        e = g["e"]
+        t = e.treated
+        retrieval = t.first_stage + ("" if t.reranker == "none" else f" + {t.reranker}")
+        technique, against = {
+            "chunker": (f"ragkit's chunker ({t.chunker}) under {retrieval}",
+                        "the best simple baseline under the same retrieval (chosen on the tune "
+                        "half, quoted held-out)"),
+            "first_stage": (f"the {t.first_stage} (first stage) on {t.chunker} chunks",
+                            f"{e.base.first_stage} on the same chunks"),
+            "reranker": (f"the {t.reranker} reranker on {t.chunker} + {t.first_stage}",
+                         "no reranker on the same first stage"),
+            "encoder": (f"{t.encoder} on {t.chunker} + {retrieval}",
+                        f"{e.base.encoder} on the same chunks and retrieval"),
+        }.get(e.factor, (t.label, e.base.label))
+        if e.factor != "chunker":
+            against += " (held-out half)"
+        out.append(Decision(technique, against, f"recall@B{budget}", g["by"]))
+    return out
