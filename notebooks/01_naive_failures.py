@@ -324,6 +324,19 @@ index = make_retriever(dense[naive.label].chunks, embedder)  # vectors come from
 for rank, hit in enumerate(index.search([my_question], K)[0], 1):
     print(f"── #{rank} {hit.chunk.doc_id} · score {hit.score:.3f}\n{hit.chunk.text}")
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answers to exercises 1 and 2 (expand to read), run with the values they suggest.
+for overlap in (0, 50, 100):
+    whole = {c["name"]: diagnose(by_id[c["question_id"]], FixedCharChunker(250, overlap).chunk(
+        docs[by_id[c["question_id"]].gold[0].doc_id]), [], K)["gold_in_one_chunk"]
+        for c in staged if c["name"] in ("sentence_cut_by_small_splitter",
+                                         "caveat_in_next_sentence")}
+    print(f"1. 250/{overlap}: gold in one chunk: {whole}")
+top = index.search([my_question], K)[0]
+both = [r for r, h in enumerate(top, 1) if "Gold" in h.chunk.text and "|---" in h.chunk.text]
+print(f"2. Of the top {K}, the chunks holding a Gold row together with the table's header "
+      f"row: {both or 'none'}")
+
 # %%
 balanced = True  # exercise 3: False calibrates for plain accuracy
 r = refusal_scores(course.queries, top_scores, seed=settings.seed, balanced=balanced)

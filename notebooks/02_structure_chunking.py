@@ -362,6 +362,22 @@ print(f"prefix: {row_chunk.prefix!r}\n\n{row_chunk.text[:400]}")
 k_more = 10  # exercise 3
 pd.DataFrame(staged_verdicts(k_more, [fixed, structure, router])).T
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answers (expand to read): each exercise run with the value it suggests, beside the default.
+wide = StructureChunker(soft=254, hard=254)
+lint_ans = lint_corpus(course.documents, [structure, wide], tokenizer=embedder).set_index("strategy")
+print("1.", "; ".join(f"{label}: {r.chunks} chunks, {r.tables_without_header} table pieces "
+                      f"without their header" for label, r in lint_ans.iterrows()))
+prefixes = {b: next(c for c in StructureChunker(breadcrumb=b).chunk(fee_doc)
+                    if c.start <= q.gold[0].start < c.end).prefix
+            for b in ("none", "heading", "path", "path+title")}
+print("2.", "; ".join(f"{b}: {p!r}" for b, p in prefixes.items()))
+whole = {k: {label: sum(v[label] == "ok" for v in staged_verdicts(k, [fixed, structure, router])
+                        .values()) for label in (fixed.label, structure.label, router.label)}
+         for k in (K, 10)}
+print("3.", "; ".join(f"{label}: {whole[K][label]} staged cases whole at k = {K}, "
+                      f"{whole[10][label]} at k = 10" for label in whole[K]))
+
 # %% [markdown]
 # ## What we measured
 

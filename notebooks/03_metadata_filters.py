@@ -340,6 +340,24 @@ margin = 0.25
 print({k: round(v, 3) for k, v in
        readings_summary(readings_report(qs, hits, catalog, margin=margin)).items()})
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answers (expand to read): each exercise with the value it suggests, beside the default.
+for keep in (False, True):
+    def read_keep(q, keep=keep):
+        return catalog.filter(**catalog.read_question(q.text).describe(), include_superseded=keep)
+    v = run_experiment(bench, chunker, embedder, k=5, chunks=chunks, where=read_keep,
+                       label=f"{chunker.label} · self-query, include_superseded={keep}")
+    fl = filter_flips(filtered, catalog, outcomes["dense", "no filter"], v, read=read_keep)
+    print(f"1. include_superseded={keep}: fixes {(fl.change == 'fixed').sum()}, breaks "
+          f"{(fl.change == 'broken').sum()}")
+for text in ("In 2022, how much did the Priority support add-on cost?",
+             "How much did Priority support cost in the 2022 fee schedule?"):
+    print(f"2. {text!r} reads: {catalog.read_question(text).describe() or 'no filter'}")
+for m in (0.25, 0.5):
+    r = readings_summary(readings_report(qs, hits, catalog, margin=m))
+    print(f"3. margin {m}: ambiguous flagged {r['ambiguous_flagged']:.1%}, unambiguous wrongly "
+          f"flagged {r['unambiguous_flagged']:.1%}")
+
 # %%
 print(rec.save())
 

@@ -337,6 +337,18 @@ for units in (recursive_chunks, short):
     print(hits_text(question, DenseRetriever(units, embedder, "after").search(
         [question.text], 2)[0], k=2), "\n")
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answers to exercises 2 and 3 (expand to read). Exercise 1 is reading; the cell above shows it.
+for b in (100, 30):
+    cut = contextualize(course.documents, recursive_chunks,
+                        make_contextualizer("structural", budget=b), placement="after")
+    o = run_experiment(course, embedder=embedder, chunks=cut, placement="after", depth=20)
+    print(f"2. structural, budget {b}: Pass@20 "
+          f"{recall_at(o, course.queries, [20])['pass@20']:.1%}")
+print(f"3. {question.id}: gold rank alone {ranks.alone.get(question.id)}, with the structural "
+      f"preamble before {ranks.before.get(question.id)}, after {ranks.after.get(question.id)} "
+      "(from the rank table at the top of this notebook)")
+
 # %%
 print(rec.save())
 

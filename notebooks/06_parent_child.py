@@ -233,6 +233,21 @@ print(f"{y.strategy}: recall@{B} {y.means[f'recall@B{B}']:.1%}, IoU@{B} "
 # %%
 step_display(step_table(outcomes, S2B, budget=512))
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answers to exercises 1 and 2 (expand to read), with the values they suggest beside the
+# defaults; exercise 3's answer is the table above.
+for ct in (160, 80):
+    pc_a = ParentChildRetriever(small.documents, parents, embedder, child_tokens=ct, child_k=20)
+    a = run_experiment(small, embedder=embedder, k=K, chunks=list(pc_a.store.parents.values()),
+                       retriever=pc_a, label=f"small-to-big, children of {ct}")
+    print(f"1. children of {ct} tokens: recall@{B} {a.means[f'recall@B{B}']:.1%}")
+for wn in (2, 1):
+    wr = SentenceWindowRetriever(small.documents, embedder, window=wn)
+    a = run_experiment(small, embedder=embedder, k=K, chunks=wr.sentences, retriever=wr,
+                       label=f"sentence window {wn}", omega=False)
+    print(f"2. window {wn}: recall@{B} {a.means[f'recall@B{B}']:.1%}, "
+          f"IoU@{B} {a.means[f'iou@B{B}']:.1%}")
+
 # %%
 print(rec.save())
 

@@ -418,6 +418,17 @@ display(Markdown(guide_text))
 header, cells = guide.chunker_rows(effects(runs, split="all"))
 pd.DataFrame(cells, columns=header)
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answer to exercise 1 (expand to read): the cells whose pick differs between the held-out
+# reading and the all-questions one. Exercises 2 and 3 answer themselves.
+held_h, held_cells = guide.chunker_rows(effects(runs))
+keys = ["benchmark", "retrieval", "budget"]
+picks = pd.DataFrame(held_cells, columns=held_h).merge(
+    pd.DataFrame(cells, columns=header), on=keys, suffixes=(" held-out", " all"))
+changed = picks[picks["pick held-out"] != picks["pick all"]]
+print(f"{len(changed)} of {len(picks)} cells change their pick")
+changed[keys + ["pick held-out", "pick all"]]
+
 # %% [markdown]
 # 2. **A best-of-a-few baseline.** Keep only the fixed-size and recursive splitters as
 #    baselines, as a script that picks its own baseline might. The design refuses the

@@ -177,6 +177,17 @@ if len(gap) > 1:
     print(f"{q2.id}: {q2.text}\n")
     print(hits_text(q2, best.hits[q2.id], k=1))
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answer to exercise 3 (expand to read): the diagnosis of both questions under the worst
+# strategy, from the spans alone (`diagnose`). Exercises 1 and 2 answer themselves above.
+from ragkit.report import diagnose
+
+for gid in gap.index[-2:][::-1] if len(gap) > 1 else ():
+    gq = {x.id: x for x in bench.queries}[gid]
+    print(f"{gid}: worst strategy's verdict "
+          f"{diagnose(gq, worst.chunks, worst.hits[gid], K)['verdict']}, best's "
+          f"{diagnose(gq, best.chunks, best.hits[gid], K)['verdict']}")
+
 # %%
 print(rec.save())
 

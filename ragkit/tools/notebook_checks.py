@@ -27,6 +27,10 @@ and shown with ``display(Markdown(...))``. Allowed in typed prose:
 - the tally's own names, "wins, losses and ties" (a count's definition, not a direction);
 - code spans and fenced code blocks.
 
+Source, third rule: **every exercise has its answer.** A notebook with an "## Exercises" section
+has a cell after it tagged ``answers`` (collapsed in JupyterLab: source and output hidden) that
+runs what the exercises suggest beside the defaults, or says which exercise answers itself.
+
 Executed copy (``notebooks/NN_*.ipynb``): a closing "What we measured" section rendered by a
 cell, every figure shown inline as an image output, and no cell output with more than three
 warning lines.
@@ -166,6 +170,25 @@ def typed_directions(source: str) -> list[tuple[int, str]]:
     return found
 
 
+def unanswered_exercises(source: str) -> int | None:
+    """The line of a notebook source's "## Exercises" heading when no cell after it is tagged
+    ``answers`` (a collapsed cell that runs each exercise's suggested value); None when the
+    notebook has no exercises or answers them.
+
+    >>> unanswered_exercises("# %% [markdown]\\n# ## Exercises\\n# %%\\nx = 1\\n")
+    2
+    >>> unanswered_exercises("# ## Exercises\\n# %% tags=['answers']\\nx = 2\\n") is None
+    True
+    """
+    lines = source.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip() == "# ## Exercises"), None)
+    if at is None:
+        return None
+    answered = any(line.startswith("# %%") and re.search(r"tags=\[[^\]]*[\"']answers[\"']", line)
+                   for line in lines[at:])
+    return None if answered else at + 1
+
+
 def output_problems(executed: dict) -> list[str]:
     """What an executed notebook (nbformat JSON) lacks: a closing "What we measured" section
     rendered by a cell, inline images where figures are saved, and quiet cells (no output
@@ -206,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         for line, word in typed_directions(source):
             print(f"{path.name}:{line}: typed direction word {word!r} in Markdown prose "
                   "(generate the sentence from the comparison)")
+            bad += 1
+        unanswered = unanswered_exercises(source)
+        if unanswered is not None:
+            print(f"{path.name}:{unanswered}: exercises without a collapsed answers cell "
+                  "(a cell tagged \"answers\")")
             bad += 1
         executed = path.with_suffix(".ipynb")
         if executed.exists():

@@ -9,7 +9,7 @@ import pytest
 
 from ragkit.config import PROJECT_ROOT
 from ragkit.tools.notebook_checks import (markdown_lines, output_problems, typed_directions,
-                                         typed_numbers)
+                                         typed_numbers, unanswered_exercises)
 
 NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 
@@ -121,3 +121,14 @@ def test_executed_notebook_shape(path):
     executed = path.with_suffix(".ipynb")
     problems = output_problems(json.loads(executed.read_text(encoding="utf-8")))
     assert not problems, f"{executed.name}: {problems}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_exercise_section_has_a_collapsed_answers_cell(path):
+    line = unanswered_exercises(path.read_text(encoding="utf-8"))
+    assert line is None, f"{path.name}:{line}: exercises without a cell tagged \"answers\""
+
+
+def test_an_answers_cell_before_the_exercises_does_not_count():
+    source = '# %% tags=["answers"]\nx = 1\n# %% [markdown]\n# ## Exercises\n# %%\ny = 2\n'
+    assert unanswered_exercises(source) == 4
