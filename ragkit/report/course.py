@@ -26,8 +26,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("vectors", "ragkit.embed", ("00", "05"),
           "the encoder (00), late chunking (05)"),
     Stage("index", "ragkit.retrieve.index", ("03",), "metadata filters before search (03)"),
-    Stage("retrieval", "ragkit.retrieve", ("04", "06"),
-          "hybrid BM25, reranking (04), small-to-big (06)"),
+    Stage("retrieval", "ragkit.retrieve", ("04", "06", "07"),
+          "contextual BM25 (04), small-to-big (06), the stack: BM25 over identifier words, "
+          "windows, cross-encoder (07)"),
     Stage("evaluation", "ragkit.evaluate", ("01", "07"),
           "span metrics (01), budgets and intervals (07)"),
 )
