@@ -376,7 +376,12 @@ if lesson.empty:
 else:
     display(lesson.pivot(index="step", columns="benchmark",
                          values="recall@B diff [95 % CI]").reindex(
-        [w for w in what.values() if w in set(lesson.step)]))
+        [w for w in what.values() if w in set(lesson.step)]).fillna("not run"))
+    if lesson.pivot(index="step", columns="benchmark", values="n").isna().any().any():
+        display(Markdown("*not run*: a step `ragkit bench design` did not measure there. The "
+                         "stack's cross-encoder keeps source code in the first stage's order "
+                         "(`ragkit.retrieve.is_code`), so on Anthropic's code set it has no "
+                         "step to measure."))
     hurts = [f"{what[e.treated.first_stage] if e.factor != 'reranker' else 'the cross-encoder'}"
              f" on {e.benchmark} ({100 * e.recall.diff:+.1f} {ci(e.recall.low, e.recall.high)})"
              for e in lesson_steps if e.budget == BUDGET and e.recall.high < 0]
