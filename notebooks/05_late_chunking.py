@@ -274,6 +274,8 @@ print(late_vs_naive(naive_vs_late(small, minilm, chunker, k=K, window=window, ov
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers to exercises 1 and 2 (expand to read): late − naive nDCG@10 on the same slice, with
 # the values they suggest beside the defaults. Exercise 3's answer is the table it prints.
+from ragkit.report import finding
+
 for w, o, size in ((254, 63, 128), (64, 16, 128), (254, 63, 32)):
     r = late_vs_naive(naive_vs_late(small, minilm, SentenceGroupChunker(size), k=K, window=w,
                                     overlap=o)).comparison.iloc[0]
