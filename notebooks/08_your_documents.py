@@ -196,7 +196,7 @@ print(rec.save())
 
 # %%
 from ragkit.experiments.decide import against_best
-from ragkit.report import after_colon, finding, pct, ranked_closing, what_we_measured
+from ragkit.report import after_colon, finding, pct, ranked_closing
 
 SIMPLE = ("fixed_chars", "fixed_tokens", "recursive")  # the simple baselines among the strategies
 simple = [c.label for c in chunkers if c.label.split("(")[0] in SIMPLE]
@@ -213,6 +213,6 @@ findings = (
     + [f"At {B:,} tokens: " + after_colon(finding(r.comparison, r.step, r.against,
                                                   f"recall@{B}")) for r in at_budget.itertuples()]
 )
-display(Markdown(ranked_closing(decisions, findings) if decisions else what_we_measured(
-    ["No ranked decision: the strategies compared include no simple baseline (fixed or "
-     "recursive windows) to measure the others against.", *findings])))
+display(Markdown(ranked_closing(decisions, findings, none="the strategies compared include no "
+                               "simple baseline (fixed or recursive windows) to measure the "
+                               "others against")))

@@ -58,8 +58,11 @@ def test_closing_keeps_every_other_finding_folded():
     head, _, folded = md.partition("<details>")
     assert head.count("\n1. ") == 1 and "one finding" not in head
     assert "Every finding (2)" in folded and "- one finding" in folded and "- two" in folded
+    bare = ranked_closing([], ["x"], none="no design runs here")
+    assert "No ranked decision: no design runs here." in bare and "- x" in bare
+    assert "<details>" not in bare
     with pytest.raises(ValueError):
-        ranked_closing([], ["x"])
+        ranked_closing([], [])
 
 
 def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():

@@ -90,20 +90,25 @@ def ranked(decisions: Iterable[Decision], most: int = MOST) -> list[Decision]:
 
 
 def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
-            title: str = "What we measured") -> str:
+                   title: str = "What we measured",
+                   none: str = "these results hold no comparison to decide on") -> str:
     """The closing section as Markdown: the ranked decisions (at most five lines), then every
-    other finding in a collapsed list ("Every finding")."""
+    other finding in a collapsed list ("Every finding"). Without a decision (a run that
+    measured none: the smoke profile, a folder with no simple baseline) the section says why
+    (`none`) and lists the findings open."""
     lines = [d.line() for d in ranked(decisions)]
-    if not lines:
-        raise ValueError("a closing section needs at least one decision")
     rest = [f for f in findings if f]
+    if not lines:
+        if not rest:
+            raise ValueError("a closing section needs a decision or a finding")
+        return (f"## {title}\n\nNo ranked decision: {none}.\n\n"
+                + "\n".join(f"- {f}" for f in rest))
     out = f"## {title}\n\n" + "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
     if rest:
         items = "\n".join(f"- {f}" for f in rest)
         out += (f"\n\n<details><summary>Every finding ({len(rest)})</summary>\n\n{items}\n\n"
                 "</details>")
     return out
-
 
 
 def effect_decisions(found, budget: int = 1024) -> list[Decision]:
