@@ -1,5 +1,6 @@
 """The one runs API (`ragkit.evaluate.runs`): typed metric keys, one run's values out of a long
-table, the paired comparison on the questions both runs scored, the tune-half choice."""
+table, the paired comparison on the questions both runs scored, the tune-half choice; an
+outcome's summary row."""
 
 from pathlib import Path
 
@@ -259,3 +260,18 @@ def test_the_design_chooses_its_baseline_with_it(toy_split):
     m = Metric("recall", budget=1024)
     assert _best(runs, m, "tune").name == "c"  # c and b tie on the tune half: the larger name
     assert _best(runs, m, "held-out").name == "a"
+
+
+# --- an outcome's summary row -----------------------------------------------------------------
+
+def test_an_outcome_summarises_as_one_row():
+    from ragkit.experiments.pipeline import Outcome
+
+    o = Outcome("course", "fixed", [], {}, None, {"recall": 0.5, "iou": 0.1}, ["a:1", "b"])
+    assert o.row(["recall", "ndcg@10"]) == {"benchmark": "course", "strategy": "fixed",
+                                            "recall": 0.5, "ndcg@10": None, "flags": "a:1;b"}
+    assert list(o.row(["iou"], strict=True, benchmark="x", mode="late")) == [
+        "benchmark", "mode", "iou", "flags"]
+    assert o.row(["iou"], flags=False, filter="oracle") == {"filter": "oracle", "iou": 0.1}
+    with pytest.raises(KeyError):
+        o.row(["ndcg@10"], strict=True)

@@ -42,10 +42,10 @@ def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int
             out.record(recorder, experiment="late" + (" sweep" if tag else ""),
                        embedder=embedder.name, k=k, chunker=chunker.label, mode=mode,
                        window=window, overlap=overlap)
-        rows.append({"benchmark": bench.name, "chunker": chunker.label, "mode": mode,
-                     "embedder": embedder.name, **{m: out.means[m] for m in metrics},
-                     "flags": ";".join(out.flags), "documents": len(bench.documents),
-                     "per_query": out.per_query, "hits": out.hits})
+        rows.append({**out.row(metrics, strict=True, benchmark=bench.name,
+                               chunker=chunker.label, mode=mode, embedder=embedder.name),
+                     "documents": len(bench.documents), "per_query": out.per_query,
+                     "hits": out.hits})
     return rows
 
 
