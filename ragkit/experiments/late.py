@@ -69,7 +69,7 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
     losses / ties, and ``comparison`` (the `ragkit.evaluate.Comparison`)."""
     import pandas as pd
 
-    from ..evaluate.stats import paired
+    from ..evaluate.runs import versus
 
     runs: dict[tuple, dict[str, Any]] = {}
     for r in rows:
@@ -79,8 +79,8 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
         if not {"naive", "late"} <= by.keys():
             continue
         late = by["late"]["per_query"].set_index("query_id")[metric]
-        naive = by["naive"]["per_query"].set_index("query_id")[metric].loc[late.index]
-        c = paired(late.to_numpy(), naive.to_numpy())
+        naive = by["naive"]["per_query"].set_index("query_id")[metric]
+        c = versus(late, naive, on=late.index)  # naive scored every question late did
         out.append({"benchmark": bench, "chunker": chunker, "embedder": embedder,
                     "naive": c.mean_b, "late": c.mean_a, "late − naive": c.diff,
                     "low": c.low, "high": c.high, "n": c.n, "wins": c.wins,
