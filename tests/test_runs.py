@@ -1,7 +1,9 @@
 """The one runs API (`ragkit.evaluate.runs`): typed metric keys, one run's values out of a long
-table, the paired comparison on the questions both runs scored, the tune-half choice; an
-outcome's summary row."""
+table, the paired comparison on the questions both runs scored, the tune-half choice; and
+that nothing else in the library or the notebooks pairs runs for a bootstrap on its own."""
 
+import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -275,3 +277,46 @@ def test_an_outcome_summarises_as_one_row():
     assert o.row(["iou"], flags=False, filter="oracle") == {"filter": "oracle", "iou": 0.1}
     with pytest.raises(KeyError):
         o.row(["ndcg@10"], strict=True)
+
+
+# --- one home ---------------------------------------------------------------------------------
+
+HOMES = {"ragkit/evaluate/runs.py", "ragkit/evaluate/stats.py"}
+
+
+def sources():
+    return sorted([*(ROOT / "ragkit").rglob("*.py"), *(ROOT / "notebooks").glob("*.py")])
+
+
+def test_no_module_or_notebook_pairs_runs_on_its_own():
+    """`grep -rn "paired(" ragkit notebooks/*.py` finds calls only in the two homes: elsewhere
+    a line naming ``paired(`` is a doctest or docstring line, or `ragkit.report.plots.paired`
+    (a chart of paired values) being defined."""
+    found = []
+    for path in sources():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in HOMES:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "paired(" in line and not re.match(r"\s*(>>>|\.\.\.|def paired\()", line):
+                found.append(f"{rel}:{n}: {line.strip()}")
+    assert not found, found
+
+
+def test_no_module_or_notebook_calls_or_imports_the_bootstrap_outside_its_homes():
+    """The same, read with `ast` (an alias or a call split over lines counts): only
+    ``ragkit.evaluate.runs`` and ``ragkit.evaluate.stats`` call or import `paired`."""
+    found = []
+    for path in sources():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in HOMES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+                if name == "paired":
+                    found.append(f"{rel}:{node.lineno}: call")
+            elif isinstance(node, ast.ImportFrom) and any(a.name == "paired" for a in node.names):
+                found.append(f"{rel}:{node.lineno}: import")
+    assert not found, found
