@@ -230,25 +230,24 @@ percent_table(table, counts=["n_chunks"])
 # %% [markdown]
 # Which baseline has the most span recall at the `1024`-token budget, and how does the small
 # window compare with the tutorial splitter on each benchmark? Each comparison is paired over
-# the same questions, with a 95 % bootstrap interval (`ragkit.evaluate.paired`); the sentences
+# the same questions, with a 95 % bootstrap interval (`ragkit.evaluate.versus`); the sentences
 # below, direction included, are written from that interval.
 
 # %%
-from ragkit.evaluate import paired
+from ragkit.evaluate import versus
 from ragkit.report import finding
 
 B = 1024
 
 
-def versus(bench, a, b, metric="recall"):
+def against(bench, a, b, metric="recall"):
     """Paired finding of strategy a against b on one benchmark, at the budget B."""
-    x, y = outcomes[(bench, a)].values(metric, B).align(outcomes[(bench, b)].values(metric, B),
-                                                        join="inner")
-    return finding(paired(x, y), a, b, f"span {metric} at {B:,} tokens ({bench})")
+    c = versus(outcomes[(bench, a)].values(metric, B), outcomes[(bench, b)].values(metric, B))
+    return finding(c, a, b, f"span {metric} at {B:,} tokens ({bench})")
 
 
 best = table.loc[table.groupby("benchmark")[f"recall@B{B}"].idxmax()]
-small_vs_naive = [versus(bench.name, small.label, naive.label) for bench in benches]
+small_vs_naive = [against(bench.name, small.label, naive.label) for bench in benches]
 display(Markdown("Best span recall at the budget per benchmark: " + "; ".join(
     f"**{r.benchmark}**: {r.strategy} ({pct(r[f'recall@B{B}'])})" for _, r in best.iterrows())
     + ".\n\n" + "\n".join(f"- {f}" for f in small_vs_naive)))

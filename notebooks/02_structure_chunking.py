@@ -138,28 +138,27 @@ _ = show_figure(bars(table, "recall@B1024", title="Span recall at 1,024 tokens (
 # %% [markdown]
 # Is the structure chunker's difference from the fixed `1000/200` windows more than noise? Each
 # line is a paired comparison over the same questions of one benchmark, span recall at the
-# `1024`-token budget, with a 95 % bootstrap interval (`ragkit.evaluate.paired`); the router is
+# `1024`-token budget, with a 95 % bootstrap interval (`ragkit.evaluate.versus`); the router is
 # compared the same way. The last lines compare the top `k = 5` chunks instead, where the
 # amount of text is not held equal: five chunks of one strategy can be much longer than five of
 # another.
 
 # %%
-from ragkit.evaluate import paired
+from ragkit.evaluate import versus
 
 B = 1024
 
 
-def versus(bench, a, b, budget=B, metric="recall"):
+def against(bench, a, b, budget=B, metric="recall"):
     """Paired comparison of chunker a against b on one benchmark, at a token budget (or at
     the top k chunks when budget is None)."""
-    x, y = outcomes[(bench, a.label)].values(metric, budget).align(
-        outcomes[(bench, b.label)].values(metric, budget), join="inner")
-    return paired(x, y)
+    return versus(outcomes[(bench, a.label)].values(metric, budget),
+                  outcomes[(bench, b.label)].values(metric, budget))
 
 
-vs_fixed = {(b.name, c.label): versus(b.name, c, fixed) for b in benches
+vs_fixed = {(b.name, c.label): against(b.name, c, fixed) for b in benches
             for c in (structure, router)}
-vs_fixed_k = {b.name: versus(b.name, structure, fixed, budget=None) for b in benches}
+vs_fixed_k = {b.name: against(b.name, structure, fixed, budget=None) for b in benches}
 lines = [finding(c, "structure" if label == structure.label else "router",
                  "fixed 1000/200", f"span recall at {B:,} tokens ({bench})")
          for (bench, label), c in vs_fixed.items()]
@@ -183,7 +182,7 @@ percent_table(crumb_table, counts=["n_chunks"])
 # %%
 a = crumb_out[("course", crumbs[-1].label)].values("recall", B)
 b = crumb_out[("course", crumbs[0].label)].values("recall", B)
-crumb_finding = finding(paired(*a.align(b, join="inner")), "path + title breadcrumbs",
+crumb_finding = finding(versus(a, b), "path + title breadcrumbs",
                         "no breadcrumb", f"span recall at {B:,} tokens (course)")
 counts = crumb_table.set_index(["benchmark", "strategy"]).n_chunks
 display(Markdown(

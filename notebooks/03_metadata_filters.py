@@ -92,15 +92,15 @@ percent_table(filters_table, shares=metrics)
 
 # %% [markdown]
 # Each filter against no filter, on the same questions, with its paired 95 % interval
-# (`ragkit.evaluate.paired`).
+# (`ragkit.evaluate.versus`).
 
 # %%
-from ragkit.evaluate import paired
+from ragkit.evaluate import versus
 from ragkit.report import finding
 
 
 def compare(retriever, mode, against="no filter", metric="recall@k"):
-    return paired(outcomes[retriever, mode].values(metric),
+    return versus(outcomes[retriever, mode].values(metric),
                   outcomes[retriever, against].values(metric))
 
 
@@ -277,8 +277,7 @@ old_gold = gold_in_superseded(small.queries, small.documents)
 current = [q for q in pruning.values[big, True].index if q not in old_gold]
 grew = pruning.versus((big, False), ("course", False))
 gave_back = pruning.versus((big, True), (big, False))
-gave_back_current = paired(pruning.values[big, True][current].to_numpy(),
-                           pruning.values[big, False][current].to_numpy())
+gave_back_current = pruning.versus((big, True), (big, False), on=current)
 flat_dropped = int(pruning.table.set_index(["size", "pruned"]).loc[(big, True),
                                                                     "dropped: garbled or empty"])
 flat_copy = len(fixed.chunk_all([garbled]))
@@ -372,7 +371,7 @@ dense_sq = comparisons["dense", "self-query"]
 f = flips["dense"]
 fixed, broken = int((f.change == "fixed").sum()), int((f.change == "broken").sum())
 no_filter = outcomes["dense", "no filter"].means["recall@k"]
-chroma_c = paired(chroma_out["oracle corpus"].values("recall@k"),
+chroma_c = versus(chroma_out["oracle corpus"].values("recall@k"),
                   chroma_out["no filter"].values("recall@k"))
 needing = "all questions that need a filter; nothing here is tuned"
 decisions = [

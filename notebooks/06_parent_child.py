@@ -94,9 +94,7 @@ for name in ("course", "chroma", "anthropic"):
     for label, kw in runs.items():
         out = run_experiment(bench, embedder=embedder, k=K, label=label, **kw)
         out.record(rec, experiment="parent_child", embedder=embedder.name, k=K)
-        rows.append({"benchmark": name, "strategy": label, **{m: out.means.get(m)
-                                                                 for m in metrics},
-                     "flags": ";".join(out.flags)})
+        rows.append(out.row(metrics))
         outcomes[(name, label)] = out
     collapse[name] = pd.Series([sum(c.values()) / len(c) for c in pc.last_collapse])
 table = pd.DataFrame(rows)

@@ -75,8 +75,7 @@ for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic")
         out = run_experiment(bench, embedder=embedder, k=K, label=label, **kw)
         out.record(rec, experiment="combinations", embedder=embedder.name, k=K)
         combo_outcomes[(name, label)] = out
-        combo_rows.append({"benchmark": name, "strategy": label,
-                           **{m: out.means[m] for m in metrics}, "flags": ";".join(out.flags)})
+        combo_rows.append(out.row(metrics, strict=True))
 combos = pd.DataFrame(combo_rows)
 combos.style.format({m: "{:.1%}" for m in metrics})
 

@@ -8,18 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ragkit.evaluate.runs as R
 import ragkit.experiments.design as D
 from ragkit.experiments.design import Config, Metric, Run, effects, headline, title_numbers
 
 IDS = [f"q{i:03d}" for i in range(60)]
 SIDE = {q: ("tune" if i % 2 else "held-out") for i, q in enumerate(IDS)}
 SIMPLE = [c.label for c in D.simple_baselines()]
-REAL_SIDE = D.side_of  # the committed split, for the test on the committed runs
+REAL_SIDE = R.side_of  # the committed split, for the test on the committed runs
 
 
 @pytest.fixture(autouse=True)
 def _toy_split(monkeypatch):
-    monkeypatch.setattr(D, "side_of", SIDE.__getitem__)
+    monkeypatch.setattr(R, "side_of", SIDE.__getitem__)  # every split of ragkit.evaluate.runs
 
 
 def run(chunker, first="dense", reranker="none", encoder="all-MiniLM-L6-v2", level=0.5,
@@ -32,7 +33,7 @@ def run(chunker, first="dense", reranker="none", encoder="all-MiniLM-L6-v2", lev
     cols = {Metric(m, b).column: vals for m in ("recall", "pass") for b in D.BUDGETS}
     cfg = Config(chunker, first, reranker, encoder, chunker in SIMPLE if simple is None
                  else simple)
-    return Run(bench, cfg, pd.DataFrame(cols, index=pd.Index(IDS, name="query_id")))
+    return Run(bench, cfg.label, pd.DataFrame(cols, index=pd.Index(IDS, name="query_id")), cfg)
 
 
 def grid():
@@ -112,7 +113,7 @@ def test_saved_design_runs_keep_the_rule(monkeypatch):
     a simple baseline under the same retrieval and encoder."""
     from ragkit.config import PROJECT_ROOT
 
-    monkeypatch.setattr(D, "side_of", REAL_SIDE)
+    monkeypatch.setattr(R, "side_of", REAL_SIDE)
     runs = D.saved_runs(PROJECT_ROOT / "results")
     assert len(runs) >= 48  # 8 chunkers x 2 first stages x 3 benchmarks at least
     for e in effects(runs):

@@ -6,6 +6,10 @@
   (`span_scores`, `covered_fraction`); `budget`: the context packed at a token budget
   (`pack_context`, `BUDGETS`);
 - `stats`: paired bootstrap intervals over queries (`paired`, `interval`, `Comparison`);
+- `runs`: one configuration's per-query scores and two of them compared, the one way: typed
+  metric keys (`Metric`), `Run`, one run's values out of a long table (`per_query`), the paired
+  comparison on the questions both scored (`versus`) and the tune-half choice
+  (`choose_on_tune`);
 - `splits`: the grouped tune / held-out halves (`split_of`, `grouped_split`, `leaks`);
 - `golden`: golden sets authored as quotes and stored as spans (`build_golden`, `read_golden`),
   from questions files read line by line (`questions`);
@@ -39,6 +43,12 @@ _EXPORTS = {
     "interval": "stats",
     "paired": "stats",
     "ratio_effect": "stats",
+    "Metric": "runs",
+    "Run": "runs",
+    "choose_on_tune": "runs",
+    "common": "runs",
+    "per_query": "runs",
+    "versus": "runs",
     "split_of": "splits",
     "grouped_split": "splits",
     "leaks": "splits",

@@ -139,7 +139,7 @@ def contextual_comparison(rows, scores, label: str, stage: str, generator: str =
     (``CONTEXT_STAGES``, ``CONTROLS``, or ``basic``) and `generator` the preamble generator
     (``none`` for basic and the control). `against_label` compares with a run on other chunks
     of the same questions (``code chunks`` against ``upstream chunks``)."""
-    from ..evaluate.stats import paired
+    from ..evaluate.runs import per_query, versus
 
     def values(strategy: str, label: str):
         mine = rows[(rows.experiment == f"contextual · {label}") & (rows.strategy == strategy)
@@ -147,12 +147,8 @@ def contextual_comparison(rows, scores, label: str, stage: str, generator: str =
         runs = sorted(set(mine.run))
         if len(runs) != 1:
             raise KeyError(f"{len(runs)} recorded runs of {strategy!r}")
-        s = scores[(scores.run == runs[0]) & (scores.metric == metric)]
-        return s.set_index("query_id")["value"].dropna()
+        return per_query(scores, runs[0], metric).dropna()
 
     other = against_label or label
     mine = f"{stage} · {label}" if generator == "none" else f"{stage} · {generator} · {label}"
-    a = values(mine, label)
-    b = values(against or f"basic · {other}", other)
-    common = a.index.intersection(b.index)
-    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())
+    return versus(values(mine, label), values(against or f"basic · {other}", other))

@@ -3,7 +3,8 @@
 A configuration (`Config`) is four factors: the **chunker**, the **first stage** (dense, or
 ragkit's stack of dense + BM25), the **reranker** (none, or the cross-encoder) and the
 **encoder**; the context **budget** is the fifth, carried by the metric key (`Metric`). A
-`Run` is one configuration's per-question scores on one benchmark. From the runs of
+`Run` is one configuration's per-question scores on one benchmark (`Metric`, `Run`, `versus`
+and the tune-half choice `choose_on_tune` live in `ragkit.evaluate.runs`). From the runs of
 ``ragkit bench design`` this module builds every comparison the README, notebook 07 and the
 decision guide quote (`effects`), so no script picks its own baseline:
 
@@ -29,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluate.stats import Comparison, paired
+from ..evaluate.runs import Metric, Run, choose_on_tune, side_of, versus
+from ..evaluate.stats import Comparison
 from ..report.prose import ci, verdict
 
 FACTORS = ("chunker", "first_stage", "reranker", "encoder")
@@ -59,26 +61,6 @@ def ragkit_chunker():
     from ..chunkers import Router
 
     return Router()
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A typed metric key: ``Metric("recall", budget=1024)`` is span recall of the context a
-    1,024-token budget lets through; ``Metric("ndcg", k=10)`` a fixed-k metric.
-
-    >>> Metric("recall", budget=1024).column, Metric("ndcg", k=10).column
-    ('recall@B1024', 'ndcg@10')
-    """
-
-    name: str
-    budget: int | None = None
-    k: int | None = None
-
-    @property
-    def column(self) -> str:
-        if self.budget is not None:
-            return f"{self.name}@B{self.budget}"
-        return f"{self.name}@{self.k}" if self.k is not None else self.name
 
 
 @dataclass(frozen=True)
@@ -114,34 +96,6 @@ class Config:
 
 
 @dataclass
-class Run:
-    """One configuration's per-question scores on one benchmark (columns: metric keys)."""
-
-    benchmark: str
-    config: Config
-    scores: Any  # pandas DataFrame indexed by query_id
-    run: str = ""
-    flags: tuple[str, ...] = ()
-
-    def values(self, metric: Metric, split: str = "all"):
-        v = self.scores[metric.column]
-        return v if split == "all" else v[[side_of(q) == split for q in v.index]]
-
-
-def side_of(query_id: str) -> str:
-    from ..evaluate.splits import split_of
-
-    return split_of(query_id)
-
-
-def versus(a, b) -> Comparison:
-    """Paired difference a − b over the questions both runs scored (pandas Series indexed by
-    query id), with its 95 % bootstrap interval and wins / losses / ties."""
-    common = a.index.intersection(b.index)
-    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())
-
-
-@dataclass
 class Effect:
     """One factor's effect on one benchmark at one budget: treated − base on `split`."""
 
@@ -172,17 +126,16 @@ class Effect:
 
 def load_runs(rows, scores) -> list[Run]:
     """The design's runs from results rows and per-query scores (`Recorder.frames()`, or the
-    saved ``bench_design`` results)."""
+    saved ``bench_design`` results): each a `ragkit.evaluate.runs.Run` named by its run id,
+    its `Config` as ``config``."""
     mine = rows[(rows.experiment == EXPERIMENT) & rows.run.notna()]
     out = []
     for run, group in mine.groupby("run", sort=True):
         first = group.iloc[0]
-        sc = scores[scores.run == run]
-        col = np.where(sc.budget >= 0, sc.metric + sc.budget.astype(str), sc.metric)
-        wide = sc.assign(col=col).pivot_table(index="query_id", columns="col", values="value")
         flags = first.get("flags")
-        out.append(Run(first.benchmark, Config.from_params(first.params), wide, run,
-                       tuple(flags) if isinstance(flags, (list, tuple, np.ndarray)) else ()))
+        out.append(Run.from_table(
+            scores, run, first.benchmark, Config.from_params(first.params),
+            tuple(flags) if isinstance(flags, (list, tuple, np.ndarray)) else ()))
     return sorted(out, key=lambda r: (r.benchmark, r.config.label))
 
 
@@ -197,7 +150,15 @@ def saved_runs(folder=None) -> list[Run]:
 
 
 def _mean(run: Run, metric: Metric, split: str) -> float:
-    return float(run.values(metric, split).mean())
+    return run.mean(metric, split)
+
+
+def _best(candidates: Sequence[Run], metric: Metric, half: str) -> Run:
+    """The run with the highest mean `metric` on `half` (`choose_on_tune`: the tune half, or
+    another named one); equal means go to the larger chunker name."""
+    ids = [q for r in candidates for q in r.scores.index]
+    return choose_on_tune(candidates, lambda r, chosen: r.mean(metric, ids=chosen), ids,
+                          ties=lambda r: r.config.chunker, half=half)
 
 
 def best_baseline(runs: Iterable[Run], treated: Run, budget: int,
@@ -211,8 +172,7 @@ def best_baseline(runs: Iterable[Run], treated: Run, budget: int,
     missing = [w for w in wanted if w not in {r.config.chunker for r in same}]
     if not same:
         return None, missing
-    m = Metric("recall", budget)
-    return max(same, key=lambda r: (_mean(r, m, chosen_on), r.config.chunker)), missing
+    return _best(same, Metric("recall", budget), chosen_on), missing
 
 
 def _effect(factor: str, treated: Run, base: Run, budget: int, split: str, note: str,
@@ -221,10 +181,9 @@ def _effect(factor: str, treated: Run, base: Run, budget: int, split: str, note:
     if changed != {factor}:  # the design's one rule; a bug if it ever fires
         raise AssertionError(f"{treated.config.label} vs {base.config.label} changes {changed}")
     return Effect(treated.benchmark, factor, budget, treated.config, base.config,
-                  versus(treated.values(Metric("recall", budget), split),
-                         base.values(Metric("recall", budget), split)),
-                  versus(treated.values(Metric("pass", budget), split),
-                         base.values(Metric("pass", budget), split)), split, note, complete)
+                  versus(treated, base, Metric("recall", budget=budget), split=split),
+                  versus(treated, base, Metric("pass", budget=budget), split=split), split,
+                  note, complete)
 
 
 REFERENCE = {"first_stage": "dense", "reranker": "none", "encoder": "all-MiniLM-L6-v2"}
@@ -255,7 +214,7 @@ def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = 
             m = Metric("recall", b)
             same = [r for r in runs if r.config.simple and r.benchmark == t.benchmark
                     and r.config.held("chunker") == t.config.held("chunker")]
-            lead = max(same, key=lambda r: (_mean(r, m, split), r.config.chunker))
+            lead = _best(same, m, split)
             e.split_leader = (lead.config.chunker, _mean(lead, m, split))
             out.append(e)
     for factor, ref in REFERENCE.items():
@@ -363,7 +322,7 @@ def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
                 simple = [r for r in mine if r.config.simple and r.config.first_stage == stage]
                 if len(simple) < 2:
                     continue
-                best = max(simple, key=lambda r: (_mean(r, m, chosen_on), r.config.chunker))
+                best = _best(simple, m, chosen_on)
                 row[f"chunker_{stage}"] = (_mean(best, m, split)
                                            - float(np.median([_mean(r, m, split)
                                                               for r in simple])))
@@ -421,6 +380,7 @@ def print_effects(runs: Sequence[Run]) -> list[Effect]:
 
 
 __all__ = ["BUDGETS", "CANDIDATES", "Config", "Effect", "FACTORS", "Metric", "Run",
-           "best_baseline", "effect_table", "effects", "headline", "load_runs",
-           "print_effects", "ragkit_chunker", "saved_runs", "simple_baselines",
-           "stack_steps", "step_retriever", "STACK_STEPS", "title_numbers", "versus"]
+           "best_baseline", "choose_on_tune", "effect_table", "effects", "headline",
+           "load_runs", "print_effects", "ragkit_chunker", "saved_runs", "side_of",
+           "simple_baselines", "stack_steps", "step_retriever", "STACK_STEPS",
+           "title_numbers", "versus"]

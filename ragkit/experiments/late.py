@@ -42,10 +42,10 @@ def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int
             out.record(recorder, experiment="late" + (" sweep" if tag else ""),
                        embedder=embedder.name, k=k, chunker=chunker.label, mode=mode,
                        window=window, overlap=overlap)
-        rows.append({"benchmark": bench.name, "chunker": chunker.label, "mode": mode,
-                     "embedder": embedder.name, **{m: out.means[m] for m in metrics},
-                     "flags": ";".join(out.flags), "documents": len(bench.documents),
-                     "per_query": out.per_query, "hits": out.hits})
+        rows.append({**out.row(metrics, strict=True, benchmark=bench.name,
+                               chunker=chunker.label, mode=mode, embedder=embedder.name),
+                     "documents": len(bench.documents), "per_query": out.per_query,
+                     "hits": out.hits})
     return rows
 
 
@@ -69,7 +69,7 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
     losses / ties, and ``comparison`` (the `ragkit.evaluate.Comparison`)."""
     import pandas as pd
 
-    from ..evaluate.stats import paired
+    from ..evaluate.runs import versus
 
     runs: dict[tuple, dict[str, Any]] = {}
     for r in rows:
@@ -79,8 +79,8 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
         if not {"naive", "late"} <= by.keys():
             continue
         late = by["late"]["per_query"].set_index("query_id")[metric]
-        naive = by["naive"]["per_query"].set_index("query_id")[metric].loc[late.index]
-        c = paired(late.to_numpy(), naive.to_numpy())
+        naive = by["naive"]["per_query"].set_index("query_id")[metric]
+        c = versus(late, naive, on=late.index)  # naive scored every question late did
         out.append({"benchmark": bench, "chunker": chunker, "embedder": embedder,
                     "naive": c.mean_b, "late": c.mean_a, "late − naive": c.diff,
                     "low": c.low, "high": c.high, "n": c.n, "wins": c.wins,

@@ -17,6 +17,7 @@ from typing import Any, Callable, Literal, Sequence
 
 from ..evaluate.benchmarks import Benchmark
 from ..evaluate.budget import BUDGET_METRICS, BUDGETS, DEFAULT_BUDGET
+from ..evaluate.runs import Metric
 from ..retrieve.retrievers import Hit, Retriever
 from ..retrieve.stack import make_retriever
 from ..types import Chunk, Query, stable_hash
@@ -47,8 +48,25 @@ class Outcome:
     def values(self, metric: str, budget: int | None = None):
         """Per-query values of one metric (a Series indexed by query id), e.g.
         ``values("recall", 1024)`` or ``values("ndcg@10")``."""
-        col = metric if budget is None else f"{metric}@B{budget}"
+        col = metric if budget is None else Metric(metric, budget=budget).column
         return self.per_query.set_index("query_id")[col]
+
+    def row(self, metrics: Sequence[str], *, strict: bool = False, flags: bool = True,
+            **key: Any) -> dict[str, Any]:
+        """The run as one summary row: the fields that name it (`key`; by default the benchmark
+        and the strategy), the mean of each of `metrics` (None where the run has none, or a
+        KeyError when `strict`), then the flags joined by ";" (unless `flags` is False).
+
+        >>> o = Outcome("course", "fixed", [], {}, None, {"recall": 0.5}, ["truncated:2"])
+        >>> o.row(["recall", "iou"])  # doctest: +NORMALIZE_WHITESPACE
+        {'benchmark': 'course', 'strategy': 'fixed', 'recall': 0.5, 'iou': None,
+         'flags': 'truncated:2'}
+        >>> o.row(["recall"], flags=False, run="a")
+        {'run': 'a', 'recall': 0.5}
+        """
+        key = key or {"benchmark": self.benchmark, "strategy": self.strategy}
+        means = {m: self.means[m] if strict else self.means.get(m) for m in metrics}
+        return {**key, **means, **({"flags": ";".join(self.flags)} if flags else {})}
 
     def run_id(self, notebook: str, experiment: str, embedder: str, params: dict) -> str:
         return stable_hash(notebook, experiment, self.benchmark, self.strategy, embedder, params)
@@ -64,9 +82,9 @@ class Outcome:
                       embedder=embedder, n_queries=len(self.per_query), flags=self.flags,
                       params=params, depth=self.depth, run=run)
         for metric, value in self.means.items():
-            name, _, b = metric.partition("@B")
-            if b.isdigit():
-                recorder.add(metric=f"{name}@B", value=value, budget=int(b), **common)
+            m = Metric.parse(metric)
+            if m.budget is not None:
+                recorder.add(metric=m.long[0], value=value, budget=m.budget, **common)
             else:
                 recorder.add(metric=metric, value=value, k=k, **common)
         recorder.add_run(run, self.hits_frame(keep_hits), self.scores_frame(k))
@@ -101,11 +119,9 @@ class Outcome:
         if self.per_query is None or not len(self.per_query):
             return pd.DataFrame(columns=["query_id", "type", "metric", "budget", "value"])
         long = self.per_query.melt(id_vars=["query_id", "type"], var_name="metric")
-        split = long.metric.str.partition("@B")
-        is_budget = split[2].str.isdigit()
-        long["budget"] = split[2].where(is_budget, "-1").astype("int32")
-        long["metric"] = split[0].where(is_budget, long.metric)
-        long.loc[is_budget, "metric"] = long.loc[is_budget, "metric"] + "@B"
+        keys = {c: Metric.parse(c).long for c in long.metric.unique()}
+        long["budget"] = long.metric.map({c: b for c, (_, b) in keys.items()}).astype("int32")
+        long["metric"] = long.metric.map({c: m for c, (m, _) in keys.items()})
         return long[["query_id", "type", "metric", "budget", "value"]].astype(
             {"value": "float64"})
 
@@ -245,9 +261,7 @@ def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder
         if recorder is not None:
             out.record(recorder, experiment=experiment, embedder=getattr(embedder, "name", ""),
                        k=k)
-        rows.append({"benchmark": bench.name, "strategy": out.strategy,
-                     **{m: out.means.get(m) for m in metrics},
-                     "flags": ";".join(out.flags)})
+        rows.append(out.row(metrics))
         outcomes[(bench.name, out.strategy)] = out
     table = pd.DataFrame(rows)
     return (table, outcomes) if return_outcomes else table

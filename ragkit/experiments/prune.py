@@ -135,11 +135,12 @@ class PruningResult:
     outcomes: dict[tuple[str, bool], Any]
     budget: int
 
-    def versus(self, a: tuple[str, bool], b: tuple[str, bool]):
-        """`ragkit.evaluate.paired` of run `a` against run `b` (same queries)."""
-        from ..evaluate.stats import paired
+    def versus(self, a: tuple[str, bool], b: tuple[str, bool], on=None):
+        """`ragkit.evaluate.versus` of run `a` against run `b` (same queries; only the
+        query ids `on` when given)."""
+        from ..evaluate.runs import versus
 
-        return paired(self.values[a].to_numpy(), self.values[b].to_numpy())
+        return versus(self.values[a], self.values[b], on=on)
 
 
 def measure(sizes: Mapping[str, Sequence[Document]], queries: Sequence, chunker, embedder,

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..evaluate.stats import interval, paired, ratio_effect
+from ..evaluate.runs import Metric, common, per_query, versus
+from ..evaluate.stats import interval, ratio_effect
 from .claims import (CLAIMS, HELD, NOT_ATTRIBUTABLE, UNMEASURABLE, Claim, Select, _golden_records,
                      decide, subset_ids)
 
@@ -67,9 +68,7 @@ def _values(scores, run: str, metric: str, budget: int, rows=None, hits=None):
     run recorded before it existed) that the ranked hits determine — derived from the run's
     saved hits (``results/runs/<notebook>.hits.parquet``) and the golden evidence. `hits`
     (run, query_id, rank, doc_id) replaces the saved files, for tests."""
-    from .leaderboard import _per_query
-
-    out = _per_query(scores, run, metric, budget)
+    out = per_query(scores, run, Metric.from_long(metric, budget))
     if len(out) or metric not in _FROM_HITS or rows is None:
         return out
     row = rows[rows.run == run].iloc[0]
@@ -131,15 +130,15 @@ def measure(claim: Claim, rows, scores, sel: Select | None = None,
         est, lo, hi = interval(a.to_numpy())
         return out | {"estimate": est, "low": lo, "high": hi, "n": len(a), "ours": est}
     b = _values(scores, base, claim.metric, claim.budget, rows, hits)
-    common = a.index.intersection(b.index)
-    if not len(common):
+    x, y = common(a, b)
+    if not len(x):
         return out | {"reason": f"no common questions with per-query {claim.metric}"}
-    x, y = a.loc[common].to_numpy(), b.loc[common].to_numpy()
     if claim.effect == "failure_reduction":
+        x, y = x.to_numpy(), y.to_numpy()
         est, lo, hi = ratio_effect(x, y)
-        return out | {"estimate": est, "low": lo, "high": hi, "n": len(common),
+        return out | {"estimate": est, "low": lo, "high": hi, "n": len(x),
                       "ours": float(x.mean()), "baseline": float(y.mean())}
-    c = paired(x, y)
+    c = versus(x, y)
     return out | {"estimate": c.diff, "low": c.low, "high": c.high, "n": c.n,
                   "ours": c.mean_a, "baseline": c.mean_b,
                   "finding": c.finding("configuration", "baseline")}

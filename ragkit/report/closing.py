@@ -19,7 +19,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..evaluate.stats import Comparison, interval, paired
+from ..evaluate.runs import per_query, versus
+from ..evaluate.stats import Comparison, interval
 
 # notebook 07's combinations: (row, the row it is compared with)
 STACK = (("structure + breadcrumbs", "structure"),
@@ -43,10 +44,8 @@ def step_table(outcomes: Mapping[tuple[str, str], object],
         for a, b in steps:
             if (bench, a) not in outcomes or (bench, b) not in outcomes:
                 continue
-            x, y = outcomes[(bench, a)].values(metric, budget), outcomes[(bench, b)].values(
-                metric, budget)
-            common = x.index.intersection(y.index)
-            c = paired(x.loc[common].to_numpy(), y.loc[common].to_numpy())
+            c = versus(outcomes[(bench, a)].values(metric, budget),
+                       outcomes[(bench, b)].values(metric, budget))
             out.append({"benchmark": bench, "step": a, "against": b, "diff": c.diff,
                         "low": c.low, "high": c.high, "n": c.n, "comparison": c})
     return pd.DataFrame(out)
@@ -70,8 +69,6 @@ def rerank_pairs(rows: pd.DataFrame, scores: pd.DataFrame, metric: str = "pass@2
     """Each run whose strategy has a rerank stage (``... + rerank · ...``) against the same
     strategy without it, on `metric` (a fixed-depth metric, budget −1), paired over the
     questions both scored. Empty when no rerank stage ran."""
-    from .leaderboard import versus
-
     runs = rows[rows.run.notna()].drop_duplicates(["benchmark", "strategy", "embedder"])
     out = []
     for r in runs[runs.strategy.str.contains(" + rerank", regex=False)].itertuples():
@@ -79,7 +76,7 @@ def rerank_pairs(rows: pd.DataFrame, scores: pd.DataFrame, metric: str = "pass@2
                     & (runs.strategy == r.strategy.replace(" + rerank", ""))]
         if base.empty:
             continue
-        c = versus(scores, r.run, base.iloc[0].run, metric, -1)
+        c = versus(per_query(scores, r.run, metric), per_query(scores, base.iloc[0].run, metric))
         if c.n:
             out.append({"benchmark": r.benchmark, "with": r.strategy,
                         "without": base.iloc[0].strategy, "comparison": c})
@@ -100,7 +97,7 @@ def position_pair(answers: pd.DataFrame, a: str, b: str) -> Comparison:
     """Paired comparison of accuracy at position `a` against `b`, over the same questions."""
     wide = answers.pivot_table(index="query_id", columns="position", values="correct",
                                aggfunc="first").dropna(subset=[a, b])
-    return paired(wide[a].astype(float).to_numpy(), wide[b].astype(float).to_numpy())
+    return versus(wide[a].astype(float), wide[b].astype(float))
 
 
 def at_floor(alone_accuracy: float, floor: float = FLOOR) -> bool:

@@ -9,6 +9,8 @@ Read from the results rows and the per-query scores (`ragkit.report.results`), n
 - `by_type(...)`: recall@B per question type (lookup, aggregation, comparison, …);
 - `curves(...)` / `plot_curves(...)`: recall against budget, for the figures;
 - `versus(...)`: a paired comparison of two configurations on the same questions.
+
+Per-query values are picked and paired by `ragkit.evaluate.runs` (`per_query`, `versus`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Sequence
 import pandas as pd
 
 from ..evaluate.budget import BUDGETS, DEFAULT_BUDGET
-from ..evaluate.stats import Comparison, interval, paired
+from ..evaluate.runs import Metric, per_query
+from ..evaluate.runs import versus as _versus
+from ..evaluate.stats import Comparison, interval
 
 MAIN_BENCHMARKS = ("course", "chroma", "anthropic")
 # experiments whose runs are the grid points of a tuning sweep (`ragkit bench prose`): left
@@ -80,26 +84,6 @@ def configurations(rows, scores=None) -> pd.DataFrame:
                                    "notebook", "experiment", "flags", "config"]]
 
 
-_INDEX: dict[int, tuple[object, dict, dict]] = {}
-
-
-def _per_query(scores, run: str, metric: str, budget: int) -> pd.Series:
-    """One run's per-query values of one metric (grouped once per scores table)."""
-    key = id(scores)
-    if key not in _INDEX or _INDEX[key][0] is not scores:
-        positions = scores.groupby(["run", "metric", "budget"], sort=False).indices
-        columns = (scores["value"].to_numpy(dtype=float), scores["query_id"].to_numpy())
-        _INDEX.clear()  # row positions per (run, metric, budget); Series made when asked for
-        _INDEX[key] = (scores, (positions, columns), {})
-    _, (positions, (values, ids)), made = _INDEX[key]
-    want = (run, metric, int(budget))
-    if want not in made:
-        pos = positions.get(want)
-        made[want] = (pd.Series(dtype=float) if pos is None else pd.Series(
-            values[pos], name="value", index=pd.Index(ids[pos], name="query_id")))
-    return made[want]
-
-
 TUNED = ("router", "prose(", "code(")  # chunkers whose settings were chosen on tune halves
 
 
@@ -140,12 +124,13 @@ def board(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET,
                "notebooks": ", ".join(sorted(set(group.notebook))), "run": first.run}
         row["tuned"] = is_tuned(first.strategy, first.get("params"))
         for m in metrics:
-            v = _held(_per_query(scores, first.run, m, budget), split)
+            metric = Metric.from_long(m, budget)
+            v = _held(per_query(scores, first.run, metric), split)
             mean, lo, hi = interval(v.to_numpy())
-            name = m.replace("@B", "")
+            name = metric.name
             row |= {name: mean, f"{name}_low": lo, f"{name}_high": hi}
             row["n"] = len(v)
-        k5 = _held(_per_query(scores, first.run, "recall", -1), split)
+        k5 = _held(per_query(scores, first.run, "recall"), split)
         row["recall@5"] = float(k5.mean()) if len(k5) else float("nan")
         flags = first["flags"]
         row["flags"] = ";".join(str(f) for f in (flags if len(flags) else []))
@@ -193,7 +178,7 @@ def curves(rows, scores, benchmark: str, runs: Sequence[str] | None = None,
     out = []
     for r in confs.itertuples():
         for b in budgets:
-            v = _per_query(scores, r.run, "recall@B", b)
+            v = per_query(scores, r.run, Metric("recall", budget=b))
             if len(v):
                 mean, lo, hi = interval(v.to_numpy())
                 out.append({"run": r.run, "strategy": r.strategy, "embedder": r.embedder,
@@ -210,8 +195,8 @@ def curve_runs(b: pd.DataFrame, scores, top: int = 3, budgets: Sequence[int] = B
     tuning script that scored only the default budget is one point, not a line), so a caption
     can say so."""
     def full(run: str) -> bool:
-        return sum(bool(len(_per_query(scores, run, "recall@B", x))) for x in budgets) >= min(
-            min_budgets, len(budgets))
+        return sum(bool(len(per_query(scores, run, Metric("recall", budget=x))))
+                   for x in budgets) >= min(min_budgets, len(budgets))
 
     runs, skipped = [], []
     for r in b.itertuples():
@@ -250,11 +235,10 @@ def plot_curves(table: pd.DataFrame, title: str):
 
 def versus(scores, run_a: str, run_b: str, metric: str = "recall@B",
            budget: int = DEFAULT_BUDGET) -> Comparison:
-    """A paired comparison of two runs on the questions both scored."""
-    a = _per_query(scores, run_a, metric, budget)
-    b = _per_query(scores, run_b, metric, budget)
-    common = a.index.intersection(b.index)
-    return paired(a.loc[common].to_numpy(), b.loc[common].to_numpy())
+    """A paired comparison of two runs of a long per-query table on the questions both scored
+    (`ragkit.evaluate.runs.versus`); `metric` and `budget` as the table names them."""
+    m = Metric.from_long(metric, budget)
+    return _versus(per_query(scores, run_a, m), per_query(scores, run_b, m))
 
 
 def best_against_baseline(rows, scores, benchmark: str, budget: int = DEFAULT_BUDGET

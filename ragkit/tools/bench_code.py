@@ -89,7 +89,7 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
     from ..contextualize import contextualize, make_contextualizer, preamble_cache
     from ..embed.encoders import Embedder
     from ..evaluate.benchmarks import load_anthropic
-    from ..evaluate.stats import paired
+    from ..evaluate.runs import choose_on_tune, versus
     from ..experiments.contextual import LLM_GENERATORS
     from ..experiments.pipeline import recall_at, run_experiment
     from ..report.prose import mean_ci
@@ -129,7 +129,10 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
           f"B = {', '.join(map(str, BUDGETS))}):")
     print(text_table(["config", "size", "overlap", "score", "chunks", "mean chars"], tuning,
                      ".1f"))
-    best = max(tuning, key=lambda r: (round(r[3], 9), -r[1], -r[2]))
+    # the tuning row with the best score on the tune half (rounded: float noise decides no
+    # tie); equal scores go to the smaller size, then to no overlap
+    best = choose_on_tune(tuning, lambda r, tune: 100 * score(runs[(r[1], r[2])][2], tune),
+                          everyone, ties=lambda r: (-r[1], -r[2]), digits=9)
     tuned, code_chunks, code_stack = runs[(best[1], best[2])]
     print(f"chosen: {tuned.label}")
     print("languages (files):", ", ".join(f"{k} {v}" for k, v in
@@ -167,8 +170,7 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
                              "fixed_chars(1000/200) dense")):
             for b in BUDGETS:
                 for m in METRICS:
-                    c = paired(outs[a].values(m, b).loc[qids].to_numpy(),
-                               outs[b_].values(m, b).loc[qids].to_numpy())
+                    c = versus(outs[a].values(m, b), outs[b_].values(m, b), on=qids)
                     cis.append([split, what, f"{m}@B{b}", 100 * c.diff, 100 * c.low,
                                 100 * c.high, f"{c.wins}/{c.losses}/{c.ties}",
                                 "yes" if c.low > 0 else "no" if c.high < 0 else
@@ -229,7 +231,8 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
                 if (w, c) != FUSION_GRID[0]:
                     out.strategy = f"{tuned.label}+stack(dense {w:g},rrf {c:g})"
             tried.append(((w, c), out, score(out, ids["tune"])))
-        chosen = max(tried, key=lambda t: round(t[2], 9))[1]  # the first of equals
+        chosen = choose_on_tune(tried, lambda t, tune: score(t[1], tune), everyone,
+                                digits=9)[1]  # the first of equals
         for (w, c), out, sc in tried:
             fusion.append([e.name, w, c, 100 * sc, "chosen" if out is chosen else ""])
             if out is not chosen:

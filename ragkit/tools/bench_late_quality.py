@@ -78,7 +78,7 @@ def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128
     from ..chunkers import FixedTokenChunker
     from ..embed.encoders import Embedder
     from ..evaluate.benchmarks import load
-    from ..evaluate.stats import paired
+    from ..evaluate.runs import versus
     from ..experiments.pipeline import run_experiment
     from ..report.claims import subset_ids
     from ..report.results import Recorder
@@ -116,11 +116,9 @@ def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128
                        specials=sp, window=window or None)
             row: list[Any] = [window or f"{limit} (limit)", sp]
             for metric, subset in METRICS:
-                a, b = out.values(metric), naive.values(metric).loc[out.values(metric).index]
-                if subset != "all":
-                    keep = [q in cross for q in a.index]
-                    a, b = a[keep], b[keep]
-                c = paired(a.to_numpy(), b.to_numpy())
+                a = out.values(metric)  # naive scored every question late did
+                ids = a.index if subset == "all" else [q for q in a.index if q in cross]
+                c = versus(a, naive.values(metric), on=ids)
                 row.append(f"{100 * c.mean_b:.1f} -> {100 * c.mean_a:.1f}: {100 * c.diff:+.1f} "
                            f"[{100 * c.low:+.1f}, {100 * c.high:+.1f}] (n {c.n})")
                 rec.add(experiment="late_quality_paired", benchmark="course",

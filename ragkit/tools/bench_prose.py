@@ -105,8 +105,8 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
     from ..chunkers.groups import ProseChunker
     from ..embed.encoders import Embedder
     from ..evaluate.benchmarks import load
+    from ..evaluate.runs import Metric, choose_on_tune, versus
     from ..evaluate.splits import split_of
-    from ..evaluate.stats import paired
     from ..experiments.pipeline import run_experiment
     from ..report.results import Recorder
     from ..retrieve.rerank import make_reranker
@@ -158,8 +158,13 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
                      [[t[0], t[2], 100 * t[3]["recall"], 100 * t[3]["iou"], t[4], t[5]]
                       for t in tuning], ".3f"))
 
-    def pick(rows):
-        return max(rows, key=lambda t: (t[4], -t[1], -grid.index(t[2])))
+    def tune_margin(t, tune: Sequence[str]) -> float:
+        m = means(outs[(t[0], t[2])], tune)
+        return margin(m["recall"], m["iou"])
+
+    def pick(rows):  # ties: the smaller size, then the simpler pipeline
+        return choose_on_tune(rows, tune_margin, ids["all"],
+                              ties=lambda t: (-t[1], -grid.index(t[2])))
 
     chosen = {"any pipeline": pick(tuning),
               "dense only": pick([t for t in tuning if t[2] == "dense"])}
@@ -202,10 +207,10 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
             table.append([split, label, role, 100 * m["recall"], 100 * m["iou"],
                           margin(m["recall"], m["iou"]), len(ids[split])])
             for metric, value in m.items():
+                key = Metric.parse(metric)
                 rec.add(experiment="prose_target", benchmark="chroma", strategy=label,
-                        metric=metric.replace("@B1024", "@B"), value=value,
-                        budget=1024 if "@B" in metric else None,
-                        k=None if "@B" in metric else 5, embedder=emb.name,
+                        metric=key.long[0], value=value, budget=key.budget,
+                        k=None if key.budget is not None else 5, embedder=emb.name,
                         n_queries=len(ids[split]), flags=out.flags,
                         params={**out.params, "split": split, "role": role,
                                 "tuned_on": "tune" if role.startswith("chosen") else "none",
@@ -214,10 +219,7 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
         cm = outs[(chosen["any pipeline"][0], chosen["any pipeline"][2])]
         for ref_label in list(refs)[:2]:
             for metric in ("recall", "iou"):
-                a = cm.per_query.set_index("query_id").loc[ids[split], metric].to_numpy()
-                b = refs[ref_label].per_query.set_index("query_id").loc[ids[split],
-                                                                        metric].to_numpy()
-                c = paired(a, b)
+                c = versus(cm.values(metric), refs[ref_label].values(metric), on=ids[split])
                 rec.add(experiment="prose_target_paired", benchmark="chroma",
                         strategy=f"chosen - {ref_label}", metric=f"diff_{metric}", value=c.diff,
                         k=5, embedder=emb.name, n_queries=c.n,

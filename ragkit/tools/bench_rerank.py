@@ -12,7 +12,7 @@ rescores. The first stage is searched once, deep (its fused ranking is the same 
 every depth), and every reranker reorders that ranking, so the runs differ in the reranker
 alone.
 
-1. **The effect**, paired per question (`ragkit.stats.paired`, 95 % bootstrap interval), on the
+1. **The effect**, paired per question (`ragkit.evaluate.versus`, 95 % bootstrap interval), on the
    tune and the held-out halves (`ragkit.splits`), recall@B at 512 / 1,024 / 2,048 cl100k
    tokens; then the same with the scorer's padding masked (`OnnxCrossEncoderScorer`'s
    ``mask_padding=True``: the packaged tokenizer pads every pair to 512 tokens, and today's
@@ -259,12 +259,17 @@ def side_means(out, ids: Sequence[str]) -> dict[int, float]:
     return {b: float(pq[f"recall@B{b}"].mean()) for b in BUDGETS}
 
 
-def paired_at(a, b, ids: Sequence[str], budget: int):
-    from ..evaluate.stats import paired
+def tune_mean(out, ids: Sequence[str]) -> float:
+    """The variants' score: the mean of recall@B512, @B1024 and @B2048 on the questions
+    `ids` (the tune half's, `choose_on_tune`)."""
+    return float(np.mean(list(side_means(out, ids).values())))
 
-    x = a.per_query.set_index("query_id").loc[list(ids), f"recall@B{budget}"].to_numpy()
-    y = b.per_query.set_index("query_id").loc[list(ids), f"recall@B{budget}"].to_numpy()
-    return paired(x, y)
+
+def paired_at(a, b, ids: Sequence[str], budget: int):
+    """Outcome `a` against `b` on recall@B`budget`, paired on the questions `ids`."""
+    from ..evaluate.runs import versus
+
+    return versus(a.values("recall", budget), b.values("recall", budget), on=ids)
 
 
 def diagnose(bench, base, ce, scorer, chunks, side: dict[str, str], candidates: int,
@@ -449,6 +454,7 @@ def _print_diagnosis(lost: list[dict[str, Any]], ranks: list[dict[str, Any]], wh
 def run_why(benchmark: str = "course", limit: int | None = None, variants: bool = True
             ) -> dict[str, Any]:
     from ..evaluate.benchmarks import load
+    from ..evaluate.runs import choose_on_tune
     from ..experiments.design import ragkit_chunker
     from ..embed.encoders import Embedder
     from ..models import packaged_cross_encoder
@@ -463,6 +469,7 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
         bench = replace(bench, queries=list(bench.queries[:limit]))
     side = {q.id: split_of(q.id) for q in bench.queries}
     ids = {s: [q.id for q in bench.queries if q.gold and side[q.id] == s] for s in SIDES}
+    answered = [q.id for q in bench.queries if q.gold]  # variants are chosen on its tune half
     chunks = ragkit_chunker().chunk_all(bench.documents, progress=False)
     emb = Embedder(show_progress=False)
     print(f"{benchmark}: {len(bench.documents)} documents, {len(chunks)} router chunks, "
@@ -530,7 +537,8 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
                 print(f"\n{ml}-token scorer{' (masked)' if masked else ''}: "
                       f"{getattr(sc, 'reused', 0)} pair scores reused from 256 (fit there), "
                       f"{sc.flags or 'no pair cut'}")
-        best = max(tried, key=lambda t: (round(t[6], 12), -tried.index(t)))
+        best = choose_on_tune(tried, lambda t, tune: tune_mean(outs[t[0]], tune), answered,
+                              digits=12)  # equal means: the earlier variant
         print("\n3. Variants on the TUNE half (mean recall@B, points; the rule: largest mean "
               "of the three budgets):")
         print(text_table(["variant", "@B512", "@B1024", "@B2048", "mean", "- none"],
@@ -568,7 +576,8 @@ def run_why(benchmark: str = "course", limit: int | None = None, variants: bool 
                                                   keep=code_or_table, fuse=w, fuse_constant=c))
                 m = side_means(outs[label], ids["tune"])
                 posthoc.append((label, m, float(np.mean(list(m.values())))))
-        pick = max(posthoc, key=lambda t: (round(t[2], 12), -posthoc.index(t)))
+        pick = choose_on_tune(posthoc, lambda t, tune: tune_mean(outs[t[0]], tune), answered,
+                              digits=12)
         print("\n5. Post hoc, suggested by the diagnosis (which read both halves, so the "
               "held-out rows below are not a clean test): the masked model with table chunks "
               "kept in place, on the TUNE half:")

@@ -156,8 +156,7 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
     their published rows (fixed-k rows are compared only on the published row's own chunks),
     then their chunks against ragkit's code chunks at equal budgets under one encoder and one
     stack, paired, whichever side wins."""
-    from ..evaluate.splits import split_of
-    from ..evaluate.stats import paired
+    from ..evaluate.runs import Metric, per_query, versus
     from ..report.prose import ci, mean_ci, verdict
     from ..report.published import ANTHROPIC_PUBLISHED
     from ..report.results import load_hits, load_scores
@@ -199,21 +198,16 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
               "| encoder | budget | pass@B, held-out | pass@B, all | recall@B, held-out | "
               "recall@B, all | n |", "|---|---|---|---|---|---|---|"]
 
-    def per_query(run, metric, budget):
-        s = scores[(scores.run == run) & (scores.metric == metric) & (scores.budget == budget)]
-        return s.set_index("query_id")["value"]
-
     for emb, up, mine in pairs:
         budgets = sorted(set(scores[(scores.run == up) & (scores.metric == "pass@B")].budget)
                          & {512, 1024, 2048})
         for b in budgets:
             cells, n = [], {}
-            for metric in ("pass@B", "recall@B"):
-                a, c = per_query(up, metric, b), per_query(mine, metric, b)
-                common = a.index.intersection(c.index)
+            for name in ("pass", "recall"):
+                metric = Metric(name, budget=b)
+                a, c = per_query(scores, up, metric), per_query(scores, mine, metric)
                 for split in ("held-out", "all"):
-                    ids = [q for q in common if split == "all" or split_of(q) == split]
-                    d = paired(a.loc[ids].to_numpy(), c.loc[ids].to_numpy())
+                    d = versus(a, c, split=split)
                     n[split] = d.n
                     cells.append(f"{100 * d.diff:+.1f} {ci(d.low, d.high)} "
                                  f"{verdict(d.low, d.high)}")
