@@ -345,17 +345,17 @@ print({m: round(v, 3) for m, v in r.items()} if r else "too few unanswerable que
 # ## What we measured
 
 # %%
-from ragkit.experiments.decide import against
+from ragkit.experiments import decide
 from ragkit.report import ranked_closing
 
 tutorial = f"the tutorial splitter ({naive.label})"
 decisions = [d for d in (
-    against(outcomes, small.label, naive.label, budget=B, alternative=tutorial,
-            technique=f"the small window ({small.label})"),
-    against(outcomes, baselines[2].label, naive.label, budget=B, alternative=tutorial,
-            technique=f"token windows longer than MiniLM reads ({baselines[2].label})"),
-    against(outcomes, baselines[4].label, naive.label, budget=B, alternative=tutorial,
-            technique=f"the recursive splitter ({baselines[4].label})"),
+    decide.against(outcomes, small.label, naive.label, budget=B, alternative=tutorial,
+                   technique=f"the small window ({small.label})"),
+    decide.against(outcomes, baselines[2].label, naive.label, budget=B, alternative=tutorial,
+                   technique=f"token windows longer than MiniLM reads ({baselines[2].label})"),
+    decide.against(outcomes, baselines[4].label, naive.label, budget=B, alternative=tutorial,
+                   technique=f"the recursive splitter ({baselines[4].label})"),
 ) if d]
 held = claims[claims.verdict == "held"]
 upstream = anthropic_rows.iloc[0]

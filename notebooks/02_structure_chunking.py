@@ -364,7 +364,8 @@ pd.DataFrame(staged_verdicts(k_more, [fixed, structure, router])).T
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers (expand to read): each exercise run with the value it suggests, beside the default.
 wide = StructureChunker(soft=254, hard=254)
-lint_ans = lint_corpus(course.documents, [structure, wide], tokenizer=embedder).set_index("strategy")
+lint_ans = lint_corpus(course.documents, [structure, wide],
+                       tokenizer=embedder).set_index("strategy")
 print("1.", "; ".join(f"{label}: {r.chunks} chunks, {r.tables_without_header} table pieces "
                       f"without their header" for label, r in lint_ans.iterrows()))
 prefixes = {b: next(c for c in StructureChunker(breadcrumb=b).chunk(fee_doc)
@@ -381,18 +382,19 @@ print("3.", "; ".join(f"{label}: {whole[K][label]} staged cases whole at k = {K}
 # ## What we measured
 
 # %%
-from ragkit.experiments.decide import against, against_best
+from ragkit.experiments import decide
 from ragkit.report import ranked_closing
 
 simple = [fixed.label, strategies[1].label] + [
     s.label for s in strategies if isinstance(s, (LangchainMarkdownRecursive, ChonkieRecursive))]
 decisions = [d for d in (
-    against_best(outcomes, structure.label, simple, budget=B, technique="structure chunking"),
-    against_best(outcomes, router.label, simple, budget=B, technique="per-class routing"),
-    *(against_best(outcomes, s.label, simple, budget=B, technique=s.label) for s in strategies
-      if isinstance(s, (SemanticChunker, ClusterSemanticChunker))),
-    against(crumb_out, crumbs[-1].label, crumbs[0].label, budget=B,
-            technique="path + title breadcrumbs", alternative="no breadcrumb"),
+    decide.against_best(outcomes, structure.label, simple, budget=B,
+                        technique="structure chunking"),
+    decide.against_best(outcomes, router.label, simple, budget=B, technique="per-class routing"),
+    *(decide.against_best(outcomes, s.label, simple, budget=B, technique=s.label)
+      for s in strategies if isinstance(s, (SemanticChunker, ClusterSemanticChunker))),
+    decide.against(crumb_out, crumbs[-1].label, crumbs[0].label, budget=B,
+                   technique="path + title breadcrumbs", alternative="no breadcrumb"),
 ) if d]
 losses = [bench for (bench, label), c in vs_fixed.items()
           if label == structure.label and c.significant and c.diff < 0]

@@ -253,20 +253,20 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.experiments.decide import against
+from ragkit.experiments import decide
 from ragkit.report import after_colon, pct, ranked_closing
 
 decisions = [d for d in (
-    against(outcomes, "small-to-big", "small (children)", budget=B,
-            technique="returning the parent of a matched child",
-            alternative="the children themselves"),
-    against(outcomes, "small-to-big", "big (parents)", budget=B,
-            technique="matching children, returning parents",
-            alternative="matching the parents directly"),
-    against(outcomes, "auto-merging", "small (children)", budget=B, technique="auto-merging",
-            alternative="the children themselves"),
-    against(outcomes, "sentence window", "small (children)", budget=B,
-            technique="sentence windows", alternative="the children themselves"),
+    decide.against(outcomes, "small-to-big", "small (children)", budget=B,
+                   technique="returning the parent of a matched child",
+                   alternative="the children themselves"),
+    decide.against(outcomes, "small-to-big", "big (parents)", budget=B,
+                   technique="matching children, returning parents",
+                   alternative="matching the parents directly"),
+    decide.against(outcomes, "auto-merging", "small (children)", budget=B,
+                   technique="auto-merging", alternative="the children themselves"),
+    decide.against(outcomes, "sentence window", "small (children)", budget=B,
+                   technique="sentence windows", alternative="the children themselves"),
 ) if d]
 display(Markdown(ranked_closing(decisions,
     [f"On **{r.benchmark}**, at {B:,} tokens: " + after_colon(

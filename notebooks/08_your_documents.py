@@ -195,13 +195,13 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.experiments.decide import against_best
+from ragkit.experiments import decide
 from ragkit.report import after_colon, finding, pct, ranked_closing
 
 SIMPLE = ("fixed_chars", "fixed_tokens", "recursive")  # the simple baselines among the strategies
 simple = [c.label for c in chunkers if c.label.split("(")[0] in SIMPLE]
 decisions = [d for c in chunkers if c.label not in simple
-             for d in [against_best(outcomes, c.label, simple, budget=B)] if d]
+             for d in [decide.against_best(outcomes, c.label, simple, budget=B)] if d]
 findings = (
     [f"{len(bench.documents)} documents, {len(bench.queries)} questions anchored by quote, "
      f"{sum(1 for q in bench.queries if q.gold)} of them with evidence and scored "
