@@ -23,6 +23,9 @@ variable                                  `Settings` field and meaning
                                           folder instead of the bundled all-MiniLM-L6-v2
 ``RAGKIT_EMBED_BACKEND``                  ``embed_backend``: ``auto`` (default), ``torch`` or
                                           ``onnx`` (see `ragkit.embed`)
+``RAGKIT_EMBED_PRECISION``                ``embed_precision``: ``fp32`` (default) or ``bf16``
+                                          (an opt-in on CPU: torch under bfloat16 autocast;
+                                          its drift is ``ragkit bench precision``)
 ``RAGKIT_GEMMA_DIR``                      ``gemma_dir``: an assembled EmbeddingGemma folder (the
                                           second encoder of notebooks 04-06)
 ``RAGKIT_RERANK_MODEL``                   ``rerank_model``: the reranking model (`ragkit.retrieve.rerank`)
@@ -78,6 +81,7 @@ class Settings:
     benchmarks_dir: Path | None
     embedder: str | None
     embed_backend: str = "auto"
+    embed_precision: str = "fp32"
     gemma_dir: Path | None = None
     rerank_model: str | None = None
     regenerate_preambles: bool = False
@@ -123,6 +127,7 @@ def get_settings() -> Settings:
         raise SettingsError("RAGKIT_DEVICE", device, "expected auto, cpu, cuda or cuda:N")
     seed = _number(env, "RAGKIT_SEED", "13", int, 0, SEED_MAX)
     backend = _choice(env, "RAGKIT_EMBED_BACKEND", "auto", ("auto", "torch", "onnx"))
+    precision = _choice(env, "RAGKIT_EMBED_PRECISION", "fp32", ("fp32", "bf16"))
     default_results = PROJECT_ROOT / "results" / ("smoke" if profile == "smoke" else "")
     data_dir = Path(_text(env, "RAGKIT_DATA_DIR") or PROJECT_ROOT / "data")
     return Settings(
@@ -135,6 +140,7 @@ def get_settings() -> Settings:
         benchmarks_dir=_path(env, "RAGKIT_BENCHMARKS_DIR"),
         embedder=env.get("RAGKIT_EMBEDDER") or None,
         embed_backend=backend,
+        embed_precision=precision,
         gemma_dir=_path(env, "RAGKIT_GEMMA_DIR"),
         rerank_model=env.get("RAGKIT_RERANK_MODEL") or None,
         regenerate_preambles=_flag(env, "RAGKIT_REGENERATE_PREAMBLES"),

@@ -186,8 +186,33 @@ def test_encoder_speed_bench_compares_the_backends_on_the_same_texts(tmp_path, m
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     rows = encoder_speed(smoke=True)
-    assert [r[0] for r in rows] == ["torch", "onnx"] and rows[0][1] == rows[1][1] == 64
+    assert [r[0] for r in rows] == ["torch", "onnx", "torch bf16"]
+    assert rows[0][1] == rows[1][1] == rows[2][1] == 64
     saved = {(r["strategy"], r["metric"]): r["value"]
              for r in read_rows(tmp_path / "bench_encoder_speed.jsonl")}
     assert saved[("torch", "speed_vs_torch")] == 1.0 and saved[("onnx", "texts_per_s")] > 0
-    assert saved[("onnx vs torch", "max_abs_difference")] < 1e-5
+    assert saved[("onnx", "max_abs_difference")] < 1e-5
+    assert 1e-5 < saved[("torch bf16", "max_abs_difference")] < 0.05  # it moves, a little
+    assert saved[("torch bf16", "min_cosine_to_fp32")] > 0.999
+    peak = next(r for r in read_rows(tmp_path / "bench_encoder_speed.jsonl")
+                if r["metric"] == "matmul_gflops")["value"]
+    gflops = saved[("torch", "gflops")]
+    assert saved[("torch", "fraction_of_matmul_rate")] == pytest.approx(gflops / peak)
+
+
+def test_bf16_precision_is_an_opt_in_that_says_so():
+    from ragkit.embed import Embedder
+
+    texts = ["Gold members get 14 days.", "Access expires after 90 days of inactivity."]
+    fp32 = Embedder(show_progress=False, cache=False)
+    bf16 = Embedder(show_progress=False, cache=False, precision="bf16")
+    assert fp32.precision == "fp32" and "precision" not in fp32.settings()
+    assert bf16.backend == "torch" and bf16.settings()["precision"] == "bf16"
+    assert bf16._keys(texts, "document") != fp32._keys(texts, "document")
+    a, b = fp32.encode(texts), bf16.encode(texts)
+    assert 0 < np.abs(a - b).max() < 0.05 and (a * b).sum(axis=1).min() > 0.999
+    assert "precision:bf16" in bf16.flags() and fp32.flags() == []
+    with pytest.raises(ValueError, match="float32 only"):
+        Embedder(show_progress=False, cache=False, backend="onnx", precision="bf16").backend
+    with pytest.raises(ValueError, match="precision must be"):
+        Embedder(precision="int4")

@@ -13,14 +13,22 @@ Three things an embedder must not do silently:
   shards (see `ragkit.cache`), so a second run makes no model call;
 - mix spaces: query and document prompts (EmbeddingGemma has both) are part of the cache key.
 
-On a CPU, BERT-family encoders (all-MiniLM-L6-v2) run their transformer under ONNX Runtime:
-about 1.8x the throughput of torch on two cores, the same vectors to ~1e-7. The graph is
+On a CPU, BERT-family encoders (all-MiniLM-L6-v2) run their transformer under ONNX Runtime,
+with the same vectors as torch to ~1e-7 (how much faster it is depends on the machine:
+``ragkit bench encoder-speed`` measures it beside torch in one process). The graph is
 exported from the loaded torch model in memory (no file, nothing downloaded) and checked against
 torch on padded and unpadded probe batches before use; tokenisation, pooling and normalisation
 stay sentence-transformers' own. ``RAGKIT_EMBED_BACKEND`` (or ``backend=``) chooses: ``auto``
 (the default: ONNX Runtime where it applies), ``torch`` or ``onnx`` (an error where it cannot).
 The backend is part of the cache key (keys without one are torch's). If the exported graph
 disagrees with torch, ``auto`` warns, keeps torch and says so in `flags`.
+
+``RAGKIT_EMBED_PRECISION=bf16`` (or ``precision="bf16"``) is an opt-in for CPUs with bfloat16
+units: torch runs under bfloat16 autocast (ONNX Runtime's graph is float32, so the backend is
+torch). The vectors move (``ragkit bench encoder-speed`` gives the largest difference and the
+lowest cosine to float32, ``ragkit bench precision`` the paired recall@B drift on the three
+benchmarks); the precision is part of the cache key and of `flags`. The default stays float32.
+Late chunking (`ragkit.embed.late`) reads the transformer's token states in float32 always.
 
     >>> emb = Embedder()                                  # doctest: +SKIP
     >>> emb.encode(["refund window", "data retention"]).shape  # doctest: +SKIP
@@ -45,6 +53,7 @@ from .onnx import (ONNX_MODEL_TYPES, OnnxFallbackWarning, OnnxTransformer, check
 
 Kind = Literal["document", "query"]
 Backend = Literal["auto", "torch", "onnx"]
+Precision = Literal["fp32", "bf16"]
 
 
 class TruncationWarning(UserWarning):
@@ -97,7 +106,8 @@ class Embedder:
     def __init__(self, model: str | Path | None = None, *, device: str | None = None,
                  batch_size: int = 32, max_seq_length: int | None = None,
                  cache: bool = True, on_overflow: Literal["warn", "error"] = "warn",
-                 show_progress: bool = True, backend: Backend | None = None):
+                 show_progress: bool = True, backend: Backend | None = None,
+                 precision: Precision | None = None):
         self.source = resolve_model(model)
         self.name = model_label(model)
         self.device = resolve_device(device)
@@ -112,6 +122,9 @@ class Embedder:
         self.requested_backend = backend or get_settings().embed_backend
         if self.requested_backend not in ("auto", "torch", "onnx"):
             raise ValueError(f"backend must be auto, torch or onnx, not {backend!r}")
+        self.precision = precision or get_settings().embed_precision
+        if self.precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision must be fp32 or bf16, not {precision!r}")
         self._backend: str | None = None
         self._onnx: OnnxTransformer | None = None
         self._backend_flags: list[str] = []
@@ -166,6 +179,11 @@ class Embedder:
         only when a text has to be encoded (`_graph`): a run whose vectors are all cached never
         pays for the export."""
         if self.requested_backend == "torch":
+            return "torch"
+        if self.precision != "fp32":  # the exported graph is float32: bf16 runs on torch
+            if self.requested_backend == "onnx":
+                raise ValueError(f"{self.name}: backend 'onnx' runs float32 only, not "
+                                 f"{self.precision}")
             return "torch"
         why = self.onnx_unsupported()
         if why:
@@ -264,6 +282,8 @@ class Embedder:
                "max_seq_length": self._max_seq_length or "default", "normalize": True}
         if self.backend != "torch":  # keys without a backend are torch's, the reference
             out["backend"] = self.backend
+        if self.precision != "fp32":  # keys without a precision are float32's
+            out["precision"] = self.precision
         return out
 
     def _keys(self, texts: Sequence[str], kind: Kind) -> list[str]:
@@ -323,12 +343,13 @@ class Embedder:
             if self.backend == "onnx":  # no prompts here (see onnx_unsupported)
                 vecs = self._encode_onnx(todo)
             else:
-                vecs = self.model.encode(
-                    todo, batch_size=self.batch_size, normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=self.show_progress and len(todo) > 256,
-                    prompt=prompt or None,
-                ).astype(np.float32)
+                with self._autocast():
+                    vecs = self.model.encode(
+                        todo, batch_size=self.batch_size, normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=self.show_progress and len(todo) > 256,
+                        prompt=prompt or None,
+                    ).astype(np.float32)
             self.stats["encoded"] += len(todo)
             if self._cache:
                 self._cache.put(missing, vecs)
@@ -337,6 +358,17 @@ class Embedder:
             dim = self.dimension
             return np.zeros((0, dim), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    def _autocast(self):
+        """bfloat16 autocast on the CPU when asked for (``precision="bf16"``); otherwise
+        nothing (float32, or the GPU's own half precision set when the model loads)."""
+        import contextlib
+
+        if self.precision == "fp32" or not self.device.startswith("cpu"):
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast("cpu", dtype=torch.bfloat16)
 
     @property
     def dimension(self) -> int:
@@ -347,4 +379,5 @@ class Embedder:
     def flags(self) -> list[str]:
         """Warnings worth carrying into a results row (about the latest `encode` call)."""
         trunc = [f"truncated:{self.last_truncated}"] if self.last_truncated else []
-        return trunc + self._backend_flags
+        precision = [f"precision:{self.precision}"] if self.precision != "fp32" else []
+        return trunc + self._backend_flags + precision

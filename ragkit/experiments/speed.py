@@ -3,8 +3,8 @@ second on torch and under ONNX Runtime.
 
 `chunk_speed` (notebook 02, ``ragkit bench chunk-speed``) times ragkit's structure and recursive
 chunkers against langchain's and chonkie's recursive splitters on Chroma's corpora;
-`encoder_speed` (``ragkit bench encoder-speed``) times all-MiniLM-L6-v2 on both backends over
-the same texts. Each prints a table and writes its rows (``results/bench_<name>.jsonl``).
+`encoder_speed` (``ragkit bench encoder-speed``) times all-MiniLM-L6-v2 on torch, ONNX Runtime
+and torch under bfloat16 over the same texts, against the CPU's measured matmul rate. Each prints a table and writes its rows (``results/bench_<name>.jsonl``).
 """
 
 from __future__ import annotations
@@ -84,12 +84,56 @@ def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
     return rows
 
 
+def matmul_gflops(n: int = 2048, repeats: int = 10) -> float:
+    """The CPU's float32 matrix-multiply rate in this process, GFLOP/s: best of `repeats`
+    ``n x n`` products with torch (the library that runs the encoder), 2 n^3 flops each."""
+    import torch
+
+    a, b = torch.rand(n, n), torch.rand(n, n)
+    torch.mm(a, b)  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best / 1e9
+
+
+def encoder_flops(emb, texts) -> float:
+    """Floating-point operations of one forward pass of a BERT-style encoder over `texts`
+    (each at its own token length, as the length-sorted batches pad little): per layer and
+    token, 8 h^2 (the four attention projections) + 4 h i (the feed-forward), plus 4 n h per
+    token for the attention scores and their weighted sum over its n tokens."""
+    cfg = emb.model[0].auto_model.config
+    h, inner, layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    total = 0.0
+    for n in emb.count_tokens(texts):
+        n = min(n, emb.max_tokens)
+        total += layers * n * (8 * h * h + 4 * h * inner + 4 * n * h)
+    return total
+
+
+def _timed(emb, texts, repeats: int):
+    emb.encode(texts[:2])  # load, export and check before the clock starts
+    best, vecs = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        vecs = emb.encode(texts)
+        best = min(best, time.perf_counter() - t0)
+    return best, vecs
+
+
 def encoder_speed(smoke: bool = False) -> list[list]:
-    """Texts per second of all-MiniLM-L6-v2 on torch and under ONNX Runtime, side by side in
-    one process on the same texts (Chroma's 250-token chunks), best of 3; plus the largest
-    difference between the two backends' vectors."""
+    """Texts per second of all-MiniLM-L6-v2 on torch (float32), under ONNX Runtime (float32)
+    and on torch under bfloat16 autocast (the ``RAGKIT_EMBED_PRECISION=bf16`` opt-in), side by
+    side in one process on the same texts (Chroma's 250-token chunks), best of 3; each
+    backend's largest vector difference from torch float32 and its lowest cosine; and each
+    one's achieved GFLOP/s as a fraction of the CPU's float32 matmul rate measured in the same
+    process (`matmul_gflops`), so a reader sees how near the CPU's ceiling the encoder runs."""
+    import numpy as np
+
     from ..chunkers.fixed import FixedTokenChunker
-    from ..embed.encoders import compare_backends, model_label
+    from ..embed.encoders import Embedder, model_label
     from ..evaluate.benchmarks import load_chroma
     from ..report.results import Recorder
 
@@ -97,24 +141,43 @@ def encoder_speed(smoke: bool = False) -> list[list]:
     texts = [c.text for d in load_chroma().documents for c in chunker.chunk(d)][:64 if smoke
                                                                                   else 480]
     best_of = 1 if smoke else 3
-    timing = compare_backends(texts, repeats=best_of)
+    variants = {"torch": ("torch", "fp32"), "onnx": ("onnx", "fp32"),
+                "torch bf16": ("torch", "bf16")}
+    timed = {}
+    for label, (backend, precision) in variants.items():
+        emb = Embedder(backend=backend, precision=precision, cache=False, show_progress=False)
+        timed[label] = _timed(emb, texts, best_of)
+    flops = encoder_flops(emb, texts)
+    peak = matmul_gflops()
     name = model_label(None)
     rec = Recorder("bench_encoder_speed")
     rows = []
-    for backend in ("torch", "onnx"):
-        secs, ratio = timing[backend], timing["torch"] / timing[backend]
-        rows.append([backend, len(texts), secs, len(texts) / secs, f"{ratio:.2f}"])
-        rec.add(experiment="encoder_speed", benchmark="chroma", strategy=backend,
-                metric="texts_per_s", value=len(texts) / secs, embedder=name,
+    ref_secs, ref = timed["torch"]
+    for label, (secs, vecs) in timed.items():
+        ratio, achieved = ref_secs / secs, flops / secs / 1e9
+        diff = float(np.abs(vecs - ref).max())
+        cos = float((vecs * ref).sum(axis=1).min())
+        rows.append([label, len(texts), f"{secs:.2f}", f"{len(texts) / secs:.1f}",
+                     f"{ratio:.2f}", f"{diff:.1e}", f"{cos:.6f}", f"{achieved:.1f}",
+                     f"{achieved / peak:.0%}"])
+        common = {"experiment": "encoder_speed", "benchmark": "chroma", "strategy": label,
+                  "embedder": name}
+        rec.add(**common, metric="texts_per_s", value=len(texts) / secs,
                 params={"texts": len(texts), "chunker": chunker.label, "best_of": best_of})
-        rec.add(experiment="encoder_speed", benchmark="chroma", strategy=backend,
-                metric="speed_vs_torch", value=ratio, embedder=name)
-    rec.add(experiment="encoder_speed", benchmark="chroma", strategy="onnx vs torch",
-            metric="max_abs_difference", value=timing["max_abs_difference"], embedder=name)
+        rec.add(**common, metric="speed_vs_torch", value=ratio)
+        rec.add(**common, metric="gflops", value=achieved, params={"flops": flops})
+        rec.add(**common, metric="fraction_of_matmul_rate", value=achieved / peak,
+                params={"matmul_gflops": peak})
+        if label != "torch":
+            rec.add(**common, metric="max_abs_difference", value=diff)
+            rec.add(**common, metric="min_cosine_to_fp32", value=cos)
+    rec.add(experiment="encoder_speed", benchmark="cpu", strategy="torch.mm 2048",
+            metric="matmul_gflops", value=peak, embedder="")
     rec.save()
-    print(text_table(["backend", "texts", "seconds", "texts/s", "× torch"], rows))
-    print(f"largest |torch - onnx| over {len(texts)} vectors: "
-          f"{timing['max_abs_difference']:.1e}")
+    print(text_table(["encoder", "texts", "seconds", "texts/s", "× torch", "max |Δ| vs fp32",
+                      "min cos", "GFLOP/s", "of matmul"], rows))
+    print(f"float32 matmul in this process: {peak:.1f} GFLOP/s (torch.mm, 2048 x 2048, best of "
+          "10)")
     return rows
 
 
@@ -160,4 +223,43 @@ def rerank_speed(smoke: bool = False) -> list[list]:
     rec.save()
     print(text_table(["batch", "pairs", "pairs/s", "× one at a time"], rows))
     print(f"largest |score(batch 1) - score(batch 16)| over {len(pairs)} pairs: {diff:.3f}")
+    return rows
+
+
+def precision_drift(smoke: bool = False) -> list[list]:
+    """What ``RAGKIT_EMBED_PRECISION=bf16`` does to retrieval: the same chunks (fixed
+    1,000/200 characters, the course's tutorial baseline) embedded in float32 and under
+    bfloat16 autocast, dense search, and the paired span recall@B difference (bf16 − fp32)
+    with its 95 % interval on each benchmark at 512 / 1,024 / 2,048 tokens (all questions:
+    nothing is tuned). Rows go to ``results/bench_precision.jsonl``."""
+    from ..chunkers import FixedCharChunker
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load
+    from ..evaluate.runs import Metric, versus
+    from ..report.prose import ci
+    from ..report.results import Recorder
+    from .pipeline import run_experiment
+
+    chunker, rec, rows = FixedCharChunker(1000, 200), Recorder("bench_precision"), []
+    fp32, bf16 = Embedder(show_progress=False), Embedder(precision="bf16", show_progress=False)
+    for name in ("course", "chroma", "anthropic"):
+        bench = load(name)
+        bench = bench.for_profile() if not smoke else bench.restrict(
+            [d.id for d in bench.documents[:3]])
+        outs = {p: run_experiment(bench, chunker, e, k=5, label=f"{chunker.label} · {p}")
+                for p, e in (("fp32", fp32), ("bf16", bf16))}
+        for budget in (512, 1024, 2048):
+            m = Metric("recall", budget=budget)
+            c = versus(outs["bf16"].values(m.column), outs["fp32"].values(m.column))
+            rows.append([name, budget, f"{100 * c.diff:+.2f} {ci(c.low, c.high, 2)}",
+                         f"{c.wins}/{c.losses}/{c.ties}", c.n])
+            rec.add(experiment="precision_drift", benchmark=name, strategy=chunker.label,
+                    metric=f"recall@B{budget} bf16 - fp32", value=c.diff, budget=budget,
+                    embedder=fp32.name, n_queries=c.n,
+                    params={"low": c.low, "high": c.high, "wins": c.wins,
+                            "losses": c.losses, "ties": c.ties,
+                            "fp32": c.mean_b, "bf16": c.mean_a})
+    rec.save()
+    print(text_table(["benchmark", "budget", "bf16 − fp32 recall@B (pts) [95 % CI]",
+                      "wins/losses/ties", "n"], rows))
     return rows

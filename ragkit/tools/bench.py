@@ -3,7 +3,8 @@
     ragkit bench chroma-repro        # Chroma's MiniLM table, ours beside theirs
     ragkit bench anthropic-baseline  # Pass@5/10/20 on upstream's own chunks
     ragkit bench chunk-speed         # chars/s: structure vs langchain vs chonkie
-    ragkit bench encoder-speed       # MiniLM on torch vs ONNX Runtime, same texts
+    ragkit bench encoder-speed       # MiniLM on torch, ONNX Runtime and bf16, same texts
+    ragkit bench precision           # bf16 vs fp32 vectors: paired recall@B on 3 benchmarks
     ragkit bench rerank-speed        # cross-encoder pairs/s: one at a time vs batches of 16
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
@@ -36,19 +37,20 @@ from .common import prepare
 
 def _measurements() -> dict:
     from ..experiments.reproductions import anthropic_baseline, chroma_repro
-    from ..experiments.speed import chunk_speed, encoder_speed, rerank_speed
+    from ..experiments.speed import chunk_speed, encoder_speed, precision_drift, rerank_speed
 
     return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
             "chunk-speed": chunk_speed, "encoder-speed": encoder_speed,
-            "rerank-speed": rerank_speed}
+            "rerank-speed": rerank_speed, "precision": precision_drift}
 
 
 MEASUREMENTS = {
     "chroma-repro": "Chroma's MiniLM table, ours beside theirs",
     "anthropic-baseline": "Pass@5/10/20 on upstream's own chunks",
     "chunk-speed": "chars/s: structure vs langchain vs chonkie",
-    "encoder-speed": "MiniLM on torch vs ONNX Runtime, same texts",
+    "encoder-speed": "MiniLM on torch, ONNX Runtime and bf16, against the matmul rate",
     "rerank-speed": "cross-encoder pairs/s: one at a time vs batches of 16",
+    "precision": "bf16 vs fp32 vectors: paired recall@B drift on the three benchmarks",
 }
 
 
