@@ -360,6 +360,7 @@ print("matched as identifier words:", ident)
 
 # %%
 from ragkit.experiments.design import STACK_STEPS, saved_runs, stack_steps
+from ragkit.report import diff_ci
 
 lesson_steps = stack_steps(saved_runs())
 what = dict(STACK_STEPS) | {"stack+cross-encoder": "+ cross-encoder over the top 20"}
@@ -367,7 +368,7 @@ lesson = pd.DataFrame([{
     "step": what[e.treated.label.split("+", 1)[1] if e.factor == "reranker"
                  else e.treated.first_stage],
     "benchmark": e.benchmark,
-    "recall@B diff [95 % CI]": f"{100 * e.recall.diff:+.1f} {ci(e.recall.low, e.recall.high)}",
+    "recall@B diff [95 % CI]": diff_ci(e.recall),
     "n": e.recall.n} for e in lesson_steps if e.budget == BUDGET])
 if lesson.empty:
     display(Markdown("No stack-lesson runs in these results: run `ragkit bench design "
@@ -382,7 +383,7 @@ else:
                          "(`ragkit.retrieve.is_code`), so on Anthropic's code set it has no "
                          "step to measure."))
     hurts = [f"{what[e.treated.first_stage] if e.factor != 'reranker' else 'the cross-encoder'}"
-             f" on {e.benchmark} ({100 * e.recall.diff:+.1f} {ci(e.recall.low, e.recall.high)})"
+             f" on {e.benchmark} ({diff_ci(e.recall)})"
              for e in lesson_steps if e.budget == BUDGET and e.recall.high < 0]
     display(Markdown("Steps whose interval lies below zero at this budget: "
                      + ("; ".join(hurts) if hurts else "none") + "."))

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..evaluate.runs import Metric, Run, choose_on_tune, side_of, versus
 from ..evaluate.stats import Comparison
-from ..report.prose import ci, verdict
+from ..report.prose import diff_ci, verdict
 
 FACTORS = ("chunker", "first_stage", "reranker", "encoder")
 BUDGETS = (512, 1024, 2048)
@@ -346,17 +346,13 @@ def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
     return out
 
 
-def _diff(c: Comparison) -> str:
-    return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
-
-
 def effect_table(effects_: Sequence[Effect]) -> tuple[list[str], list[list[Any]]]:
     """(header, rows) of effects as every report shows them: one row per effect and budget,
     the changed factor, both sides, the held-out differences in points with intervals."""
     header = ["benchmark", "budget", "factor changed", "treated", "against", "n",
               "recall@B diff [95 % CI]", "pass@B diff [95 % CI]", "verdict"]
     rows = [[e.benchmark, e.budget, e.factor.replace("_", " "), e.treated.label,
-             e.base.label, e.recall.n, _diff(e.recall), _diff(e.pass_), e.verdict]
+             e.base.label, e.recall.n, diff_ci(e.recall), diff_ci(e.pass_), e.verdict]
             for e in effects_]
     return header, rows
 

@@ -39,6 +39,7 @@ _EXPORTS = {
     "speed_sentence": "prose",
     "verdict": "prose",
     "what_we_measured": "prose",
+    "diff_ci": "prose",
     "Decision": "decisions",
     "ranked_closing": "decisions",
     "effect_decisions": "decisions",

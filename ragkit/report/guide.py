@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .prose import diff_ci
+
 BUDGETS = (512, 1024, 2048)  # as ragkit.experiments.design.BUDGETS (a test checks)
 
 NO_DIFFERENCE = "no measurable difference"
@@ -63,12 +65,6 @@ def questions(found: Sequence[Any]) -> dict[str, list[Any]]:
             "encoder": sorted(encoder, key=order)}
 
 
-def _diff(c) -> str:
-    from .prose import ci
-
-    return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
-
-
 def _label(cfg) -> str:
     return cfg.label + (" (tuned)" if cfg.chunker == TUNED else "")
 
@@ -78,7 +74,7 @@ def chunker_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
               "best simple baseline (tune half)", "recall@B diff", "pass@B diff", "n", "encoder",
               "pick", "highest baseline on the held-out half (recall@B)"]
     rows = [[e.benchmark, e.treated.first_stage, e.budget, _label(e.treated), e.base.chunker,
-             _diff(e.recall), _diff(e.pass_), e.recall.n, e.treated.encoder,
+             diff_ci(e.recall), diff_ci(e.pass_), e.recall.n, e.treated.encoder,
              _pick(e, e.base.chunker), _leader(e)] for e in questions(found)["chunker"]]
     return header, rows
 
@@ -99,7 +95,7 @@ def retrieval_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
              e.treated.first_stage + ("" if e.treated.reranker == "none"
                                       else f"+{e.treated.reranker}"),
              e.base.first_stage + ("" if e.base.reranker == "none" else f"+{e.base.reranker}"),
-             _diff(e.recall), _diff(e.pass_), e.recall.n, e.treated.encoder,
+             diff_ci(e.recall), diff_ci(e.pass_), e.recall.n, e.treated.encoder,
              _pick(e, e.base.label)] for e in questions(found)["retrieval"]]
     return header, rows
 
@@ -108,7 +104,7 @@ def encoder_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
     header = ["benchmark", "configuration", "budget", "encoder", "against", "recall@B diff",
               "pass@B diff", "n", "pick"]
     rows = [[e.benchmark, e.treated.label, e.budget, e.treated.encoder, e.base.encoder,
-             _diff(e.recall), _diff(e.pass_), e.recall.n, _pick(e, e.base.encoder)]
+             diff_ci(e.recall), diff_ci(e.pass_), e.recall.n, _pick(e, e.base.encoder)]
             for e in questions(found)["encoder"]]
     return header, rows
 

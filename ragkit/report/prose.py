@@ -2,7 +2,8 @@
 
 The course's prose never types a number; it renders one from this run's values:
 
-- `pct` / `ci` format a share and its interval (``pct(0.783) -> '78.3 %'``);
+- `pct` / `ci` format a share and its interval (``pct(0.783) -> '78.3 %'``), `diff_ci` a
+  paired difference with its interval;
 - `finding` turns a paired `ragkit.evaluate.Comparison` into one sentence with the difference, its
   95 % interval, n and the wins / losses / ties, or "no measurable difference";
 - `verdict` names the direction of a paired interval ("beats", "loses", "no measurable
@@ -50,6 +51,12 @@ def ci(low: float, high: float, digits: int = 1, scale: float = 100.0, signed: b
        ) -> str:
     """An interval, in points by default: ``ci(-0.01, 0.032) -> '[-1.0, +3.2]'``."""
     return f"[{bound(low, digits, scale, signed)}, {bound(high, digits, scale, signed)}]"
+
+
+def diff_ci(c: Comparison) -> str:
+    """A paired difference in points with its interval, as every table shows one:
+    ``'+3.1 [-0.2, +6.8]'``."""
+    return f"{100 * c.diff:+.1f} {ci(c.low, c.high)}"
 
 
 def mean_ci(values, digits: int = 1) -> str:

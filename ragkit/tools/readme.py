@@ -157,7 +157,7 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
     then their chunks against ragkit's code chunks at equal budgets under one encoder and one
     stack, paired, whichever side wins."""
     from ..evaluate.runs import Metric, per_query, versus
-    from ..report.prose import ci, mean_ci, verdict
+    from ..report.prose import diff_ci, mean_ci, verdict
     from ..report.published import ANTHROPIC_PUBLISHED
     from ..report.results import load_hits, load_scores
 
@@ -209,7 +209,7 @@ def anthropic_lines(rows, folder: Path) -> list[str]:
                 for split in ("held-out", "all"):
                     d = versus(a, c, split=split)
                     n[split] = d.n
-                    cells.append(f"{100 * d.diff:+.1f} {ci(d.low, d.high)} "
+                    cells.append(f"{diff_ci(d)} "
                                  f"{verdict(d.low, d.high)}")
             lines.append(f"| {emb} | {b:,} | " + " | ".join(cells)
                          + f" | {n['held-out']} / {n['all']} |")
