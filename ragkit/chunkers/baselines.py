@@ -82,12 +82,12 @@ class LangchainMarkdownRecursive(_Located):
         from langchain_text_splitters import (MarkdownHeaderTextSplitter,
                                               RecursiveCharacterTextSplitter)
 
-        from ..text.tokens import get_tokenizer
+        from ..text.tokens import counter
 
         headers = [("#", "h1"), ("##", "h2"), ("###", "h3")]
         sections = MarkdownHeaderTextSplitter(headers, strip_headers=False).split_text(doc.text)
         rec = RecursiveCharacterTextSplitter(chunk_size=self.size, chunk_overlap=self.overlap,
-                                             length_function=get_tokenizer(self.tokenizer).count)
+                                             length_function=counter(self.tokenizer))
         return [t for s in sections for t in rec.split_text(s.page_content)]
 
 

@@ -23,9 +23,10 @@ counts the prefix too. Only a single atomic unit (a table row, a list item) can 
 
 Speed: each block is tokenised once; a merged chunk's size is the sum of its blocks' counts plus
 the whitespace between them, so candidate chunks are never re-tokenised. Only a block that must
-be split is tokenised again, once, with offsets (`TokenIndex`). Blocks and their counts are
-cached per (text, tokenizer) (`measured_blocks`), so the chunkers built on this one, and a sweep
-of sizes, parse and tokenise a document once (`clear_cache()` forgets them, to time a cold pass).
+be split is tokenised again, once, with offsets (`TokenIndex`). Blocks are cached per text
+(`measured_blocks`) and counts in ragkit's one count cache (`ragkit.text.tokens.count_tokens`),
+so the chunkers built on this one, and a sweep of sizes, parse and tokenise a document once
+(`clear_cache()` forgets them, to time a cold pass).
 
     >>> from ragkit.types import Document
     >>> text = "# Fees\\n\\n## Gold\\n\\nGold pays 2%.\\n\\n## Silver\\n\\nSilver pays 3%."
@@ -48,7 +49,7 @@ from ..text.headings import (BREADCRUMBS, Breadcrumb, Heading, breadcrumb_text, 
                              shorten_breadcrumb)
 from ..text.markdown import blocks_for
 from ..text.sentences import Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces, sentence_cuts
-from ..text.tokens import Tokenizer, get_tokenizer
+from ..text.tokens import Tokenizer, clear_counts, count_tokens, get_tokenizer
 from ..types import Block, Chunk, Document, doc_metadata, stable_hash
 from .base import Chunker
 
@@ -78,23 +79,15 @@ class Unit:
     alone: bool = False
 
 
-_SHORT_COUNTS: dict[str, dict[str, int]] = {}
-
-
 class Costs:
-    """Token counts of short strings (whitespace gaps, prefixes), memoised per tokenizer."""
+    """Token counts in one tokenizer (of blocks, whitespace gaps, prefixes), from the one count
+    cache (`ragkit.text.tokens.count_tokens`)."""
 
     def __init__(self, tokenizer: Tokenizer):
         self.tok = tokenizer
-        self._memo = _SHORT_COUNTS.setdefault(tokenizer.name, {})
-        if len(self._memo) > 50_000:
-            self._memo.clear()
 
     def text(self, s: str) -> int:
-        n = self._memo.get(s)
-        if n is None:
-            n = self._memo[s] = self.tok.count(s)
-        return n
+        return count_tokens(s, self.tok)
 
     def gap(self, doc_text: str, end: int, start: int) -> int:
         """Tokens of the whitespace between two units (0 for WordPiece, ~1 for BPE)."""
@@ -105,30 +98,29 @@ class Costs:
         return self.text(prefix) + self.text("\n\n") if prefix else 0
 
 
-_MEASURED: OrderedDict[tuple[str, str, str], tuple[list[Block], list[int]]] = OrderedDict()
-MEASURED_CACHE_SIZE = 256
+_PARSED: OrderedDict[tuple[str, str], list[Block]] = OrderedDict()
+PARSED_CACHE_SIZE = 256
 
 
 def measured_blocks(doc: Document, tokenizer: str) -> tuple[list[Block], list[int]]:
-    """`blocks_for(doc)` and every block's token count, kept for the last few hundred
-    (text, format, tokenizer) seen: sweeping sizes or strategies over a corpus parses and
-    tokenises each document once. The lists are shared: do not modify them."""
-    key = (doc.text, str(doc.metadata.get("format", "markdown")), tokenizer)
-    hit = _MEASURED.get(key)
-    if hit is None:
-        blocks = blocks_for(doc)
-        tok = get_tokenizer(tokenizer)
-        hit = _MEASURED[key] = (blocks, [tok.count(b.text) for b in blocks])
-        if len(_MEASURED) > MEASURED_CACHE_SIZE:
-            _MEASURED.popitem(last=False)
+    """`blocks_for(doc)`, kept for the last few hundred (text, format) seen, and every block's
+    token count (`count_tokens`): sweeping sizes or strategies over a corpus parses and
+    tokenises each document once. The block list is shared: do not modify it."""
+    key = (doc.text, str(doc.metadata.get("format", "markdown")))
+    blocks = _PARSED.get(key)
+    if blocks is None:
+        blocks = _PARSED[key] = blocks_for(doc)
+        if len(_PARSED) > PARSED_CACHE_SIZE:
+            _PARSED.popitem(last=False)
     else:
-        _MEASURED.move_to_end(key)
-    return hit
+        _PARSED.move_to_end(key)
+    return blocks, [count_tokens(b.text, tokenizer) for b in blocks]
 
 
 def clear_cache() -> None:
     """Forget every cached parse and count (e.g. to time a cold pass)."""
-    _MEASURED.clear()
+    _PARSED.clear()
+    clear_counts()
 
 
 class StructureChunker(Chunker):
@@ -328,7 +320,7 @@ class StructureChunker(Chunker):
         split_rows = block.kind == "table" and len(rows) > 1 and (n > budget or self.rows_alone)
         if n <= budget and not split_rows:
             return [Unit(block.start, block.end, n, block.kind)]
-        count = costs.tok.count
+        count = costs.text
         if split_rows:
             spans = pieces(text, block.start, block.end, [s for s, _ in rows[1:]])
             (hs, he), first = spans[0], spans[1]

@@ -27,7 +27,7 @@ from typing import Callable, Literal, Sequence
 
 from ..cache import atomic_write_text
 from ..text.sentences import pack_sentences, sentence_spans
-from ..text.tokens import get_tokenizer
+from ..text.tokens import counter
 from ..types import Chunk, Document, doc_metadata
 from .retrievers import DenseRetriever, Hit, _per_query
 
@@ -36,7 +36,7 @@ def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
                   tokenizer: str = "minilm") -> list[Chunk]:
     """Groups of consecutive sentences inside `parent`, each up to `max_tokens` (a sentence
     longer than that is a child of its own), carrying ``parent_id``."""
-    count = get_tokenizer(tokenizer).count
+    count = counter(tokenizer)
     return [Chunk.make(doc, s, e, strategy="child", prefix=parent.prefix, parent_id=parent.id,
                        metadata={**parent.metadata, "role": "child"})
             for s, e in pack_sentences(doc.text, parent.start, parent.end, max_tokens, count)]
