@@ -16,9 +16,12 @@ in `chunk.prefix`, never in `chunk.text`, so a chunk is always scored on the spa
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, Mapping, Sequence
 
 BlockKind = Literal["heading", "paragraph", "table", "list", "code", "html", "quote", "rule"]
@@ -210,6 +213,45 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
 # The front-matter fields ragkit filters on: every chunk carries those its document has (the
 # chunkers, the sentence-window retriever), and `ragkit.text.documents` checks their types.
 METADATA_FIELDS = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
+
+
+@lru_cache(maxsize=4096)
+def _parse_date(written: str) -> dt.date:
+    day = written.strip()
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        raise ValueError(f"effective_date must be a date written YYYY-MM-DD, got {written!r}")
+    try:
+        return dt.date.fromisoformat(day)
+    except ValueError as e:
+        raise ValueError(f"effective_date {written!r} is not a valid date ({e})") from None
+
+
+def as_date(value: Any) -> dt.date | None:
+    """`value` as a `datetime.date`: None stays None, a date (a datetime: its day) is itself,
+    a string ``YYYY-MM-DD`` naming a day that exists (spaces around it ignored) is parsed, once
+    per string written. Anything else raises ValueError saying why (`ragkit.text.documents`
+    reports it with the file and line when a document is loaded).
+
+    >>> as_date("2024-03-01"), as_date(None)
+    (datetime.date(2024, 3, 1), None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        return _parse_date(value)
+    raise ValueError(f"effective_date must be a date written YYYY-MM-DD, got {value!r}")
+
+
+def effective_date(meta: Mapping[str, Any]) -> dt.date | None:
+    """The ``effective_date`` of a document's or chunk's metadata as a date (None when it has
+    none): what every date comparison reads (filters ``as_of``, newest first, pruning). The
+    metadata itself keeps the date as written (``YYYY-MM-DD``), since it is saved as JSON."""
+    value = meta.get("effective_date")
+    return as_date(value) if value else None
 
 
 def doc_metadata(doc: Document) -> dict[str, Any]:

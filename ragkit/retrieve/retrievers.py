@@ -20,7 +20,7 @@ from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..types import Chunk
+from ..types import Chunk, effective_date
 from .index import VectorIndex, Where, matches
 
 
@@ -285,7 +285,8 @@ class BM25Retriever:
         self._stopset = frozenset(bm25s.stopwords.STOPWORDS_EN) if stopwords == "en" \
             else frozenset()
         if tokens == "identifiers" and stopwords not in (None, "en"):
-            raise ValueError(f"identifier tokens know the stopwords 'en' or None, not {stopwords!r}")
+            raise ValueError("identifier tokens know the stopwords 'en' or None, not "
+                             f"{stopwords!r}")
         corpus = [c.embedding_text(placement) for c in self.chunks]
         self._bm25 = bm25s.BM25()
         if tokens == "words":
@@ -382,9 +383,10 @@ def newest_first(hits: list[Hit], decimals: int = 6) -> list[Hit]:
     return sorted(hits, key=lambda h: (-round(h.score, decimals), newer_first(h.chunk)))
 
 
-def newer_first(chunk: Chunk) -> tuple[int, ...]:
+def newer_first(chunk: Chunk) -> int:
     """A sort key that puts the chunk of the newer ``effective_date`` first (undated last)."""
-    return tuple(-ord(ch) for ch in str(chunk.metadata.get("effective_date") or "0000-00-00"))
+    date = effective_date(chunk.metadata)
+    return -date.toordinal() if date else 0
 
 
 def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,
