@@ -192,7 +192,7 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
         flags += chunker.flags()  # e.g. a third-party splitter's unlocated chunks
     strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
     params = chunker.params() if chunker is not None else {}
-    built = r.describe() if callable(getattr(r, "describe", None)) else {}
+    built = r.params() if callable(getattr(r, "params", None)) else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
                    {**params, "retriever": kind, "placement": placement, **built}, texts,
                    used_depth, budgets)
