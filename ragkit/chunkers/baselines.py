@@ -60,6 +60,7 @@ class _Located(Chunker):
     def params(self) -> dict:
         return {k: v for k, v in super().params().items() if k != "unlocated"}
 
+    @property
     def flags(self) -> list[str]:
         return [f"unlocated_chunks:{self.unlocated}"] if self.unlocated else []
 
@@ -117,6 +118,7 @@ class ChonkieRecursive(Chunker):
         return {k: v for k, v in super().params().items()
                 if k not in ("relocated", "unlocated")}
 
+    @property
     def flags(self) -> list[str]:
         return ([f"chonkie_relocated:{self.relocated}"] * bool(self.relocated)
                 + [f"unlocated_chunks:{self.unlocated}"] * bool(self.unlocated))

@@ -111,6 +111,7 @@ class CodeChunker(Chunker):
         return (f"code({self.size}{over}{cap}{'' if self.pack else ',unpacked'},"
                 f"imports {self.import_chars})")
 
+    @property
     def flags(self) -> list[str]:
         """For the results row: documents cut at lines, and parsed despite a few errors."""
         out = []

@@ -169,6 +169,7 @@ class StructureChunker(Chunker):
             self.__dict__.setdefault("_short_crumbs", set()).add(short)
         return short
 
+    @property
     def flags(self) -> list[str]:
         """``breadcrumb_shortened`` when a breadcrumb had to be cut to leave its body room
         (since the last `chunk_all`)."""

@@ -246,7 +246,7 @@ class BiEncoderScorer:
 
     @property
     def flags(self) -> list[str]:
-        return self.embedder.flags()
+        return self.embedder.flags
 
 
 class Reranker(Retriever):

@@ -96,12 +96,12 @@ class DenseRetriever(Retriever):
             self.owner = np.asarray(owner, dtype=np.int64)
             vecs = self.embedder.encode(texts, "document")
             several = int((np.bincount(self.owner, minlength=len(self.chunks)) > 1).sum())
-            return vecs, [*self.embedder.flags(),
+            return vecs, [*self.embedder.flags,
                           *([f"windows:{several}/{len(self.chunks)}"] if several else []),
                           *([f"prefix_apart:{len(apart)}"] if apart else [])]
         vecs = self.embedder.encode([c.embedding_text(self.placement) for c in self.chunks],
                                     "document")
-        return vecs, self.embedder.flags()
+        return vecs, list(self.embedder.flags)
 
     @property
     def flags(self) -> list[str]:
