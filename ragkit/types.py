@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Literal, Mapping, Sequence
 
 BlockKind = Literal["heading", "paragraph", "table", "list", "code", "html", "quote", "rule"]
+PREFIX_SEPARATOR = "\n\n"  # between a chunk's prefix and its body in the embedded text
 
 
 def stable_hash(*parts: Any, n: int = 16) -> str:
@@ -127,11 +128,23 @@ class Chunk:
 
     def embedding_text(self, placement: Literal["before", "after"] = "before") -> str:
         """What the embedder sees: prefix and body, the prefix before (default) or after."""
-        if not self.prefix:
-            return self.text
+        return self.joined(self.prefix, self.text, placement)
+
+    @staticmethod
+    def joined(prefix: str, body: str, placement: Literal["before", "after"] = "before") -> str:
+        """`prefix` and `body` as an embedder reads them, `PREFIX_SEPARATOR` between them, the
+        prefix before (default) or after; the body alone when there is no prefix. The one place
+        a prefix meets a body: `embedding_text`, and the encoder's windows of a long chunk and
+        the code chunker's cap, which join the prefix to a part of a body.
+
+        >>> Chunk.joined("[Fees]", "Gold pays 2%."), Chunk.joined("", "Gold pays 2%.")
+        ('[Fees]\\n\\nGold pays 2%.', 'Gold pays 2%.')
+        """
+        if not prefix:
+            return body
         if placement == "before":
-            return f"{self.prefix}\n\n{self.text}"
-        return f"{self.text}\n\n{self.prefix}"
+            return f"{prefix}{PREFIX_SEPARATOR}{body}"
+        return f"{body}{PREFIX_SEPARATOR}{prefix}"
 
     def with_prefix(self, prefix: str, **metadata: Any) -> "Chunk":
         """A copy with another prefix (a new id, since the embedded text changes)."""

@@ -330,7 +330,7 @@ class CodeChunker(Chunker):
                 return False
             prefix = "\n".join(self.prefix_lines([*head, *scope]))
             body = text[s:e].strip()
-            return count_tokens(f"{prefix}\n\n{body}" if prefix else body, tok) <= cap
+            return count_tokens(Chunk.joined(prefix, body), tok) <= cap
 
         return fits
 

@@ -50,7 +50,7 @@ from ..text.headings import (BREADCRUMBS, Breadcrumb, Heading, breadcrumb_text, 
 from ..text.markdown import blocks_for
 from ..text.sentences import Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces, sentence_cuts
 from ..text.tokens import Tokenizer, clear_counts, count_tokens, get_tokenizer
-from ..types import Block, Chunk, Document, doc_metadata, stable_hash
+from ..types import PREFIX_SEPARATOR, Block, Chunk, Document, doc_metadata, stable_hash
 from .base import Chunker
 
 
@@ -94,8 +94,8 @@ class Costs:
         return self.text(doc_text[end:start]) if start > end else 0
 
     def prefix(self, prefix: str) -> int:
-        """Tokens a prefix adds to the embedded text, its "\\n\\n" separator included."""
-        return self.text(prefix) + self.text("\n\n") if prefix else 0
+        """Tokens a prefix adds to the embedded text, its separator (`Chunk.joined`) included."""
+        return self.text(prefix) + self.text(PREFIX_SEPARATOR) if prefix else 0
 
 
 _PARSED: OrderedDict[tuple[str, str], list[Block]] = OrderedDict()

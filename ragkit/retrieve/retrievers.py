@@ -169,9 +169,7 @@ def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["befor
     owner: list[int] = []
 
     def wrap(c: Chunk, body: str) -> str:
-        if not c.prefix:
-            return body
-        return f"{c.prefix}\n\n{body}" if placement == "before" else f"{body}\n\n{c.prefix}"
+        return Chunk.joined(c.prefix, body, placement)
 
     def cut(pos: int, text: str, dress: Callable[[str], str], room: int) -> None:
         """Windows of `text`, each `dress`ed (with the prefix, or not), within `cap`."""
