@@ -120,8 +120,8 @@ def looks_like_path(name: str | Path) -> bool:
 
 
 def hub_offline() -> str | None:
-    """The value of ``HF_HUB_OFFLINE`` when it switches the hub off (the ``ragkit`` command sets
-    it to 1 unless it is set), else None."""
+    """The value of ``HF_HUB_OFFLINE`` when it switches the hub off (the ``ragkit`` command and
+    its tools set it to 1 unless it is set: `ragkit.environment.offline_defaults`), else None."""
     value = os.environ.get("HF_HUB_OFFLINE", "").strip()
     return value if value.lower() in _TRUE else None
 
@@ -287,8 +287,10 @@ def llama_threads(requested: int | None = None) -> int:
 def cpu_has_amx(cpuinfo: str | None = None) -> bool:
     """Whether the CPU reports Intel AMX (``amx_int8`` in /proc/cpuinfo's flags).
 
-    >>> cpu_has_amx("flags\t: fpu avx2 avx512f amx_bf16 amx_int8 amx_tile"), cpu_has_amx("flags : avx2")
-    (True, False)
+    >>> cpu_has_amx("flags\t: fpu avx2 avx512f amx_bf16 amx_int8 amx_tile")
+    True
+    >>> cpu_has_amx("flags : avx2")
+    False
     """
     if cpuinfo is None:
         try:

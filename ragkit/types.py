@@ -16,12 +16,16 @@ in `chunk.prefix`, never in `chunk.text`, so a chunk is always scored on the spa
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, Mapping, Sequence
 
 BlockKind = Literal["heading", "paragraph", "table", "list", "code", "html", "quote", "rule"]
+PREFIX_SEPARATOR = "\n\n"  # between a chunk's prefix and its body in the embedded text
 
 
 def stable_hash(*parts: Any, n: int = 16) -> str:
@@ -124,11 +128,23 @@ class Chunk:
 
     def embedding_text(self, placement: Literal["before", "after"] = "before") -> str:
         """What the embedder sees: prefix and body, the prefix before (default) or after."""
-        if not self.prefix:
-            return self.text
+        return self.joined(self.prefix, self.text, placement)
+
+    @staticmethod
+    def joined(prefix: str, body: str, placement: Literal["before", "after"] = "before") -> str:
+        """`prefix` and `body` as an embedder reads them, `PREFIX_SEPARATOR` between them, the
+        prefix before (default) or after; the body alone when there is no prefix. The one place
+        a prefix meets a body: `embedding_text`, and the encoder's windows of a long chunk and
+        the code chunker's cap, which join the prefix to a part of a body.
+
+        >>> Chunk.joined("[Fees]", "Gold pays 2%."), Chunk.joined("", "Gold pays 2%.")
+        ('[Fees]\\n\\nGold pays 2%.', 'Gold pays 2%.')
+        """
+        if not prefix:
+            return body
         if placement == "before":
-            return f"{self.prefix}\n\n{self.text}"
-        return f"{self.text}\n\n{self.prefix}"
+            return f"{prefix}{PREFIX_SEPARATOR}{body}"
+        return f"{body}{PREFIX_SEPARATOR}{prefix}"
 
     def with_prefix(self, prefix: str, **metadata: Any) -> "Chunk":
         """A copy with another prefix (a new id, since the embedded text changes)."""
@@ -210,6 +226,45 @@ def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
 # The front-matter fields ragkit filters on: every chunk carries those its document has (the
 # chunkers, the sentence-window retriever), and `ragkit.text.documents` checks their types.
 METADATA_FIELDS = ("doc_type", "product", "region", "effective_date", "superseded_by", "title")
+
+
+@lru_cache(maxsize=4096)
+def _parse_date(written: str) -> dt.date:
+    day = written.strip()
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+        raise ValueError(f"effective_date must be a date written YYYY-MM-DD, got {written!r}")
+    try:
+        return dt.date.fromisoformat(day)
+    except ValueError as e:
+        raise ValueError(f"effective_date {written!r} is not a valid date ({e})") from None
+
+
+def as_date(value: Any) -> dt.date | None:
+    """`value` as a `datetime.date`: None stays None, a date (a datetime: its day) is itself,
+    a string ``YYYY-MM-DD`` naming a day that exists (spaces around it ignored) is parsed, once
+    per string written. Anything else raises ValueError saying why (`ragkit.text.documents`
+    reports it with the file and line when a document is loaded).
+
+    >>> as_date("2024-03-01"), as_date(None)
+    (datetime.date(2024, 3, 1), None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        return _parse_date(value)
+    raise ValueError(f"effective_date must be a date written YYYY-MM-DD, got {value!r}")
+
+
+def effective_date(meta: Mapping[str, Any]) -> dt.date | None:
+    """The ``effective_date`` of a document's or chunk's metadata as a date (None when it has
+    none): what every date comparison reads (filters ``as_of``, newest first, pruning). The
+    metadata itself keeps the date as written (``YYYY-MM-DD``), since it is saved as JSON."""
+    value = meta.get("effective_date")
+    return as_date(value) if value else None
 
 
 def doc_metadata(doc: Document) -> dict[str, Any]:

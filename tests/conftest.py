@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+from ragkit.environment import offline_defaults  # noqa: E402
+
+offline_defaults()
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 _shared = ROOT.parent / "shared" / "benchmarks"
 if "RAGKIT_BENCHMARKS_DIR" not in os.environ and (_shared / "MANIFEST.md").exists():

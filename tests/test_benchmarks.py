@@ -85,7 +85,7 @@ def test_chonkie_chunks_whose_text_differs_are_relocated_and_flagged():
     # whitespace-rejoined chunks are found again; chunks chonkie rebuilt from WordPiece tokens
     # ("##6 - 941 ...") exist nowhere in the source: dropped, and counted in the row's flags
     assert chunker.relocated > 0 and chunker.unlocated > 0
-    assert chunker.flags() == [f"chonkie_relocated:{chunker.relocated}",
+    assert chunker.flags == [f"chonkie_relocated:{chunker.relocated}",
                                f"unlocated_chunks:{chunker.unlocated}"]
     starts = [c.start for c in chunks]
     assert starts == sorted(starts)

@@ -9,7 +9,7 @@ import ragkit
 
 TREE = str(Path(ragkit.__file__).parents[1])  # the ragkit under test
 
-from ragkit.config import PROJECT_ROOT, get_settings
+from ragkit.config import PROJECT_ROOT, get_settings  # noqa: E402
 
 # variable -> (value set, Settings field, expected value)
 CASES = {
@@ -74,7 +74,8 @@ def test_bad_values_name_the_variable(monkeypatch, name, value):
 def test_every_documented_variable_is_tested():
     import ragkit.config
 
-    documented = {w.strip("`") for w in ragkit.config.__doc__.split() if w.startswith("``RAGKIT_") and "*" not in w}
+    documented = {w.strip("`") for w in ragkit.config.__doc__.split()
+                  if w.startswith("``RAGKIT_") and "*" not in w}
     assert documented == set(CASES)
 
 
@@ -211,3 +212,29 @@ def _tool_args(tmp_path):
 def test_every_subcommand_checks_the_environment_first(command, tmp_path):
     proc = _ragkit(_tool_args(tmp_path)[command], {"RAGKIT_SEED": "abc"})
     _one_line_naming(proc, "RAGKIT_SEED", "abc")
+
+
+def test_the_offline_setup_has_one_home(monkeypatch):
+    """Issue 33: `ragkit.environment.offline_defaults` is the one place the offline variables
+    are set (the command, every tool, reproduce and these tests call it); a reader's own
+    value wins."""
+    import os
+    import re
+    from pathlib import Path
+
+    import ragkit
+    from ragkit.environment import OFFLINE_DEFAULTS, offline_defaults
+
+    for name in OFFLINE_DEFAULTS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    offline_defaults()
+    assert os.environ["HF_HUB_OFFLINE"] == "0" and os.environ["RAGAS_DO_NOT_TRACK"] == "true"
+    package = Path(ragkit.__file__).parent
+    setters = re.compile(r"environ(?:\.setdefault\(|\[)\s*[\"'](?:%s)" % "|".join(OFFLINE_DEFAULTS))
+    found = [str(p.relative_to(package)) for p in package.rglob("*.py")
+             if setters.search(p.read_text(encoding="utf-8"))]
+    assert found == [], found
+    callers = {str(p.relative_to(package)) for p in package.rglob("*.py")
+               if "offline_defaults()" in p.read_text(encoding="utf-8")}
+    assert {"tools/cli.py", "tools/common.py", "tools/reproduce.py"} <= callers

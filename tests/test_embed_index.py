@@ -10,7 +10,8 @@ from ragkit.retrieve import VectorIndex
 
 def test_import_ragkit_is_lazy():
     code = ("import sys, ragkit, ragkit.text.documents, ragkit.evaluate, ragkit.retrieve, "
-            "ragkit.experiments.pipeline, ragkit.report.results, ragkit.embed, ragkit.retrieve.index, ragkit.chunkers; "
+            "ragkit.experiments.pipeline, ragkit.report.results, ragkit.embed, "
+            "ragkit.retrieve.index, ragkit.chunkers; "
             "heavy = [m for m in ('torch', 'faiss', 'transformers', 'sentence_transformers') "
             "if m in sys.modules]; print(heavy); assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -80,7 +81,7 @@ def test_token_counts_are_cached_and_still_report_truncation(tmp_path, monkeypat
     longest = f"2 of 3 document texts .*longest {max(expected)}\\)"
     with pytest.warns(TruncationWarning, match=longest):
         second.encode(texts)
-    assert second.flags() == ["truncated:2"]
+    assert second.flags == ["truncated:2"]
     assert second._lengths(texts, second._keys(texts, "document"), "document") == expected
 
 
@@ -90,9 +91,9 @@ def test_truncation_is_reported_not_silent(embedder):
     long = "refund " * 400
     with pytest.warns(TruncationWarning, match="exceed"):
         embedder.encode([long, "short"])
-    assert embedder.flags() == ["truncated:1"]
+    assert embedder.flags == ["truncated:1"]
     embedder.encode(["short"])
-    assert embedder.flags() == []
+    assert embedder.flags == []
 
 
 def test_onnx_backend_gives_torch_vectors_and_its_own_cache_keys(embedder):
@@ -105,7 +106,7 @@ def test_onnx_backend_gives_torch_vectors_and_its_own_cache_keys(embedder):
     assert (torch_emb.backend, onnx_emb.backend, embedder.backend) == ("torch", "onnx", "onnx")
     np.testing.assert_allclose(onnx_emb.encode(texts), torch_emb.encode(texts), atol=1e-5)
     assert torch_emb._keys(texts, "document") != onnx_emb._keys(texts, "document")
-    assert onnx_emb.flags() == []
+    assert onnx_emb.flags == []
 
 
 def test_onnx_backend_where_it_does_not_apply_is_an_error_or_torch():
@@ -135,7 +136,7 @@ def test_a_bad_onnx_export_falls_back_to_torch_out_loud(monkeypatch):
     assert e.backend == "onnx"  # decided without exporting; the export waits for a text
     with pytest.warns(embed.OnnxFallbackWarning, match="exporter exploded"):
         vec = e.encode(["still encodes"])
-    assert e.backend == "torch" and e.flags() == ["onnx_fallback:torch"]
+    assert e.backend == "torch" and e.flags == ["onnx_fallback:torch"]
     np.testing.assert_allclose(vec, embed.Embedder(show_progress=False, cache=False,
                                                    backend="torch").encode(["still encodes"]),
                                atol=1e-6)

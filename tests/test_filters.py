@@ -1,3 +1,5 @@
+import datetime as dt
+
 import pytest
 
 from ragkit.chunkers import FixedCharChunker
@@ -65,6 +67,33 @@ def test_exact_ties_go_to_the_newer_document():
     b = Chunk.make(new, 0, 11, "s", metadata={"effective_date": "2024-01-01"})
     assert [h.chunk.doc_id for h in newest_first([Hit(a, 0.5), Hit(b, 0.5)])] == ["new", "old"]
     assert [h.chunk.doc_id for h in newest_first([Hit(a, 0.6), Hit(b, 0.5)])] == ["old", "new"]
+
+
+def test_dates_are_compared_as_dates_and_the_undated_stay_where_they_were():
+    """Issue 33: ``effective_date`` is parsed once (`ragkit.types.as_date`) and compared as a
+    date; an undated chunk ranks after the dated ones on a tie, and an undated document is in
+    force on any day, as when the dates were compared as strings."""
+    from ragkit.experiments.prune import dedupe, superseded
+
+    docs = [Document("old", "x", {"effective_date": "2021-01-01", "superseded_by": "new"}),
+            Document("new", "x", {"effective_date": "2024-01-01"}),
+            Document("undated", "x")]
+    chunks = [Chunk.make(d, 0, 1, "s", metadata=dict(d.metadata)) for d in docs]
+    ranked = newest_first([Hit(c, 0.5) for c in reversed(chunks)])
+    assert [h.chunk.doc_id for h in ranked] == ["new", "old", "undated"]
+    cat = Catalog(docs)
+    assert cat.successors == {"old": dt.date(2024, 1, 1)}
+    metas = [{**d.metadata, "doc_id": d.id} for d in docs]
+    in_force = {day: [d.id for d, m in zip(docs, metas) if cat.filter(as_of=day)(m)]
+                for day in ("2020-12-31", "2021-01-01", "2023-12-31", "2024-01-01")}
+    assert in_force == {"2020-12-31": ["undated"], "2021-01-01": ["old", "undated"],
+                        "2023-12-31": ["old", "undated"], "2024-01-01": ["new", "undated"]}
+    assert cat.filter(as_of=dt.date(2024, 1, 1))(metas[1])  # a date object reads the same
+    assert superseded(metas[1], cat, before="2024-01-02") and not superseded(metas[2], cat,
+                                                                            before="2030-01-01")
+    kept = dedupe(chunks, {"old": "2021-01-01", "new": dt.date(2024, 1, 1), "undated": None})
+    assert [c.doc_id for c in kept] == ["new"]
+    assert [c.doc_id for c in dedupe([chunks[2], chunks[0]], {"old": "2021-01-01"})] == ["old"]
 
 
 def test_ambiguous_questions_get_several_readings(course, chunks):

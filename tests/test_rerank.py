@@ -16,7 +16,7 @@ def test_reranker_wraps_a_retriever(embedder):
     rr = Reranker(BM25Retriever(chunks), BiEncoderScorer(embedder=embedder), candidates=3)
     hits = rr.search(["how long does billing take to answer a refund request?"], k=2)
     assert len(hits[0]) == 2 and hits[0][0].chunk.start == chunks[1].start
-    assert rr.describe() == {"first_stage": "bm25", "reranker": "bi-encoder",
+    assert rr.params() == {"first_stage": "bm25", "reranker": "bi-encoder",
                              "reranker_model": "all-MiniLM-L6-v2", "candidates": 3}
     assert detect_kind("cross-encoder/ms-marco-MiniLM-L6-v2") == "cross-encoder"
 
@@ -74,8 +74,8 @@ def test_packaged_cross_encoder_reads_query_and_chunk_together(tmp_path, monkeyp
     assert int(np.argmax(scores)) == 1  # "Monthly plans are never refunded ..."
     assert scorer.flags == []  # three short pairs: nothing cut
     rr = make_reranker(BM25Retriever(chunks), "packaged", candidates=3)
-    assert rr.describe()["reranker"] == "cross-encoder"
-    assert rr.describe()["reranker_model"] == "ms-marco-MiniLM-L-12-v2-int8"
+    assert rr.params()["reranker"] == "cross-encoder"
+    assert rr.params()["reranker_model"] == "ms-marco-MiniLM-L-12-v2-int8"
     assert rr.search([question], k=1)[0][0].chunk.id == chunks[1].id
 
 
@@ -121,7 +121,7 @@ def test_kept_candidates_hold_their_places_and_are_never_scored():
     assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
     everything = Reranker(first, _ByLength(), candidates=3, keep=lambda c: True)
     assert [h.chunk.id for h in everything.search(query, k=3)[0]] == [h.chunk.id for h in base]
-    assert r.describe()["not_rescored"] == "<lambda>"
+    assert r.params()["not_rescored"] == "<lambda>"
     code = chunks[0].__class__(doc_id="x", start=0, end=1, text="x", strategy="code",
                                metadata={"doc_class": "code"})
     assert is_code(code) and not is_code(chunks[0])
@@ -255,14 +255,14 @@ def test_fusing_the_scorer_with_the_first_stage_orders_by_weighted_reciprocal_ra
     assert order(fuse=0.6, fuse_constant=60)[0] == [d.id, c.id, b.id, a.id]
     with pytest.raises(ValueError):
         Reranker(first, scorer, fuse=1.5)
-    described = Reranker(first, scorer, candidates=4, fuse=0.6).describe()
+    described = Reranker(first, scorer, candidates=4, fuse=0.6).params()
     assert described["rerank_fusion_weight"] == 0.6
     assert described["rerank_fusion_constant"] == 0.0
 
 
 def test_the_default_reranker_is_unchanged_by_the_fusion_option():
     """No `fuse`: hits carry the scorer's own scores in the scorer's order, kept candidates
-    hold their places, deeper hits follow below, and describe() names no fusion."""
+    hold their places, deeper hits follow below, and params() names no fusion."""
     from ragkit.retrieve.rerank import Reranker
 
     a, b, c, d = chunks = _four()
@@ -271,7 +271,7 @@ def test_the_default_reranker_is_unchanged_by_the_fusion_option():
     hits = r.search(["q"], k=4)[0]
     assert [h.chunk.id for h in hits] == [c.id, b.id, a.id, d.id]
     assert [h.score for h in hits] == [2.0, 2.0, 0.0, -1.0]
-    assert set(r.describe()) == {"first_stage", "reranker", "reranker_model", "candidates",
+    assert set(r.params()) == {"first_stage", "reranker", "reranker_model", "candidates",
                                  "not_rescored"}
     fused = Reranker(_Fixed(chunks), scorer, candidates=3, keep=lambda ch: ch.id == b.id,
                      fuse=0.6).search(["q"], k=4)[0]

@@ -1,11 +1,14 @@
 """Every retriever class satisfies the written interface, `ragkit.retrieve.Retriever`:
 ``search(queries, k, where=None) -> list[list[Hit]]`` with at most k hits per query, best
-first, and ``flags`` a read-only property holding a list of strings.
+first, ``flags`` a read-only property holding a list of strings, and ``describe()`` one line
+of text.
 
 Each class is built on a tiny corpus with the real bundled MiniLM embedder (the session
 `embedder` fixture). The list of builders is checked against the package: a new class with a
 ``search`` method (its own or inherited) and no builder here fails
-`test_every_retriever_class_is_covered`.
+`test_every_retriever_class_is_covered`; and every class with a ``search`` method anywhere in
+the package, the tools included, declares the protocol and defines its three members
+(`test_every_retriever_class_declares_the_protocol`).
 """
 
 import inspect
@@ -70,24 +73,44 @@ BUILT = ["DenseRetriever", "DenseRetriever/windows", "BM25Retriever",
          "LateDenseRetriever", "Reranker"]
 
 
-def _classes_with_search() -> set[str]:
-    """Names of the library's classes (ragkit/ minus ragkit/tools/) with a ``search`` method,
-    their own or inherited; the `Retriever` protocol itself is not one."""
+def _search_classes(tools: bool = False) -> dict[str, type]:
+    """The package's classes with a ``search`` method, their own or inherited, by name (the
+    tools' too with `tools`); the `Retriever` protocol itself is not one."""
     import importlib
     import pkgutil
 
     import ragkit
 
-    names = set()
+    found = {}
     for info in pkgutil.walk_packages(ragkit.__path__, "ragkit."):
-        if info.name.startswith("ragkit.tools") or info.name == "ragkit.__main__":
+        if info.name == "ragkit.__main__" or (info.name.startswith("ragkit.tools")
+                                              and not tools):
             continue
         module = importlib.import_module(info.name)
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == info.name and callable(getattr(cls, "search", None)) \
                     and cls is not Retriever:
-                names.add(name)
-    return names
+                found[name] = cls
+    return found
+
+
+def _classes_with_search() -> set[str]:
+    """Names of the library's classes (ragkit/ minus ragkit/tools/) with a ``search`` method."""
+    return set(_search_classes())
+
+
+def test_every_retriever_class_declares_the_protocol():
+    """Issue 33: one `Retriever` (`ragkit.retrieve.base`), declared by every class with a
+    ``search`` method in the package, the tools' included, each with its own ``search``, a
+    ``flags`` property and ``describe``."""
+    found = {n: c for n, c in _search_classes(tools=True).items() if n not in NOT_RETRIEVERS}
+    assert {"DenseRetriever", "Reranker", "IndexRetriever", "FrozenFirstStage"} <= set(found)
+    for name, cls in found.items():
+        assert Retriever in cls.__mro__, f"{name} does not declare Retriever"
+        for member in ("search", "flags", "describe"):
+            mine = inspect.getattr_static(cls, member)
+            assert mine is not Retriever.__dict__[member], f"{name} has no {member} of its own"
+        assert isinstance(inspect.getattr_static(cls, "flags"), property), name
 
 
 def test_every_retriever_class_is_covered():
@@ -102,6 +125,8 @@ def test_retriever_satisfies_the_protocol(name, embedder):
     assert isinstance(declared, property), f"{type(r).__name__}.flags is not a property"
     assert declared.fset is None, "flags must be read-only"
     assert isinstance(r.flags, list) and all(isinstance(f, str) for f in r.flags)
+    said = r.describe()
+    assert isinstance(said, str) and said.strip() and "\n" not in said, said
     for k in (1, 2, 5):
         results = r.search(QUERIES, k)
         assert isinstance(results, list) and len(results) == len(QUERIES)
@@ -157,7 +182,8 @@ CODE = [Document("http", "class HttpRetryPolicy:\n    def backoff_seconds(self, 
                          "        return min(2 ** attempt, self.max_delay)\n"),
         Document("cache", "def evict_stale_entries(cache, now):\n    for key in list(cache):\n"
                           "        if cache[key].expires < now:\n            del cache[key]\n"),
-        Document("parse", "function parseWebhookHeader(header) {\n  return header.split(',');\n}\n")]
+        Document("parse", "function parseWebhookHeader(header) {\n"
+                          "  return header.split(',');\n}\n")]
 
 
 @pytest.mark.parametrize("query, doc", [
@@ -205,7 +231,8 @@ def test_windows_cover_a_long_chunk_within_the_encoder_limit(embedder):
     from ragkit.retrieve.retrievers import encoder_windows
     from ragkit.types import Chunk
 
-    lines = [f"line {i}: the gateway retries the upload after {i} seconds of waiting" for i in range(80)]
+    lines = [f"line {i}: the gateway retries the upload after {i} seconds of waiting"
+             for i in range(80)]
     doc = Document("long", "\n".join(lines) + "\n")
     long = Chunk.make(doc, 0, len(doc.text), strategy="x", prefix="# uploads.py")
     short = Chunk.make(doc, 0, 40, strategy="x")
@@ -280,13 +307,13 @@ def test_the_stack_reads_whole_chunks_splits_identifiers_and_spares_code(embedde
 
     chunks = _chunks()
     first = make_retriever(chunks, embedder, "stack")
-    assert first.describe() == {"fusion_weights": list(STACK_WEIGHTS), "fusion_candidates": 150,
-                                "fusion_constant": 0.0, "bm25_tokens": "identifiers",
-                                "dense_long": "windows"}
+    assert first.params() == {"fusion_weights": list(STACK_WEIGHTS), "fusion_candidates": 150,
+                              "fusion_constant": 0.0, "bm25_tokens": "identifiers",
+                              "dense_long": "windows"}
     assert first.search(QUERIES[:1], 1)[0][0].chunk.doc_id == "refunds"
     reranked = stack_retriever(chunks, embedder, rerank=str(_minilm_folder()), candidates=4)
-    assert reranked.describe()["not_rescored"] == "is_code"
-    assert reranked.describe()["bm25_tokens"] == "identifiers"
+    assert reranked.params()["not_rescored"] == "is_code"
+    assert reranked.params()["bm25_tokens"] == "identifiers"
 
 
 def _minilm_folder():
@@ -304,4 +331,4 @@ def test_with_fusion_reuses_the_indexes_and_ranks_as_a_new_fusion_would(embedder
     fresh = HybridRetriever(base.dense, base.bm25, (0.3, 0.7), candidates=10, constant=60)
     ids = lambda r: [[h.chunk.id for h in hs] for hs in r.search(QUERIES, 4)]  # noqa: E731
     assert ids(other) == ids(fresh)
-    assert other.describe()["fusion_weights"] == [0.3, 0.7] and base.weights == (0.8, 0.2)
+    assert other.params()["fusion_weights"] == [0.3, 0.7] and base.weights == (0.8, 0.2)

@@ -39,3 +39,36 @@ def test_first_chars_is_the_end_of_the_nth_token_span(text):
     for n in range(len(spans) + 2):
         expected = 0 if n == 0 else (spans[n - 1][1] if n <= len(spans) else len(text))
         assert tok.first_chars(text, n) == expected
+
+
+# ------------------------------------------------------------ issue 33: one count cache
+
+def test_the_one_count_cache_counts_as_the_tokenizer_does():
+    from ragkit.evaluate import count_tokens as budget_count
+    from ragkit.text.tokens import _COUNTS, clear_counts, count_tokens, counter
+
+    texts = ["Refunds are available within 14 days.", "", "  \n", "Größe_max = 3", "x" * 300]
+    clear_counts()
+    for name in ("cl100k_base", "minilm", "chars"):
+        tok = get_tokenizer(name)
+        want = [tok.count(t) for t in texts]
+        assert [count_tokens(t, name) for t in texts] == want
+        assert [count_tokens(t, tok) for t in texts] == want  # a tokenizer: keyed by its name
+        assert list(map(counter(name), texts)) == want
+    assert [budget_count(t) for t in texts] == [get_tokenizer("cl100k_base").count(t)
+                                                for t in texts]
+    assert ("minilm", texts[0]) in _COUNTS and ("cl100k_base", texts[0]) in _COUNTS
+    assert not any(name == "chars" for name, _ in _COUNTS)  # characters need no cache
+    clear_counts()
+    assert not _COUNTS
+
+
+def test_the_count_cache_empties_when_it_holds_too_much(monkeypatch):
+    import ragkit.text.tokens as tokens
+
+    tokens.clear_counts()
+    monkeypatch.setattr(tokens, "COUNT_CACHE_CHARS", 25)
+    assert tokens.count_tokens("one two three four", "minilm") == 4  # 18 characters
+    assert tokens.count_tokens("five six seven", "minilm") == 3  # 18 + 14 > 25: emptied first
+    assert list(tokens._COUNTS) == [("minilm", "five six seven")]
+    tokens.clear_counts()

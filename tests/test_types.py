@@ -40,3 +40,21 @@ def test_make_rejects_span_past_end():
 def test_document_line_numbers_count_front_matter():
     doc = Document("d", "one\ntwo\nthree", path="f.md", line_offset=4)
     assert doc.where(doc.text.index("three")) == "f.md:7"
+
+
+def test_dates_are_parsed_by_one_rule():
+    import datetime as dt
+
+    from ragkit.types import as_date, effective_date
+
+    assert as_date("2024-03-01") == as_date(" 2024-03-01 ") == dt.date(2024, 3, 1)
+    assert as_date(dt.datetime(2024, 3, 1, 12, 30)) == dt.date(2024, 3, 1)
+    assert as_date(None) is None
+    assert effective_date({}) is None and effective_date({"effective_date": ""}) is None
+    assert effective_date({"effective_date": "2024-02-29"}) == dt.date(2024, 2, 29)
+    with pytest.raises(ValueError, match="is not a valid date"):
+        as_date("2023-02-29")
+    with pytest.raises(ValueError, match="written YYYY-MM-DD, got 'March 2024'"):
+        as_date("March 2024")
+    with pytest.raises(ValueError, match="written YYYY-MM-DD, got 2024"):
+        as_date(2024)

@@ -8,7 +8,7 @@ fails loudly instead of producing unscoreable chunks.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from typing import Any, Iterable, Sequence
 
 from ..types import (Chunk, Document, check_chunks, doc_metadata, stable_hash,  # noqa: F401
@@ -29,6 +29,13 @@ class Chunker(ABC):
         """A readable name for tables, e.g. ``fixed_chars(1000/200)``."""
         return self.name
 
+    @property
+    def flags(self) -> list[str]:
+        """What a results row must carry about the chunks made since the last `chunk_all`
+        (e.g. a third-party splitter's unlocated chunks); a read-only property, as a
+        retriever's `flags`. None by default."""
+        return []
+
     def spans(self, doc: Document) -> list[tuple[int, int]]:
         raise NotImplementedError
 
@@ -46,7 +53,7 @@ class Chunker(ABC):
         return sorted(chunks, key=lambda c: (c.start, c.end))
 
     def chunk_all(self, docs: Iterable[Document], progress: bool = False) -> list[Chunk]:
-        """Chunks of every document, in document order. Counters behind `flags()` (e.g. a
+        """Chunks of every document, in document order. Counters behind `flags` (e.g. a
         third-party splitter's unlocated chunks) restart, so they describe this corpus."""
         docs = list(docs)
         for counter in ("unlocated", "relocated"):

@@ -7,31 +7,25 @@
 Third-party splitters do not all report where their chunks came from. chonkie does
 (``start_index``/``end_index``; we check each one against the text). langchain's Markdown
 splitter does not, and it rewrites whitespace, so its chunks are located in the document in
-order, from a cursor that only moves forward: exactly if possible, else ignoring differences in
-whitespace. A chunk that cannot be found either way is dropped and *counted* in ``unlocated``
-(and in the results row's flags) — never guessed. This is the only place in ragkit where text
-is searched for; ragkit's own chunkers carry their offsets.
+order, from a cursor that only moves forward, by `ragkit.text.locate.locate` (the golden files'
+search): exactly if possible, else ignoring differences in whitespace, here also whitespace
+dropped between two words (``dropped_spaces``: chonkie re-joins some code without it). A chunk
+that cannot be found either way is dropped and *counted* in ``unlocated`` (and in the results
+row's flags) — never guessed. ragkit's own chunkers carry their offsets.
 """
 
 from __future__ import annotations
 
-import re
-
+from ..text.locate import locate
 from ..types import Document
 from .base import Chunker, trim_span
 
 
-def locate(text: str, piece: str, cursor: int = 0) -> tuple[int, int] | None:
-    """The first span at or after `cursor` holding `piece` exactly, else holding its words with
-    any whitespace (or none) between them; None when neither is found."""
-    piece = piece.strip()
-    if not piece:
-        return None
-    pos = text.find(piece, cursor)
-    if pos != -1:
-        return pos, pos + len(piece)
-    m = re.compile(r"\s*".join(re.escape(w) for w in piece.split())).search(text, cursor)
-    return (m.start(), m.end()) if m else None
+def first_span(text: str, piece: str, cursor: int = 0) -> tuple[int, int] | None:
+    """The first span at or after `cursor` holding `piece` (`locate`, whitespace between two
+    words possibly dropped); None when it is not found."""
+    found = locate(text, piece, cursor, dropped_spaces=True, limit=1)
+    return found[0] if found else None
 
 
 def locate_in_order(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]], int]:
@@ -40,7 +34,7 @@ def locate_in_order(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]]
     for piece in pieces:
         if not piece.strip():
             continue
-        span = locate(text, piece, cursor)
+        span = first_span(text, piece, cursor)
         if span is None:
             missed += 1
             continue
@@ -66,6 +60,7 @@ class _Located(Chunker):
     def params(self) -> dict:
         return {k: v for k, v in super().params().items() if k != "unlocated"}
 
+    @property
     def flags(self) -> list[str]:
         return [f"unlocated_chunks:{self.unlocated}"] if self.unlocated else []
 
@@ -88,12 +83,12 @@ class LangchainMarkdownRecursive(_Located):
         from langchain_text_splitters import (MarkdownHeaderTextSplitter,
                                               RecursiveCharacterTextSplitter)
 
-        from ..text.tokens import get_tokenizer
+        from ..text.tokens import counter
 
         headers = [("#", "h1"), ("##", "h2"), ("###", "h3")]
         sections = MarkdownHeaderTextSplitter(headers, strip_headers=False).split_text(doc.text)
         rec = RecursiveCharacterTextSplitter(chunk_size=self.size, chunk_overlap=self.overlap,
-                                             length_function=get_tokenizer(self.tokenizer).count)
+                                             length_function=counter(self.tokenizer))
         return [t for s in sections for t in rec.split_text(s.page_content)]
 
 
@@ -104,7 +99,7 @@ class ChonkieRecursive(Chunker):
     ``source[start:end]`` is the chunk's text. On some inputs (chonkie 1.7.0, e.g. indented
     byte-string tables in code) a chunk's text is re-joined with different whitespace and the
     offsets after it drift (they overlap or run backwards). Such a chunk is located like
-    langchain's, in order from the previous chunk (`locate`), counted in ``relocated`` (or in
+    langchain's, in order from the previous chunk (`first_span`), counted in ``relocated`` (or in
     ``unlocated`` and dropped if not found), warned about and flagged in the results row.
     """
 
@@ -123,6 +118,7 @@ class ChonkieRecursive(Chunker):
         return {k: v for k, v in super().params().items()
                 if k not in ("relocated", "unlocated")}
 
+    @property
     def flags(self) -> list[str]:
         return ([f"chonkie_relocated:{self.relocated}"] * bool(self.relocated)
                 + [f"unlocated_chunks:{self.unlocated}"] * bool(self.unlocated))
@@ -143,7 +139,7 @@ class ChonkieRecursive(Chunker):
             if c.start_index >= cursor and doc.text[c.start_index:c.end_index] == c.text:
                 span = (c.start_index, c.end_index)
             else:
-                span = locate(doc.text, c.text, cursor)
+                span = first_span(doc.text, c.text, cursor)
                 moved += span is not None
                 lost += span is None and bool(c.text.strip())
             if span is not None:

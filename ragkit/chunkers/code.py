@@ -111,6 +111,7 @@ class CodeChunker(Chunker):
         return (f"code({self.size}{over}{cap}{'' if self.pack else ',unpacked'},"
                 f"imports {self.import_chars})")
 
+    @property
     def flags(self) -> list[str]:
         """For the results row: documents cut at lines, and parsed despite a few errors."""
         out = []
@@ -315,20 +316,21 @@ class CodeChunker(Chunker):
 
     def fits_for(self, text: str, head: list[str], size: int) -> Fits:
         """Does ``text[s:e]`` fit one chunk under the enclosing signatures `scope`? At most
-        `size` characters (`size` + `overlap` once the overlap is added), and with `max_tokens` set, at most that many tokens of prefix (the
-        file's head lines counted whether or not the chunk gets them) and body."""
+        `size` characters (`size` + `overlap` once the overlap is added), and with `max_tokens`
+        set, at most that many tokens of prefix (the file's head lines counted whether or not
+        the chunk gets them) and body."""
         if self.max_tokens is None:
             return lambda s, e, scope: e - s <= size
-        from ..text.tokens import get_tokenizer
+        from ..text.tokens import count_tokens
 
-        tok, cap = get_tokenizer(self.tokenizer), self.max_tokens
+        tok, cap = self.tokenizer, self.max_tokens
 
         def fits(s: int, e: int, scope: tuple[str, ...]) -> bool:
             if e - s > size:
                 return False
             prefix = "\n".join(self.prefix_lines([*head, *scope]))
             body = text[s:e].strip()
-            return tok.count(f"{prefix}\n\n{body}" if prefix else body) <= cap
+            return count_tokens(Chunk.joined(prefix, body), tok) <= cap
 
         return fits
 
@@ -337,10 +339,9 @@ class CodeChunker(Chunker):
         (file name, then imports, then the outer signatures) are dropped until it fits."""
         if self.max_tokens is None:
             return lines
-        from ..text.tokens import get_tokenizer
+        from ..text.tokens import count_tokens
 
-        tok = get_tokenizer(self.tokenizer)
-        while lines and tok.count("\n".join(lines)) > self.max_tokens // 2:
+        while lines and count_tokens("\n".join(lines), self.tokenizer) > self.max_tokens // 2:
             lines = lines[1:]
         return lines
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..text.headings import breadcrumb_text, heading_path_at
 from ..text.markdown import blocks_for
 from ..text.sentences import TokenIndex, pack_sentences
-from ..text.tokens import get_tokenizer
+from ..text.tokens import count_tokens, counter, get_tokenizer
 from ..types import Chunk, Document
 from .base import Chunker
 
@@ -36,7 +36,7 @@ class SentenceGroupChunker(Chunker):
         return f"sentences({self.size},{name})"
 
     def spans(self, doc: Document) -> list[tuple[int, int]]:
-        count = get_tokenizer(self.tokenizer).count
+        count = counter(self.tokenizer)
         return pack_sentences(doc.text, 0, len(doc.text), self.size, count)
 
 
@@ -81,12 +81,12 @@ class ProseChunker(SentenceGroupChunker):
         out: list[tuple[int, int, str]] = []
         for lo, hi in zip(starts, [*starts[1:], len(text)]):
             index = TokenIndex(text, lo, hi, tok)
-            for s, e in pack_sentences(text, lo, hi, self.size, tok.count):
+            for s, e in pack_sentences(text, lo, hi, self.size, counter(tok)):
                 path = heading_path_at(blocks, s + 1)
                 if s == lo and lo in heads:  # it opens with the heading: no crumb of it
                     path = path[:-1]
                 prefix = breadcrumb_text("path", path)
-                room = max(1, self.hard - (tok.count(prefix) if prefix else 0))
+                room = max(1, self.hard - count_tokens(prefix, tok))
                 cuts = [s, *index.cuts(s, e, room), e] if index.count(s, e) > room else [s, e]
                 out += [(a, b, prefix) for a, b in zip(cuts, cuts[1:]) if b > a]
         return out

@@ -37,7 +37,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from ..text.markdown import blocks_for
-from ..text.tokens import get_tokenizer
+from ..text.tokens import count_tokens, get_tokenizer
 from ..types import Block, Chunk, Document
 
 Level = Literal["error", "warning"]
@@ -78,7 +78,7 @@ def _token_counts(texts: list[str], tokenizer: Any) -> list[int]:
     if hasattr(tokenizer, "count_tokens"):  # an Embedder: the encoder's own count
         return list(tokenizer.count_tokens(texts))
     tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
-    return [tok.count(t) for t in texts]
+    return [count_tokens(t, tok) for t in texts]
 
 
 def lint(doc: Document, chunks: Sequence[Chunk], max_tokens: int | None = None,
@@ -191,7 +191,7 @@ def cap_findings(doc: Document, chunks: Sequence[Chunk], chunker: Any) -> list[F
         if starts is not None:
             n = bisect.bisect_left(starts, c.end) - bisect.bisect_left(starts, c.start)
         else:
-            n = tok.count(c.embedding_text() if with_prefix else c.text)
+            n = count_tokens(c.embedding_text() if with_prefix else c.text, tok)
         if n > limit:
             unit = atomic_unit(doc, c) if with_prefix else None
             why = f" (one {unit}, which is never cut)" if unit else ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..text.tokens import get_tokenizer
+from ..text.tokens import count_tokens
 from ..types import Document
 from .base import Chunker, trim_span
 
@@ -57,13 +57,10 @@ class RecursiveChunker(Chunker):
 
     def spans(self, doc: Document) -> list[tuple[int, int]]:
         text = doc.text
-        count = get_tokenizer(self.tokenizer).count
-        memo: dict[tuple[int, int], int] = {}
+        tokenizer = self.tokenizer
 
         def length(span: tuple[int, int]) -> int:
-            if span not in memo:
-                memo[span] = count(text[span[0]:span[1]])
-            return memo[span]
+            return count_tokens(text[span[0]:span[1]], tokenizer)
 
         def merge(pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
             out: list[tuple[int, int]] = []

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..text.markdown import blocks_for
 from ..text.sentences import TokenIndex, pieces, sentence_cuts
-from ..text.tokens import get_tokenizer
+from ..text.tokens import count_tokens, counter, get_tokenizer
 from ..types import Chunk, Document
 from .base import Chunker
 from .recursive import RecursiveChunker
@@ -126,13 +126,13 @@ class SemanticChunker(_EmbeddingChunker):
         """``(start, end, tokens, is_heading)`` units: the sentences of prose blocks, other
         blocks whole; anything over the hard cap cut further."""
         text, tok = doc.text, get_tokenizer(self.tokenizer)
-        exact = None if tok.name == "chars" else tok.count
+        exact = None if tok.name == "chars" else counter(tok)
         out = []
         for b in blocks_for(doc):
             spans = pieces(text, b.start, b.end, sentence_cuts(text, b.start, b.end)) \
                 if b.kind in ("paragraph", "quote") else [(b.start, b.end)]
             for s, e in spans:
-                n = tok.count(text[s:e])
+                n = count_tokens(text[s:e], tok)
                 if n <= self.hard:
                     out.append((s, e, n, b.kind == "heading"))
                     continue
@@ -179,7 +179,7 @@ class SemanticChunker(_EmbeddingChunker):
             return [*out, (lo, hi)]
 
         segs = [s for lo, hi in zip(bounds, bounds[1:]) for s in fit(lo, hi)]
-        segs = exact_cap(segs, size, self.hard, lambda lo, hi: costs.tok.count(
+        segs = exact_cap(segs, size, self.hard, lambda lo, hi: costs.text(
             text[units[lo][0]:units[hi - 1][1]]), lambda lo, hi: min(
             range(lo, hi - 1), key=lambda i: (not allowed[i], sims[i])))
         chunks = [self.make(doc, units[lo][0], units[hi - 1][1], sentences=hi - lo,
@@ -207,7 +207,7 @@ class ClusterSemanticChunker(_EmbeddingChunker):
         if not spans:
             return []
         costs = Costs(get_tokenizer(self.tokenizer))
-        sizes = [costs.tok.count(text[s:e]) for s, e in spans]
+        sizes = [costs.text(text[s:e]) for s, e in spans]
         gaps = [costs.gap(text, a[1], b[0]) for a, b in zip(spans, spans[1:])]
         vecs = _encode(self.embedder_model, [text[s:e] for s, e in spans]).astype(np.float64)
         runs = cluster_runs(vecs, sizes, gaps, max(1, self.max_chunk_size // self.piece_size),
@@ -218,7 +218,7 @@ class ClusterSemanticChunker(_EmbeddingChunker):
             return sum(sizes[lo:hi]) + sum(gaps[lo:hi - 1])
 
         runs = exact_cap(runs, size, self.max_chunk_size,
-                         lambda lo, hi: costs.tok.count(text[spans[lo][0]:spans[hi - 1][1]]),
+                         lambda lo, hi: costs.text(text[spans[lo][0]:spans[hi - 1][1]]),
                          lambda lo, hi: min(range(lo, hi - 1), key=lambda i: near[i]))
         chunks = [self.make(doc, spans[lo][0], spans[hi - 1][1], pieces=hi - lo,
                             tokens=size(lo, hi), embedder=self.embedder) for lo, hi in runs]

@@ -23,9 +23,10 @@ counts the prefix too. Only a single atomic unit (a table row, a list item) can 
 
 Speed: each block is tokenised once; a merged chunk's size is the sum of its blocks' counts plus
 the whitespace between them, so candidate chunks are never re-tokenised. Only a block that must
-be split is tokenised again, once, with offsets (`TokenIndex`). Blocks and their counts are
-cached per (text, tokenizer) (`measured_blocks`), so the chunkers built on this one, and a sweep
-of sizes, parse and tokenise a document once (`clear_cache()` forgets them, to time a cold pass).
+be split is tokenised again, once, with offsets (`TokenIndex`). Blocks are cached per text
+(`measured_blocks`) and counts in ragkit's one count cache (`ragkit.text.tokens.count_tokens`),
+so the chunkers built on this one, and a sweep of sizes, parse and tokenise a document once
+(`clear_cache()` forgets them, to time a cold pass).
 
     >>> from ragkit.types import Document
     >>> text = "# Fees\\n\\n## Gold\\n\\nGold pays 2%.\\n\\n## Silver\\n\\nSilver pays 3%."
@@ -41,15 +42,15 @@ it ends the chunk and starts the next one, under ``[Fees]``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..text.headings import (BREADCRUMBS, Breadcrumb, Heading, breadcrumb_text, enter_heading,
                              shorten_breadcrumb)
 from ..text.markdown import blocks_for
 from ..text.sentences import Cutter, TokenIndex, blank_line_cuts, line_cuts, pieces, sentence_cuts
-from ..text.tokens import Tokenizer, get_tokenizer
-from ..types import Block, Chunk, Document, doc_metadata, stable_hash
+from ..text.tokens import Tokenizer, clear_counts, count_tokens, get_tokenizer
+from ..types import PREFIX_SEPARATOR, Block, Chunk, Document, doc_metadata, stable_hash
 from .base import Chunker
 
 
@@ -78,57 +79,48 @@ class Unit:
     alone: bool = False
 
 
-_SHORT_COUNTS: dict[str, dict[str, int]] = {}
-
-
 class Costs:
-    """Token counts of short strings (whitespace gaps, prefixes), memoised per tokenizer."""
+    """Token counts in one tokenizer (of blocks, whitespace gaps, prefixes), from the one count
+    cache (`ragkit.text.tokens.count_tokens`)."""
 
     def __init__(self, tokenizer: Tokenizer):
         self.tok = tokenizer
-        self._memo = _SHORT_COUNTS.setdefault(tokenizer.name, {})
-        if len(self._memo) > 50_000:
-            self._memo.clear()
 
     def text(self, s: str) -> int:
-        n = self._memo.get(s)
-        if n is None:
-            n = self._memo[s] = self.tok.count(s)
-        return n
+        return count_tokens(s, self.tok)
 
     def gap(self, doc_text: str, end: int, start: int) -> int:
         """Tokens of the whitespace between two units (0 for WordPiece, ~1 for BPE)."""
         return self.text(doc_text[end:start]) if start > end else 0
 
     def prefix(self, prefix: str) -> int:
-        """Tokens a prefix adds to the embedded text, its "\\n\\n" separator included."""
-        return self.text(prefix) + self.text("\n\n") if prefix else 0
+        """Tokens a prefix adds to the embedded text, its separator (`Chunk.joined`) included."""
+        return self.text(prefix) + self.text(PREFIX_SEPARATOR) if prefix else 0
 
 
-_MEASURED: OrderedDict[tuple[str, str, str], tuple[list[Block], list[int]]] = OrderedDict()
-MEASURED_CACHE_SIZE = 256
+_PARSED: OrderedDict[tuple[str, str], list[Block]] = OrderedDict()
+PARSED_CACHE_SIZE = 256
 
 
 def measured_blocks(doc: Document, tokenizer: str) -> tuple[list[Block], list[int]]:
-    """`blocks_for(doc)` and every block's token count, kept for the last few hundred
-    (text, format, tokenizer) seen: sweeping sizes or strategies over a corpus parses and
-    tokenises each document once. The lists are shared: do not modify them."""
-    key = (doc.text, str(doc.metadata.get("format", "markdown")), tokenizer)
-    hit = _MEASURED.get(key)
-    if hit is None:
-        blocks = blocks_for(doc)
-        tok = get_tokenizer(tokenizer)
-        hit = _MEASURED[key] = (blocks, [tok.count(b.text) for b in blocks])
-        if len(_MEASURED) > MEASURED_CACHE_SIZE:
-            _MEASURED.popitem(last=False)
+    """`blocks_for(doc)`, kept for the last few hundred (text, format) seen, and every block's
+    token count (`count_tokens`): sweeping sizes or strategies over a corpus parses and
+    tokenises each document once. The block list is shared: do not modify it."""
+    key = (doc.text, str(doc.metadata.get("format", "markdown")))
+    blocks = _PARSED.get(key)
+    if blocks is None:
+        blocks = _PARSED[key] = blocks_for(doc)
+        if len(_PARSED) > PARSED_CACHE_SIZE:
+            _PARSED.popitem(last=False)
     else:
-        _MEASURED.move_to_end(key)
-    return hit
+        _PARSED.move_to_end(key)
+    return blocks, [count_tokens(b.text, tokenizer) for b in blocks]
 
 
 def clear_cache() -> None:
     """Forget every cached parse and count (e.g. to time a cold pass)."""
-    _MEASURED.clear()
+    _PARSED.clear()
+    clear_counts()
 
 
 class StructureChunker(Chunker):
@@ -177,6 +169,7 @@ class StructureChunker(Chunker):
             self.__dict__.setdefault("_short_crumbs", set()).add(short)
         return short
 
+    @property
     def flags(self) -> list[str]:
         """``breadcrumb_shortened`` when a breadcrumb had to be cut to leave its body room
         (since the last `chunk_all`)."""
@@ -195,10 +188,9 @@ class StructureChunker(Chunker):
         """Chunks of consecutive `blocks` (with their token `counts`), below heading `path`.
 
         `prefix_fn(headings above the chunk, chunk start)` gives each chunk's prefix (default:
-        the breadcrumb); `meta` is added to every chunk's metadata.
+        the breadcrumb); `meta` is added to every chunk's metadata. The walk and its state are
+        `_Pack`'s.
         """
-        text, hard, soft = doc.text, self.hard, self.soft
-        costs = Costs(self.tok)
         crumbs: dict[tuple[int, int], str] = {}
 
         def crumb(above: list[Heading], start: int) -> str:  # a path is a stack: (depth, top)
@@ -207,102 +199,8 @@ class StructureChunker(Chunker):
                 crumbs[key] = self.crumb(doc, above)
             return crumbs[key]
 
-        prefix_of = prefix_fn or crumb
-        path = list(path)
-        out: list[Chunk] = []
-        cur: list[Unit] = []
-        pending: list[Unit] = []  # headings waiting for the content they introduce
-        state = {"tokens": 0, "prefix": "", "level": 0, "path": []}
-
-        def body_cost(units: list[Unit]) -> int:
-            return sum(u.tokens for u in units) + sum(
-                costs.gap(text, a.end, b.start) for a, b in zip(units, units[1:]))
-
-        def emit() -> None:
-            if cur:
-                kinds = list(dict.fromkeys(u.kind for u in cur))
-                out.append(self.make(doc, cur[0].start, cur[-1].end, prefix=state["prefix"],
-                                     path=state["path"], kinds=kinds, tokens=state["tokens"],
-                                     **meta))
-                cur.clear()
-
-        def above(start: int) -> list[Heading]:
-            return [h for h in path if h.start < start]
-
-        def start_chunk(units: list[Unit]) -> None:
-            prefix = prefix_of(above(units[0].start), units[0].start)
-            if units[0].header:
-                prefix = f"{prefix}\n{units[0].header}" if prefix else units[0].header
-            cur.extend(units)
-            state.update(prefix=prefix, tokens=costs.prefix(prefix) + body_cost(units),
-                         level=path[-1].level if path else 0, path=[h.title for h in path])
-
-        def flush_pending() -> None:
-            """Headings with no content they can share a chunk with: chunks of their own,
-            as many headings to a chunk as fit under the hard cap."""
-            group: list[Unit] = []
-            for u in pending:
-                if group:
-                    first = group[0].start
-                    cost = costs.prefix(prefix_of(above(first), first)) + body_cost([*group, u])
-                    if cost > hard:
-                        start_chunk(group)
-                        emit()
-                        group = []
-                group.append(u)
-            if group:
-                start_chunk(group)
-                emit()
-            pending.clear()
-
-        def place(unit: Unit) -> None:
-            group = [*pending, unit]
-            pending.clear()
-            if cur and not unit.alone and not cur[-1].alone:
-                add = costs.gap(text, cur[-1].end, group[0].start) + body_cost(group)
-                if state["tokens"] + add <= soft:
-                    cur.extend(group)
-                    state["tokens"] += add
-                    return
-            emit()
-            start_chunk(group)
-
-        for block, n in zip(blocks, counts):
-            if block.kind == "heading" and n <= hard // 2:
-                if cur and block.level <= state["level"]:
-                    emit()
-                enter_heading(path, block)
-                pending.append(Unit(block.start, block.end, n, "heading"))
-                continue
-            budget = self._budget(doc, costs, prefix_of, above, pending, block)
-            if pending and budget < hard // 4:  # a pile of headings: let them stand alone
-                emit()
-                flush_pending()
-                budget = self._budget(doc, costs, prefix_of, above, pending, block)
-            if n > budget or self.rows_alone:  # pieces after the first: their own prefix
-                later = hard - costs.prefix(prefix_of(above(block.start + 1), block.start + 1))
-                budget = min(budget, later)
-            units = self.units(doc, block, n, max(budget, 1), costs)
-            if len(units) > 1 and cur:  # a block that had to be cut starts a chunk of its own
-                emit()
-            for unit in units:
-                place(unit)
-        if pending:  # headings at the very end, with nothing after them
-            emit()
-            flush_pending()
-        emit()
-        return out
-
-    def _budget(self, doc, costs, prefix_of, above, pending, block) -> int:
-        """Tokens left for `block` in a chunk that would start with it (after the pending
-        headings)."""
-        start = pending[0].start if pending else block.start
-        budget = self.hard - costs.prefix(prefix_of(above(start), start))
-        if pending:
-            budget -= sum(u.tokens for u in pending) + costs.gap(doc.text, pending[-1].end,
-                                                                  block.start)
-            budget -= sum(costs.gap(doc.text, a.end, b.start) for a, b in zip(pending, pending[1:]))
-        return budget
+        packer = _Pack(self, doc, Costs(self.tok), prefix_fn or crumb, list(path), meta)
+        return packer.run(blocks, counts)
 
     def make(self, doc: Document, start: int, end: int, prefix: str = "", **meta: Any) -> Chunk:
         """`Chunker.make`, hashing the settings once per set of settings, not once per chunk."""
@@ -328,7 +226,7 @@ class StructureChunker(Chunker):
         split_rows = block.kind == "table" and len(rows) > 1 and (n > budget or self.rows_alone)
         if n <= budget and not split_rows:
             return [Unit(block.start, block.end, n, block.kind)]
-        count = costs.tok.count
+        count = costs.text
         if split_rows:
             spans = pieces(text, block.start, block.end, [s for s, _ in rows[1:]])
             (hs, he), first = spans[0], spans[1]
@@ -350,6 +248,130 @@ class StructureChunker(Chunker):
                 split_span(text, block.start, block.end, levels, budget, tix, exact,
                            words_isolated(costs.tok))]
 
+
+
+@dataclass
+class _Pack:
+    """`StructureChunker.pack`'s walk over one run of blocks and the state it keeps: the
+    chunks made (`out`), the open chunk's units (`cur`), the headings waiting for the content
+    they introduce (`pending`), the heading path above the current block (`path`), and the open
+    chunk's running tokens, prefix, section level and heading titles."""
+
+    chunker: StructureChunker
+    doc: Document
+    costs: Costs
+    prefix_of: Callable[[list[Heading], int], str]
+    path: list[Heading]
+    meta: dict[str, Any]
+    out: list[Chunk] = field(default_factory=list)
+    cur: list[Unit] = field(default_factory=list)
+    pending: list[Unit] = field(default_factory=list)
+    tokens: int = 0
+    prefix: str = ""
+    level: int = 0
+    titles: list[str] = field(default_factory=list)
+
+    def run(self, blocks: Sequence[Block], counts: Sequence[int]) -> list[Chunk]:
+        for block, n in zip(blocks, counts):
+            self.add(block, n)
+        if self.pending:  # headings at the very end, with nothing after them
+            self.emit()
+            self.flush_pending()
+        self.emit()
+        return self.out
+
+    def add(self, block: Block, n: int) -> None:
+        """Place one block of `n` tokens: a heading waits for its content; anything else goes
+        in the open chunk or starts one, whole or in the parts it has to be cut into."""
+        hard = self.chunker.hard
+        if block.kind == "heading" and n <= hard // 2:
+            if self.cur and block.level <= self.level:
+                self.emit()
+            enter_heading(self.path, block)
+            self.pending.append(Unit(block.start, block.end, n, "heading"))
+            return
+        budget = self.budget(block)
+        if self.pending and budget < hard // 4:  # a pile of headings: let them stand alone
+            self.emit()
+            self.flush_pending()
+            budget = self.budget(block)
+        if n > budget or self.chunker.rows_alone:  # pieces after the first: their own prefix
+            later = hard - self.costs.prefix(self.prefix_at(block.start + 1))
+            budget = min(budget, later)
+        units = self.chunker.units(self.doc, block, n, max(budget, 1), self.costs)
+        if len(units) > 1 and self.cur:  # a block that had to be cut starts a chunk of its own
+            self.emit()
+        for unit in units:
+            self.place(unit)
+
+    def above(self, start: int) -> list[Heading]:
+        return [h for h in self.path if h.start < start]
+
+    def prefix_at(self, start: int) -> str:
+        return self.prefix_of(self.above(start), start)
+
+    def body_cost(self, units: list[Unit]) -> int:
+        return sum(u.tokens for u in units) + sum(
+            self.costs.gap(self.doc.text, a.end, b.start) for a, b in zip(units, units[1:]))
+
+    def budget(self, block: Block) -> int:
+        """Tokens left for `block` in a chunk that would start with it (after the pending
+        headings)."""
+        pending, gap, text = self.pending, self.costs.gap, self.doc.text
+        start = pending[0].start if pending else block.start
+        budget = self.chunker.hard - self.costs.prefix(self.prefix_at(start))
+        if pending:
+            budget -= sum(u.tokens for u in pending) + gap(text, pending[-1].end, block.start)
+            budget -= sum(gap(text, a.end, b.start) for a, b in zip(pending, pending[1:]))
+        return budget
+
+    def emit(self) -> None:
+        if self.cur:
+            kinds = list(dict.fromkeys(u.kind for u in self.cur))
+            self.out.append(self.chunker.make(
+                self.doc, self.cur[0].start, self.cur[-1].end, prefix=self.prefix,
+                path=self.titles, kinds=kinds, tokens=self.tokens, **self.meta))
+            self.cur.clear()
+
+    def start_chunk(self, units: list[Unit]) -> None:
+        prefix = self.prefix_at(units[0].start)
+        if units[0].header:
+            prefix = f"{prefix}\n{units[0].header}" if prefix else units[0].header
+        self.cur.extend(units)
+        self.prefix, self.tokens = prefix, self.costs.prefix(prefix) + self.body_cost(units)
+        self.level = self.path[-1].level if self.path else 0
+        self.titles = [h.title for h in self.path]
+
+    def flush_pending(self) -> None:
+        """Headings with no content they can share a chunk with: chunks of their own, as many
+        headings to a chunk as fit under the hard cap."""
+        group: list[Unit] = []
+        for u in self.pending:
+            if group:
+                cost = self.costs.prefix(self.prefix_at(group[0].start)) + self.body_cost(
+                    [*group, u])
+                if cost > self.chunker.hard:
+                    self.start_chunk(group)
+                    self.emit()
+                    group = []
+            group.append(u)
+        if group:
+            self.start_chunk(group)
+            self.emit()
+        self.pending.clear()
+
+    def place(self, unit: Unit) -> None:
+        group = [*self.pending, unit]
+        self.pending.clear()
+        if self.cur and not unit.alone and not self.cur[-1].alone:
+            add = self.costs.gap(self.doc.text, self.cur[-1].end, group[0].start) + \
+                self.body_cost(group)
+            if self.tokens + add <= self.chunker.soft:
+                self.cur.extend(group)
+                self.tokens += add
+                return
+        self.emit()
+        self.start_chunk(group)
 
 def words_isolated(tok: Tokenizer) -> bool:
     """Does the tokenizer cut every word on its own (BERT's WordPiece: split at whitespace and

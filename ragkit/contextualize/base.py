@@ -115,9 +115,9 @@ class Contextualizer(ABC):
 
     def count(self, text: str) -> int:
         """Tokens of `text` in the budget tokenizer."""
-        from ..text.tokens import get_tokenizer
+        from ..text.tokens import count_tokens
 
-        return get_tokenizer(self.budget_tokenizer).count(text) if text else 0
+        return count_tokens(text, self.budget_tokenizer)
 
     def key(self, doc: Document, chunk: Chunk) -> str:
         """Cache key: settings + document hash + chunk hash + span."""

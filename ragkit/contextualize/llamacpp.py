@@ -4,10 +4,12 @@ the document's KV cache reused across its chunks. The model files and the loader
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..models import file_fingerprint, gemma_gguf, llama_threads, load_llama, smollm2_gguf
+from ..text.tokens import count_tokens
 from ..types import Chunk, Document
 from .base import Contextualizer, Preamble, _clean
 
@@ -21,6 +23,14 @@ _CHAT_USER = ("<document>\n{doc}\n</document>\n{split}Here is a chunk of the doc
               "in the whole document (what the document is, which part this is, what it is "
               "about), to help a search engine find it. Reply with those sentences only.")
 _SPLIT = "\x00SPLIT\x00"
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """A count under a name: what `ragkit.text.tokens.count_tokens` needs of a tokenizer."""
+
+    name: str
+    count: Callable[[str], int]
 
 
 class LlamaCppContextualizer(Contextualizer):
@@ -58,7 +68,7 @@ class LlamaCppContextualizer(Contextualizer):
         self.stop = ["\n\n", "</chunk>", "<chunk>"] if chat else ["\n", "</", "<chunk"]
         self._llm = None
         self._fp: str | None = None
-        self._doc_tokens: dict[str, int] = {}
+        self._model_tokens: _Counted | None = None
         self._held: list[int] | None = None  # the document part whose KV is in the context
 
     # -- the model ---------------------------------------------------------------------------
@@ -112,10 +122,7 @@ class LlamaCppContextualizer(Contextualizer):
 
     def _window(self, doc: Document, chunk: Chunk) -> tuple[int, int] | None:
         """None when the whole document fits; else the window span (see class docstring)."""
-        k = doc.id + doc.hash
-        if k not in self._doc_tokens:
-            self._doc_tokens[k] = len(self._tok(doc.text, False))
-        n_doc, limit = self._doc_tokens[k], self.n_ctx // 2
+        n_doc, limit = self.count_model(doc.text), self.n_ctx // 2
         # (the window leaves room for the document's head, n_ctx / 16 tokens, see `_head`)
         if n_doc <= limit:
             return None
@@ -139,14 +146,18 @@ class LlamaCppContextualizer(Contextualizer):
     def _head(self, doc: Document) -> int:
         """End of the document's opening lines (about n_ctx / 16 tokens: the title and first
         lines), shown before a window so that a windowed chunk still sees what the document is."""
-        k = doc.id + doc.hash
-        n_doc = self._doc_tokens[k]
+        n_doc = self.count_model(doc.text)
         end = int(len(doc.text) * (self.n_ctx // 16) / max(1, n_doc))
         nl = doc.text.rfind("\n", 0, end)
         return nl if nl > 0 else end
 
     def count_model(self, text: str) -> int:
-        return len(self._tok(text, False))
+        """Tokens of `text` in the model's own tokenizer (no BOS), from ragkit's one count cache
+        (`ragkit.text.tokens.count_tokens`, under the model file's fingerprint)."""
+        if self._model_tokens is None:
+            name = f"llama.cpp:{self.settings()['fingerprint']}:{'chat' if self.chat else 'base'}"
+            self._model_tokens = _Counted(name, lambda text: len(self._tok(text, False)))
+        return count_tokens(text, self._model_tokens)
 
     # -- generation --------------------------------------------------------------------------
     def generate(self, doc: Document, chunk: Chunk) -> Preamble:

@@ -376,6 +376,7 @@ class Embedder:
         get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
         return int(get())
 
+    @property
     def flags(self) -> list[str]:
         """Warnings worth carrying into a results row (about the latest `encode` call)."""
         trunc = [f"truncated:{self.last_truncated}"] if self.last_truncated else []

@@ -174,7 +174,7 @@ class LateEmbedder:
         self.window, self.overlap, self.specials = window, overlap, specials
         self.max_batch_tokens = max_batch_tokens
         self.memo = memo  # reuse window batches from `STATES` (off when timing forward passes)
-        self.flags: list[str] = []
+        self._flags: list[str] = []
         self.stats: dict[str, int] = {}
         self._cache = VectorCache(get_settings().cache_dir / "late") if cache else None
         self._parts: tuple[Any, list[Any], bool] | None = None
@@ -184,6 +184,11 @@ class LateEmbedder:
     @property
     def name(self) -> str:
         return self.embedder.name
+
+    @property
+    def flags(self) -> list[str]:
+        """What the latest `embed` did that a results row must carry (``late:...``)."""
+        return list(self._flags)
 
     @property
     def device(self) -> str:
@@ -327,9 +332,9 @@ class LateEmbedder:
         """
         by_id = dict(docs) if isinstance(docs, Mapping) else {d.id: d for d in docs}
         chunks = list(chunks)
-        self.flags, self.stats = [], {"documents": 0, "windowed_documents": 0, "windows": 0,
-                                      "tokens": 0, "forward_tokens": 0, "cache_hits": 0,
-                                      "borrowed": 0, "gap_tokens": 0, "uncovered_chars": 0}
+        self._flags, self.stats = [], {"documents": 0, "windowed_documents": 0, "windows": 0,
+                                       "tokens": 0, "forward_tokens": 0, "cache_hits": 0,
+                                       "borrowed": 0, "gap_tokens": 0, "uncovered_chars": 0}
         self.model_parts()
         groups: dict[str, list[int]] = {}
         for i, c in enumerate(chunks):
@@ -409,7 +414,7 @@ class LateEmbedder:
         if flags and flags[0].startswith("late:pooling_"):
             warnings.warn(f"{self.name} does not pool by mean; late chunking pools by mean",
                           LateChunkingWarning, stacklevel=3)
-        self.flags = flags
+        self._flags = flags
 
 
 def late_vectors(docs: Iterable[Document] | Mapping[str, Document], chunks: Sequence[Chunk],

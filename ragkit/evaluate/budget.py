@@ -19,6 +19,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..text.tokens import count_tokens as _count
 from ..types import Chunk, Query
 from .spans import Range, _span_scores, covered_fraction, subtract_all, union
 
@@ -49,10 +50,10 @@ def _reference():
     return get_tokenizer(REFERENCE_TOKENIZER)
 
 
-@lru_cache(maxsize=500_000)
 def count_tokens(text: str) -> int:
-    """Tokens of `text` in the reference tokenizer (cl100k_base), cached."""
-    return _reference().count(text) if text else 0
+    """Tokens of `text` in the reference tokenizer (cl100k_base), from the one count cache
+    (`ragkit.text.tokens.count_tokens`)."""
+    return _count(text, REFERENCE_TOKENIZER)
 
 
 def _first_tokens(text: str, n: int) -> int:

@@ -113,75 +113,84 @@ def resolve_evidence(record: Mapping[str, Any], docs: Mapping[str, Document], li
                             f'[{{"doc_id": ..., "quote": ...}}], got {type(evidence).__name__}')]
     for i, ev in enumerate(evidence, 1):
         where = f"evidence {i}: " if len(evidence) > 1 else ""
-        if not isinstance(ev, dict):
-            problems.append(Problem(line, qid, f"{where}each evidence must be an object with "
-                                    f"a quote (or doc_id, start, end), got {type(ev).__name__}"))
-            continue
-        doc_id = ev.get("doc_id")
-        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
-            doc_id = str(doc_id)
-        if doc_id is not None and not isinstance(doc_id, str):
-            problems.append(Problem(line, qid, f"{where}doc_id must be a string, got "
-                                    f"{doc_id!r}"))
-            continue
-        doc_id = by_nfc.get(nfc(doc_id), doc_id) if doc_id else None
-        if doc_id is not None and doc_id not in docs:
-            near = difflib.get_close_matches(doc_id, list(docs), n=2, cutoff=0.5)
-            problems.append(Problem(line, qid, f"{where}unknown document {doc_id!r}"
-                                    + (f" (did you mean {', '.join(map(repr, near))}?)"
-                                       if near else "")))
-            continue
-        quote = ev.get("quote")
-        if quote is not None and not isinstance(quote, str):
-            problems.append(Problem(line, qid, f"{where}quote must be a string, got "
-                                    f"{type(quote).__name__}"))
-            continue
-        if "start" in ev or "end" in ev:
-            s, e = _offset(ev.get("start")), _offset(ev.get("end"))
-            if doc_id is None:
-                problems.append(Problem(line, qid, f"{where}a span needs its doc_id"))
-                continue
-            if s is None or e is None:
-                problems.append(Problem(line, qid, f"{where}start and end must be integer "
-                                        f"character offsets, got {ev.get('start')!r} and "
-                                        f"{ev.get('end')!r}"))
-                continue
-            doc = docs[doc_id]
-            if not 0 <= s < e <= len(doc.text):
-                problems.append(Problem(line, qid, f"{where}span [{s}, {e}) is not inside "
-                                        f"{doc_id} (0 <= start < end <= {len(doc.text)})"
-                                        + (_offsets_hint(doc, s, e, quote) if 0 <= s < e
-                                           else "")))
-            elif quote and nfc(doc.text[s:e]) != nfc(quote):
-                problems.append(Problem(line, qid, f"{where}span [{s}, {e}) of {doc_id} is "
-                                        f"{doc.text[s:e][:60]!r}, not the quote "
-                                        f"{quote[:60]!r}" + _offsets_hint(doc, s, e, quote)))
-            else:
-                if not quote and notes is not None and _not_its_file(doc):
-                    notes.append(f"{where}span [{s}, {e}) of {doc_id} has no quote, so its "
-                                 "offsets cannot be checked; they are read as offsets into "
-                                 "the text as parsed (front matter excluded; for HTML, the "
-                                 "Markdown it is converted to) — add the quote")
-                spans.append({"doc_id": doc_id, "start": s, "end": e,
-                              "quote": doc.text[s:e]})
-            continue
-        if not (quote or "").strip():
-            problems.append(Problem(line, qid, f"{where}evidence without a quote (or a span)"))
-            continue
-        candidates = [docs[doc_id]] if doc_id else list(docs.values())
-        found = [(d.id, s, e) for d in candidates for s, e in locate(d.text, quote)]
-        if len(found) == 1:
-            d, s, e = found[0]
-            spans.append({"doc_id": d, "start": s, "end": e, "quote": docs[d].text[s:e]})
-        elif not found:
-            near = [c for d in candidates for c in closest(d.text, nfc(quote), 1)][:2]
-            problems.append(Problem(line, qid, f"{where}quote not found: {quote[:60]!r}; "
-                                    f"closest: {near}"))
+        got = _resolve_one(ev, where, docs, by_nfc, notes)
+        if isinstance(got, str):
+            problems.append(Problem(line, qid, got))
         else:
-            places = ", ".join(f"{d}@{s}" for d, s, _ in found[:5])
-            problems.append(Problem(line, qid, f"{where}quote occurs {len(found)} times "
-                                    f"({places}); quote more text so it is unique"))
+            spans.append(got)
     return spans, problems
+
+
+def _resolve_one(ev: Any, where: str, docs: Mapping[str, Document], by_nfc: Mapping[str, str],
+                 notes: list[str] | None) -> dict[str, Any] | str:
+    """One piece of evidence as a span, or the problem (its message, `where` first) that keeps
+    it out: not an object, a doc_id or quote of the wrong type, an unknown document, then what
+    `_span_evidence` or `_quote_evidence` finds."""
+    if not isinstance(ev, dict):
+        return (f"{where}each evidence must be an object with a quote (or doc_id, start, end), "
+                f"got {type(ev).__name__}")
+    doc_id = ev.get("doc_id")
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if doc_id is not None and not isinstance(doc_id, str):
+        return f"{where}doc_id must be a string, got {doc_id!r}"
+    doc_id = by_nfc.get(nfc(doc_id), doc_id) if doc_id else None
+    if doc_id is not None and doc_id not in docs:
+        near = difflib.get_close_matches(doc_id, list(docs), n=2, cutoff=0.5)
+        return f"{where}unknown document {doc_id!r}" + (
+            f" (did you mean {', '.join(map(repr, near))}?)" if near else "")
+    quote = ev.get("quote")
+    if quote is not None and not isinstance(quote, str):
+        return f"{where}quote must be a string, got {type(quote).__name__}"
+    if "start" in ev or "end" in ev:
+        return _span_evidence(ev, where, docs, doc_id, quote, notes)
+    return _quote_evidence(where, docs, doc_id, quote)
+
+
+def _span_evidence(ev: Mapping[str, Any], where: str, docs: Mapping[str, Document],
+                   doc_id: str | None, quote: str | None,
+                   notes: list[str] | None) -> dict[str, Any] | str:
+    """Evidence given as a span: its offsets checked against the text as parsed, and against
+    its quote when it has one (a span without one, in a document that is not its file, is
+    kept with a note)."""
+    s, e = _offset(ev.get("start")), _offset(ev.get("end"))
+    if doc_id is None:
+        return f"{where}a span needs its doc_id"
+    if s is None or e is None:
+        return (f"{where}start and end must be integer character offsets, got "
+                f"{ev.get('start')!r} and {ev.get('end')!r}")
+    doc = docs[doc_id]
+    if not 0 <= s < e <= len(doc.text):
+        return (f"{where}span [{s}, {e}) is not inside {doc_id} (0 <= start < end <= "
+                f"{len(doc.text)})" + (_offsets_hint(doc, s, e, quote) if 0 <= s < e else ""))
+    if quote and nfc(doc.text[s:e]) != nfc(quote):
+        return (f"{where}span [{s}, {e}) of {doc_id} is {doc.text[s:e][:60]!r}, not the quote "
+                f"{quote[:60]!r}" + _offsets_hint(doc, s, e, quote))
+    if not quote and notes is not None and _not_its_file(doc):
+        notes.append(f"{where}span [{s}, {e}) of {doc_id} has no quote, so its offsets cannot "
+                     "be checked; they are read as offsets into the text as parsed (front "
+                     "matter excluded; for HTML, the Markdown it is converted to) — add the "
+                     "quote")
+    return {"doc_id": doc_id, "start": s, "end": e, "quote": doc.text[s:e]}
+
+
+def _quote_evidence(where: str, docs: Mapping[str, Document], doc_id: str | None,
+                    quote: str | None) -> dict[str, Any] | str:
+    """Evidence given as a quote: found once (`locate`) in its document, or in any document
+    when it names none; a quote found nowhere, or more than once, is never guessed."""
+    if not (quote or "").strip():
+        return f"{where}evidence without a quote (or a span)"
+    candidates = [docs[doc_id]] if doc_id else list(docs.values())
+    found = [(d.id, s, e) for d in candidates for s, e in locate(d.text, quote)]
+    if len(found) == 1:
+        d, s, e = found[0]
+        return {"doc_id": d, "start": s, "end": e, "quote": docs[d].text[s:e]}
+    if not found:
+        near = [c for d in candidates for c in closest(d.text, nfc(quote), 1)][:2]
+        return f"{where}quote not found: {quote[:60]!r}; closest: {near}"
+    places = ", ".join(f"{d}@{s}" for d, s, _ in found[:5])
+    return (f"{where}quote occurs {len(found)} times ({places}); quote more text so it is "
+            "unique")
 
 
 def overlapping_evidence(spans: list[dict[str, Any]] | tuple[Span, ...]) -> str | None:

@@ -68,7 +68,7 @@ def contextual_retrieval(bench: Benchmark, chunks: Sequence[Chunk], embedder, ge
         passk = recall_at(out, bench.queries, ks, per_query=True)
         # basic retrieval is recorded once, by the generator="none" call
         if recorder is not None and (stage != "basic" or generator == "none"):
-            extra = retriever.describe() if hasattr(retriever, "describe") else {}
+            extra = retriever.params() if hasattr(retriever, "params") else {}
             out.strategy = (f"{stage} · {label}" if stage == "basic" or generator == "none"
                             else f"{stage} · {generator} · {label}")
             out.record(recorder, experiment=f"contextual · {label}",

@@ -204,11 +204,11 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
         means["mean_returned_chars"] = float(sum(c.end - c.start for c in returned)
                                              / len(returned))
     flags = _flags_of(r)
-    if chunker is not None and callable(getattr(chunker, "flags", None)):
-        flags += chunker.flags()  # e.g. a third-party splitter's unlocated chunks
+    if chunker is not None:
+        flags += list(getattr(chunker, "flags", []))  # e.g. a splitter's unlocated chunks
     strategy = label or (chunker.label if chunker is not None else chunks[0].strategy)
     params = chunker.params() if chunker is not None else {}
-    built = r.describe() if callable(getattr(r, "describe", None)) else {}
+    built = r.params() if callable(getattr(r, "params", None)) else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
                    {**params, "retriever": kind, "placement": placement, **built}, texts,
                    used_depth, budgets)

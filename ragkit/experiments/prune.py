@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..retrieve.filters import Catalog
-from ..types import Chunk, Document
+from ..types import Chunk, Document, as_date, effective_date
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.M)
 
@@ -68,8 +68,8 @@ def superseded(meta: Mapping[str, Any], catalog: Catalog, before: str | None = N
     `Catalog.filter()` reads it) or, with `before` (ISO date), took effect before it."""
     if not catalog.filter()(meta):
         return True
-    date = str(meta.get("effective_date") or "")
-    return bool(before and date and date < before)
+    date, day = effective_date(meta), as_date(before or None)
+    return bool(day and date and date < day)
 
 
 def looks_garbled(text: str, min_chars: int = 300, min_digit_share: float = 0.03) -> bool:
@@ -83,19 +83,26 @@ def looks_garbled(text: str, min_chars: int = 300, min_digit_share: float = 0.03
     return sum(ch.isdigit() for ch in body) / len(body) >= min_digit_share
 
 
+def _newer(a, b) -> bool:
+    """Whether date `a` is newer than date `b` (None: undated, older than any date)."""
+    return a is not None and (b is None or a > b)
+
+
 def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def dedupe(chunks: Sequence[Chunk], dates: Mapping[str, str]) -> list[Chunk]:
+def dedupe(chunks: Sequence[Chunk], dates: Mapping[str, Any]) -> list[Chunk]:
     """Drop chunks whose whitespace-normalised text repeats another's; of each group the
-    chunk of the newest document (`dates`: doc id -> ``effective_date``) is kept, the first
-    one on a tie. Order is preserved."""
+    chunk of the newest document (`dates`: doc id -> ``effective_date``, a date or as
+    written; an undated document is older than any dated one) is kept, the first one on a
+    tie. Order is preserved."""
+    day = {d: as_date(v or None) for d, v in dates.items()}
     best: dict[str, Chunk] = {}
     for c in chunks:
         key = _normal(c.text)
         kept = best.get(key)
-        if kept is None or dates.get(c.doc_id, "") > dates.get(kept.doc_id, ""):
+        if kept is None or _newer(day.get(c.doc_id), day.get(kept.doc_id)):
             best[key] = c
     keep = {id(c) for c in best.values()}
     return [c for c in chunks if id(c) in keep]
@@ -117,8 +124,7 @@ def prune(chunks: Sequence[Chunk], docs: Sequence[Document], before: str | None 
     meta = {d.id: {**d.metadata, "doc_id": d.id} for d in docs}
     current = [c for c in chunks if not superseded(meta.get(c.doc_id, {}), catalog, before)]
     clean = [c for c in current if not looks_garbled(c.text)]
-    dates = {d: str(m.get("effective_date") or "") for d, m in meta.items()}
-    unique = dedupe(clean, dates)
+    unique = dedupe(clean, {d: effective_date(m) for d, m in meta.items()})
     return Pruned(unique, {"superseded": len(chunks) - len(current),
                            "garbled or empty": len(current) - len(clean),
                            "duplicate": len(clean) - len(unique)})

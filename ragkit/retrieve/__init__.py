@@ -1,7 +1,8 @@
 """Retrieve: from a question to ranked chunks.
 
-- `retrievers`: the `Retriever` interface and its dense (embedder + faiss), BM25, TF-IDF and
-  fused (`HybridRetriever`) implementations, each returning `Hit(chunk, score)` lists;
+- `base`: the `Retriever` protocol every retriever declares (`search`, `flags`, `describe`);
+- `retrievers`: the dense (embedder + faiss), BM25, TF-IDF and fused (`HybridRetriever`)
+  retrievers, each returning `Hit(chunk, score)` lists;
 - `index`: the faiss index with a metadata pre-filter (`VectorIndex`, `Where`);
 - `filters`: metadata filters built from a corpus's catalogue and read off the question
   (`Catalog`);
@@ -21,9 +22,9 @@ _EXPORTS = {
     "BM25Retriever": "retrievers",
     "matched_terms": "retrievers",
     "DenseRetriever": "retrievers",
-    "Hit": "retrievers",
+    "Hit": "base",
     "HybridRetriever": "retrievers",
-    "Retriever": "retrievers",
+    "Retriever": "base",
     "TfidfRetriever": "retrievers",
     "newest_first": "retrievers",
     "MetadataColumns": "index",

@@ -12,7 +12,9 @@ documents that can be right.
 - ``as_of`` (a date): documents in force that day — effective on or before it, and not yet
   replaced by the document named in ``superseded_by``; without ``as_of``, superseded documents
   are excluded (``include_superseded=True`` keeps them);
-- dates are compared as ISO strings (``YYYY-MM-DD``), which order like dates.
+- dates are compared as dates: ``as_of`` and each document's ``effective_date`` (written
+  ``YYYY-MM-DD``) are read by `ragkit.types.as_date` / `ragkit.types.effective_date`; an
+  undated document is in force whatever the day.
 
 `Catalog.read_question` is self-querying by rules: it looks for the corpus's known regions,
 products and years in the question and returns the filter it implies. `Catalog.readings`
@@ -27,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..types import Document
+from ..types import Document, as_date, effective_date
 
 REGION_WORDS = {
     "eu": ("eu", "european union", "europe", "european", "eu-hosted", "germany", "france",
@@ -53,7 +55,8 @@ class Filter:
     doc_type: str | None = None
     as_of: str | None = None
     include_superseded: bool = False
-    successors: Mapping[str, str] = field(default_factory=dict)  # doc_id -> successor's date
+    # doc_id -> the date its successor took effect (None: undated)
+    successors: Mapping[str, Any] = field(default_factory=dict)
 
     def __call__(self, meta: Mapping[str, Any]) -> bool:
         if self.region and meta.get("region") not in (self.region, "global", None):
@@ -62,13 +65,13 @@ class Filter:
             return False
         if self.doc_type and meta.get("doc_type") != self.doc_type:
             return False
-        date = str(meta.get("effective_date") or "")
         replaced_by = meta.get("superseded_by")
         if self.as_of:
-            if date and date > self.as_of:
+            day, date = as_date(self.as_of), effective_date(meta)
+            if date and date > day:
                 return False  # not yet in force
-            successor_date = self.successors.get(str(meta.get("doc_id")))
-            if replaced_by and successor_date and successor_date <= self.as_of:
+            successor_date = as_date(self.successors.get(str(meta.get("doc_id"))))
+            if replaced_by and successor_date and successor_date <= day:
                 return False  # already replaced that day
         elif replaced_by and not self.include_superseded:
             return False
@@ -97,8 +100,8 @@ class Catalog:
 
     def __init__(self, docs: Sequence[Document]):
         self.meta = {d.id: dict(d.metadata) for d in docs}
-        dates = {d: str(m.get("effective_date") or "") for d, m in self.meta.items()}
-        self.successors = {d: dates.get(str(m.get("superseded_by")), "")
+        dates = {d: effective_date(m) for d, m in self.meta.items()}
+        self.successors = {d: dates.get(str(m.get("superseded_by")))
                            for d, m in self.meta.items() if m.get("superseded_by")}
         self.regions = sorted({str(m.get("region")) for m in self.meta.values()
                                if m.get("region") not in (None, "global")})

@@ -31,6 +31,10 @@ class LateDenseRetriever(DenseRetriever):
         super().__init__(chunks, embedder, "before", use_gpu)
         del self._docs  # read once, by embed_chunks
 
+    def describe(self) -> str:
+        return (f"late chunking: {self.embedder.name} cosine over {len(self.chunks)} chunks "
+                "pooled from their documents' token states")
+
     def embed_chunks(self) -> tuple[np.ndarray, list[str]]:
         """Late-chunked vectors of `self.chunks` within their documents, and the late
         embedder's flags."""

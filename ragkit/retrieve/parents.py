@@ -27,8 +27,9 @@ from typing import Callable, Literal, Sequence
 
 from ..cache import atomic_write_text
 from ..text.sentences import pack_sentences, sentence_spans
-from ..text.tokens import get_tokenizer
+from ..text.tokens import counter
 from ..types import Chunk, Document, doc_metadata
+from .base import Retriever
 from .retrievers import DenseRetriever, Hit, _per_query
 
 
@@ -36,7 +37,7 @@ def make_children(doc: Document, parent: Chunk, max_tokens: int = 160,
                   tokenizer: str = "minilm") -> list[Chunk]:
     """Groups of consecutive sentences inside `parent`, each up to `max_tokens` (a sentence
     longer than that is a child of its own), carrying ``parent_id``."""
-    count = get_tokenizer(tokenizer).count
+    count = counter(tokenizer)
     return [Chunk.make(doc, s, e, strategy="child", prefix=parent.prefix, parent_id=parent.id,
                        metadata={**parent.metadata, "role": "child"})
             for s, e in pack_sentences(doc.text, parent.start, parent.end, max_tokens, count)]
@@ -81,7 +82,7 @@ class ParentStore:
         return cls(parents)
 
 
-class ParentChildRetriever:
+class ParentChildRetriever(Retriever):
     """Search children, return parents (small-to-big) or merge children (auto-merging)."""
 
     def __init__(self, docs: Sequence[Document], parent_chunker, embedder, child_tokens: int = 160,
@@ -99,6 +100,13 @@ class ParentChildRetriever:
     @property
     def flags(self) -> list[str]:
         return self.dense.flags
+
+    def describe(self) -> str:
+        back = "their parents" if self.mode == "parents" else (
+            f"themselves, or their parent when {self.merge_ratio:.0%} of its children are found")
+        return (f"parent-child ({self.mode}): {len(self.children)} children of "
+                f"{len(self.store.parents)} parents searched densely ({self.dense.describe()}), "
+                f"returned as {back}")
 
     def search(self, queries: Sequence[str], k: int, where=None) -> list[list[Hit]]:
         collapse: list[dict[str, int]] = [{} for _ in queries]
@@ -136,7 +144,7 @@ class ParentChildRetriever:
         return out[:k]
 
 
-class SentenceWindowRetriever:
+class SentenceWindowRetriever(Retriever):
     """Index single sentences; return each hit widened by `window` sentences on both sides."""
 
     def __init__(self, docs: Sequence[Document], embedder, window: int = 2, candidates: int = 20):
@@ -157,6 +165,11 @@ class SentenceWindowRetriever:
     @property
     def flags(self) -> list[str]:
         return self.dense.flags
+
+    def describe(self) -> str:
+        return (f"sentence window: {len(self.sentences)} sentences searched densely "
+                f"({self.dense.describe()}), each hit widened by {self.window} sentences "
+                "either side")
 
     def search(self, queries: Sequence[str], k: int, where=None) -> list[list[Hit]]:
         return widen_until_k(self.dense, queries, k, max(self.candidates, k), where,

@@ -14,13 +14,14 @@ Two kinds of rescoring are available here, behind one `Scorer` interface:
   its query/document prompts through `ragkit.embed.Embedder` (so its vectors are cached too).
   Only the candidates are embedded, which is what makes a 300M model affordable on a CPU.
 
-`Reranker` wraps any retriever and has the same ``search(queries, k, where)`` as the others;
-`describe()` says which first stage and which scorer produced a ranking, for results rows.
+`Reranker` wraps any retriever and is a `ragkit.retrieve.base.Retriever` like the others;
+`params()` says which first stage and which scorer produced a ranking, for results rows
+(`describe()` says it in words).
 
     >>> first = HybridRetriever(DenseRetriever(chunks, Embedder()),       # doctest: +SKIP
     ...                         BM25Retriever(chunks))
     >>> rr = make_reranker(first, "/tmp/embeddinggemma", candidates=50)  # doctest: +SKIP
-    >>> rr.describe()                                                   # doctest: +SKIP
+    >>> rr.params()                                                     # doctest: +SKIP
     {'first_stage': 'hybrid', 'reranker': 'bi-encoder', 'reranker_model': 'embeddinggemma',
      'candidates': 50}
 """
@@ -37,7 +38,8 @@ import numpy as np
 from ..config import get_settings
 from ..types import Chunk
 from .index import Where
-from .retrievers import Hit, newest_first
+from .base import Retriever
+from .retrievers import Hit, described, newest_first
 
 Placement = Literal["before", "after"]
 
@@ -244,10 +246,10 @@ class BiEncoderScorer:
 
     @property
     def flags(self) -> list[str]:
-        return self.embedder.flags()
+        return self.embedder.flags
 
 
-class Reranker:
+class Reranker(Retriever):
     """`first_stage` retrieves max(k, `candidates`) hits per query; `scorer` reorders the first
     `candidates` of them; the top k are kept.
 
@@ -289,7 +291,16 @@ class Reranker:
         return f"{getattr(self.first_stage, 'kind', 'retriever')}>{self.scorer.kind}:" \
                f"{self.scorer.name}"
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> str:
+        how = (f", fused with the first stage's ranking (scorer weight {self.fuse:g}, constant "
+               f"{self.fuse_constant:g})" if self.fuse is not None else "")
+        kept = (f"; {getattr(self.keep, '__name__', 'kept')} candidates keep their places"
+                if self.keep is not None else "")
+        return (f"{described(self.first_stage)}; its top {self.candidates} rescored by the "
+                f"{self.scorer.kind} {self.scorer.name}{how}{kept}")
+
+    def params(self) -> dict[str, object]:
+        """Which first stage and which scorer produced a ranking, for a results row."""
         out: dict[str, object] = {
             "first_stage": getattr(self.first_stage, "kind", type(self.first_stage).__name__),
             "reranker": self.scorer.kind, "reranker_model": self.scorer.name,
@@ -299,7 +310,7 @@ class Reranker:
         if self.fuse is not None:
             out["rerank_fusion_weight"] = self.fuse
             out["rerank_fusion_constant"] = self.fuse_constant
-        inner = getattr(self.first_stage, "describe", None)
+        inner = getattr(self.first_stage, "params", None)
         return {**(inner() if callable(inner) else {}), **out}
 
     @property

@@ -1,5 +1,5 @@
-"""Retrievers: dense (embedder + faiss), BM25 (bm25s), and their fusion; the `Retriever`
-interface every retriever in ragkit satisfies.
+"""Retrievers: dense (embedder + faiss), BM25 (bm25s), TF-IDF and the fusion of dense and BM25,
+each a `ragkit.retrieve.base.Retriever` (re-exported here).
 
 All return, per query, a ranked list of `Hit(chunk, score)`. Filters (`where`) are applied
 before the search on both sides, so every retriever returns k hits when k chunks pass. Every
@@ -15,43 +15,32 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
-from typing import Callable, Literal, Protocol, Sequence, runtime_checkable
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 
-from ..types import Chunk
+from ..types import Chunk, effective_date
+from .base import Hit, Retriever
 from .index import VectorIndex, Where, matches
-
-
-@dataclass(frozen=True)
-class Hit:
-    chunk: Chunk
-    score: float
-
-
-@runtime_checkable
-class Retriever(Protocol):
-    """What every retriever offers (dense, BM25, TF-IDF, hybrid, late, parent-child, sentence
-    window, reranked): `search` and `flags`. `ragkit.experiments.pipeline` relies on nothing else.
-
-    ``search(queries, k, where=None)`` returns, per query, at most k `Hit`s, best first, and
-    fewer than k only when no more exist (`ragkit.experiments.search_deep` relies on it); `where`
-    is one filter for every query or one per query (see `ragkit.retrieve.matches`). ``flags`` is a
-    read-only property: the list of strings a results row must carry about how the retriever was
-    built (e.g. ``"truncated:73"``, chunks the encoder cut short), empty when there is nothing
-    to say.
-    """
-
-    @property
-    def flags(self) -> list[str]: ...
-
-    def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
-               ) -> list[list[Hit]]: ...
 
 
 def _meta(c: Chunk) -> dict:
     return {**c.metadata, "doc_id": c.doc_id}
+
+
+def _joined(placement: str) -> str:
+    """How the embedded text of a chunk is put together, in words."""
+    return "prefix + body" if placement == "before" else "body + prefix"
+
+
+def _name(model) -> str:
+    return str(getattr(model, "name", type(model).__name__))
+
+
+def described(retriever) -> str:
+    """`retriever.describe()`, or its class name for one without it (a stand-in)."""
+    describe = getattr(retriever, "describe", None)
+    return describe() if callable(describe) else type(retriever).__name__
 
 
 def _per_query(where: Where | Sequence[Where], n: int) -> list[Where]:
@@ -62,7 +51,7 @@ def _per_query(where: Where | Sequence[Where], n: int) -> list[Where]:
     return [where] * n
 
 
-class DenseRetriever:
+class DenseRetriever(Retriever):
     """Embeds every chunk (prefix + body) once and searches by cosine similarity.
 
     `long` says what happens to a chunk longer than the encoder's input: ``"truncate"`` (the
@@ -107,16 +96,21 @@ class DenseRetriever:
             self.owner = np.asarray(owner, dtype=np.int64)
             vecs = self.embedder.encode(texts, "document")
             several = int((np.bincount(self.owner, minlength=len(self.chunks)) > 1).sum())
-            return vecs, [*self.embedder.flags(),
+            return vecs, [*self.embedder.flags,
                           *([f"windows:{several}/{len(self.chunks)}"] if several else []),
                           *([f"prefix_apart:{len(apart)}"] if apart else [])]
         vecs = self.embedder.encode([c.embedding_text(self.placement) for c in self.chunks],
                                     "document")
-        return vecs, self.embedder.flags()
+        return vecs, list(self.embedder.flags)
 
     @property
     def flags(self) -> list[str]:
         return list(self._flags)
+
+    def describe(self) -> str:
+        long = ", longer ones as windows" if self.long == "windows" else ""
+        return (f"dense: {_name(self.embedder)} cosine over {len(self.chunks)} chunks "
+                f"({_joined(self.placement)}{long})")
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:
@@ -175,9 +169,7 @@ def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["befor
     owner: list[int] = []
 
     def wrap(c: Chunk, body: str) -> str:
-        if not c.prefix:
-            return body
-        return f"{c.prefix}\n\n{body}" if placement == "before" else f"{body}\n\n{c.prefix}"
+        return Chunk.joined(c.prefix, body, placement)
 
     def cut(pos: int, text: str, dress: Callable[[str], str], room: int) -> None:
         """Windows of `text`, each `dress`ed (with the prefix, or not), within `cap`."""
@@ -245,8 +237,11 @@ def identifier_words(text: str, stopwords: frozenset[str] = frozenset()) -> list
     ``DiffExecutor`` matches it whole and as "diff executor". Words in `stopwords` are left
     out; prose comes out as ``bm25s``' own tokenizer gives it.
 
-    >>> identifier_words("How does parseHTTPHeader use max_retries in HTTPServer2?")
-    ['how', 'does', 'parsehttpheader', 'parse', 'http', 'header', 'use', 'max_retries', 'max', 'retries', 'in', 'httpserver2', 'http', 'server']
+    >>> words = identifier_words("How does parseHTTPHeader use max_retries in HTTPServer2?")
+    >>> words[:9]
+    ['how', 'does', 'parsehttpheader', 'parse', 'http', 'header', 'use', 'max_retries', 'max']
+    >>> words[9:]
+    ['retries', 'in', 'httpserver2', 'http', 'server']
     >>> identifier_words("Die Größe der Datei: größe_max", frozenset({"der"}))
     ['die', 'größe', 'datei', 'größe_max', 'größe', 'max']
     """
@@ -262,7 +257,7 @@ def identifier_words(text: str, stopwords: frozenset[str] = frozenset()) -> list
     return out
 
 
-class BM25Retriever:
+class BM25Retriever(Retriever):
     """bm25s over prefix + body (so a contextual preamble is searchable too).
 
     `tokens`: ``"words"`` (bm25s' tokenizer: lower-cased words of two or more characters) or
@@ -280,12 +275,13 @@ class BM25Retriever:
         if tokens not in ("words", "identifiers"):
             raise ValueError(f"tokens must be 'words' or 'identifiers', not {tokens!r}")
         self.chunks = list(chunks)
-        self._stop = stopwords
+        self._stop, self._placement = stopwords, placement
         self.tokens = tokens
         self._stopset = frozenset(bm25s.stopwords.STOPWORDS_EN) if stopwords == "en" \
             else frozenset()
         if tokens == "identifiers" and stopwords not in (None, "en"):
-            raise ValueError(f"identifier tokens know the stopwords 'en' or None, not {stopwords!r}")
+            raise ValueError("identifier tokens know the stopwords 'en' or None, not "
+                             f"{stopwords!r}")
         corpus = [c.embedding_text(placement) for c in self.chunks]
         self._bm25 = bm25s.BM25()
         if tokens == "words":
@@ -299,6 +295,10 @@ class BM25Retriever:
     @property
     def flags(self) -> list[str]:
         return []
+
+    def describe(self) -> str:
+        return (f"BM25 over {len(self.chunks)} chunks ({_joined(self._placement)}; "
+                f"{self.tokens}, stopwords {self._stop or 'none'})")
 
     def scores(self, query: str) -> np.ndarray:
         import bm25s
@@ -347,7 +347,7 @@ def matched_terms(query: str, text: str, tokens: Literal["words", "identifiers"]
     return list(dict.fromkeys(w for w in q if w in t))
 
 
-class TfidfRetriever:
+class TfidfRetriever(Retriever):
     """TF-IDF cosine over prefix + body (scikit-learn): the keyword baseline of notebook 01."""
 
     kind = "tfidf"
@@ -355,7 +355,7 @@ class TfidfRetriever:
     def __init__(self, chunks: Sequence[Chunk], placement: Literal["before", "after"] = "before"):
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        self.chunks = list(chunks)
+        self.chunks, self._placement = list(chunks), placement
         self._vec = TfidfVectorizer(sublinear_tf=True, stop_words="english")
         self._m = self._vec.fit_transform([c.embedding_text(placement) for c in self.chunks])
         self._metas = [_meta(c) for c in self.chunks]
@@ -363,6 +363,9 @@ class TfidfRetriever:
     @property
     def flags(self) -> list[str]:
         return []
+
+    def describe(self) -> str:
+        return f"TF-IDF cosine over {len(self.chunks)} chunks ({_joined(self._placement)})"
 
     def search(self, queries: Sequence[str], k: int, where: Where | Sequence[Where] = None
                ) -> list[list[Hit]]:
@@ -382,9 +385,10 @@ def newest_first(hits: list[Hit], decimals: int = 6) -> list[Hit]:
     return sorted(hits, key=lambda h: (-round(h.score, decimals), newer_first(h.chunk)))
 
 
-def newer_first(chunk: Chunk) -> tuple[int, ...]:
+def newer_first(chunk: Chunk) -> int:
     """A sort key that puts the chunk of the newer ``effective_date`` first (undated last)."""
-    return tuple(-ord(ch) for ch in str(chunk.metadata.get("effective_date") or "0000-00-00"))
+    date = effective_date(chunk.metadata)
+    return -date.toordinal() if date else 0
 
 
 def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,
@@ -405,7 +409,7 @@ def fuse(rankings: Sequence[list[Hit]], weights: Sequence[float], k: int,
     return [Hit(chunk_of[c], scores[c]) for c in best]
 
 
-class HybridRetriever:
+class HybridRetriever(Retriever):
     """Dense + BM25, each taking `candidates` hits, fused by weighted reciprocal rank."""
 
     kind = "hybrid"
@@ -424,7 +428,13 @@ class HybridRetriever:
         reciprocal-rank constant."""
         return HybridRetriever(self.dense, self.bm25, weights, self.candidates, constant)
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> str:
+        w = "/".join(f"{x:g}" for x in self.weights)
+        return (f"hybrid: {described(self.dense)} and {described(self.bm25)}, "
+                f"{self.candidates} candidates each, fused by weighted reciprocal rank "
+                f"({w}, constant {self.constant:g})")
+
+    def params(self) -> dict[str, object]:
         """How the fusion is built, for a results row."""
         return {"fusion_weights": list(self.weights), "fusion_candidates": self.candidates,
                 "fusion_constant": self.constant,

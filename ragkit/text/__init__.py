@@ -13,7 +13,8 @@ stage):
   (`get_tokenizer`);
 - `sentences`: sentence spans and the cut points the chunkers split at (`sentence_spans`,
   `pack_sentences`);
-- `locate`: a quote found in a text, exactly or up to whitespace (``locate.locate``).
+- `locate`: a quote or a splitter's piece found in a text, exactly or up to whitespace: the
+  one search the golden files and the baseline chunkers share (``locate.locate``).
 
 Names load on first use (`ragkit._lazy`).
 """

@@ -22,11 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..types import METADATA_FIELDS, Document
+from ..types import METADATA_FIELDS, Document, as_date
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 TEXT_SUFFIXES = {".txt", ".text", ".rst"}
-CODE_SUFFIXES = {".py", ".ts", ".js", ".go", ".java", ".rs", ".c", ".cpp", ".h", ".rb", ".sh", ".tsx"}
+CODE_SUFFIXES = {".py", ".ts", ".js", ".go", ".java", ".rs", ".c", ".cpp", ".h", ".rb", ".sh",
+                 ".tsx"}
 HTML_SUFFIXES = {".html", ".htm"}
 SIDECAR = "metadata.csv"
 
@@ -264,16 +265,13 @@ def _check_fields(meta: dict[str, Any], raw: str, path: str) -> None:
 
 def date_problem(date: Any) -> str | None:
     """Why `date` is not a valid ``effective_date`` (None when it is, or when it is absent):
-    a date, or a string YYYY-MM-DD naming a day that exists — quoted or not."""
-    if date is None or isinstance(date, dt.date):
-        return None
-    if isinstance(date, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date.strip()):
-        try:
-            dt.date.fromisoformat(date.strip())
-            return None
-        except ValueError as e:
-            return f"effective_date {date!r} is not a valid date ({e})"
-    return f"effective_date must be a date written YYYY-MM-DD, got {date!r}"
+    a date, or a string YYYY-MM-DD naming a day that exists — quoted or not. The rule is
+    `ragkit.types.as_date`'s, the one parser every date comparison uses."""
+    try:
+        as_date(date)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def _format_of(path: Path) -> str:

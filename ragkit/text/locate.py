@@ -1,8 +1,12 @@
 """A quote found in a document's text: its character spans, never a guess.
 
-`locate` finds a verbatim quote exactly first, then ignoring differences in whitespace, and
-returns every span it occupies (the golden files reject a quote found zero or several times,
-`ragkit.evaluate.golden`); `closest` names the nearest candidates for a quote not found.
+`locate` is ragkit's one search for text in a document: the golden files anchor a quote with it
+(they reject a quote found zero or several times, `ragkit.evaluate.golden`), and the baseline
+chunkers whose third-party splitters do not report offsets find their pieces with it, in order
+(`ragkit.chunkers.baselines`). It finds the quote exactly first, then ignoring differences in
+whitespace: one rule, with one documented switch (`dropped_spaces`) for splitters that re-join
+their text and drop the whitespace between two words. `closest` names the nearest candidates
+for a quote not found.
 
 Unicode: quotes are compared in NFC (`nfc`), so "é" typed as one character or as "e" and a
 combining accent is one string. Documents keep their text exactly as read, and `locate` finds
@@ -11,6 +15,8 @@ map back to the original characters.
 
     >>> locate("Gold  tier:\\n14 days", "Gold tier: 14 days")
     [(0, 19)]
+    >>> locate("a b, a b", "a b", start=1), locate("ab", "a b", dropped_spaces=True)
+    ([(5, 8)], [(0, 2)])
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import difflib
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import islice
+from typing import Iterator
 
 
 def nfc(value: str) -> str:
@@ -26,15 +34,26 @@ def nfc(value: str) -> str:
     return unicodedata.normalize("NFC", value)
 
 
-def _find(text: str, quote: str) -> list[tuple[int, int]]:
-    hits, pos = [], text.find(quote)
+def _find(text: str, quote: str, start: int, dropped_spaces: bool
+          ) -> Iterator[tuple[int, int]]:
+    """Every exact occurrence of `quote` at or after `start` (overlapping ones too); when
+    there is none, every match of its words with whitespace between them (``\\s+``; with
+    `dropped_spaces`, ``\\s*``: whitespace or none), left to right."""
+    pos, exact = text.find(quote, start), False
     while pos != -1:
-        hits.append((pos, pos + len(quote)))
+        exact = True
+        yield pos, pos + len(quote)
         pos = text.find(quote, pos + 1)
-    if hits:
-        return hits
-    pattern = r"\s+".join(re.escape(w) for w in quote.split())
-    return [(m.start(), m.end()) for m in re.finditer(pattern, text)]
+    if exact:
+        return
+    gap = r"\s*" if dropped_spaces else r"\s+"
+    pattern = re.compile(gap.join(re.escape(w) for w in quote.split()))
+    yield from ((m.start(), m.end()) for m in pattern.finditer(text, start))
+
+
+@lru_cache(maxsize=8)
+def _is_nfc(text: str) -> bool:
+    return unicodedata.is_normalized("NFC", text)
 
 
 @lru_cache(maxsize=8)
@@ -57,20 +76,36 @@ def _nfc_view(text: str) -> tuple[str, tuple[int | None, ...]] | None:
     return (view, tuple(where)) if view == nfc(text) else None
 
 
-def locate(text: str, quote: str) -> list[tuple[int, int]]:
-    """Every span of `text` matching `quote`: exact matches, else whitespace-insensitive ones;
-    both compared in NFC, the spans always offsets into `text` as it is."""
+def _spans(text: str, quote: str, start: int, dropped_spaces: bool
+           ) -> Iterator[tuple[int, int]]:
+    if _is_nfc(text):
+        yield from _find(text, quote, start, dropped_spaces)
+        return
+    got = _nfc_view(text)
+    if got is None:
+        yield from _find(text, quote, start, dropped_spaces)
+        return
+    view, where = got
+    at = next((i for i, w in enumerate(where) if w is not None and w >= start), len(view)) \
+        if start else 0
+    yield from ((where[s], where[e]) for s, e in _find(view, quote, at, dropped_spaces)
+                if where[s] is not None and where[e] is not None)
+
+
+def locate(text: str, quote: str, start: int = 0, *, dropped_spaces: bool = False,
+           limit: int | None = None) -> list[tuple[int, int]]:
+    """Every span of `text` at or after `start` matching `quote` (stripped): its exact
+    occurrences, else (none there) the places that hold its words with any whitespace between
+    them, in order. Both are compared in NFC; the spans are always offsets into `text` as it is.
+
+    `dropped_spaces` also accepts two words with no whitespace at all between them: for
+    the pieces of a splitter that re-joins its text and may drop it (chonkie, on some code),
+    never for a quote a person wrote (it would find "in voice" in "invoice"). `limit` stops
+    after that many spans (``limit=1``: the first one, as a splitter's pieces are located)."""
     quote = nfc(quote).strip()
     if not quote:
         return []
-    if unicodedata.is_normalized("NFC", text):
-        return _find(text, quote)
-    got = _nfc_view(text)
-    if got is None:
-        return _find(text, quote)
-    view, where = got
-    return [(where[s], where[e]) for s, e in _find(view, quote)
-            if where[s] is not None and where[e] is not None]
+    return list(islice(_spans(text, quote, start, dropped_spaces), limit))
 
 
 def closest(text: str, quote: str, n: int = 2) -> list[str]:

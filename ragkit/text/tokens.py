@@ -8,15 +8,21 @@ OpenAI's cl100k_base (what Chroma's report measured chunk sizes in; the offline 
 - ``spans(text)``: ``(start, end)`` character span of every token, so a chunker can tokenise a
   document once and cut on token boundaries without re-counting each candidate piece.
 
+`count_tokens` is ragkit's one cache of token counts, keyed by (tokenizer name, text): the
+context budget (cl100k_base), the chunkers' sizes (the embedder's tokenizer) and the preamble
+budget all count through it, so each text is tokenised once per tokenizer.
+
     >>> tok = get_tokenizer("cl100k_base")
     >>> tok.count("Refunds are available within 14 days.")
+    9
+    >>> count_tokens("Refunds are available within 14 days.", "cl100k_base")
     9
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Protocol
+from functools import lru_cache, partial
+from typing import Callable, Protocol
 
 PIECE = 200_000  # characters tokenised at once by the tiktoken-style encoder
 
@@ -164,3 +170,43 @@ def get_tokenizer(name: str = "cl100k_base") -> Tokenizer:
 
     path = resolve_model(None if name == "minilm" else name)
     return HFTokenizer(AutoTokenizer.from_pretrained(path), name=name)
+
+
+# The count cache keeps at most this many (tokenizer name, text) pairs, holding at most this
+# many characters of text; when either is reached it is emptied and fills again.
+COUNT_CACHE_SIZE = 500_000
+COUNT_CACHE_CHARS = 64_000_000
+_COUNTS: dict[tuple[str, str], int] = {}
+_HELD = [0]  # characters of text the cache holds
+
+
+def count_tokens(text: str, tokenizer: str | Tokenizer = "cl100k_base") -> int:
+    """Tokens of `text` (no special tokens) in `tokenizer`, a `get_tokenizer` name or a
+    tokenizer: ragkit's one token-count cache, keyed by (tokenizer name, text). An empty text
+    has none. `clear_counts` forgets every count (e.g. to time a cold pass)."""
+    if not text:
+        return 0
+    key = (tokenizer if isinstance(tokenizer, str) else tokenizer.name, text)
+    if key[0] == "chars":  # a character count needs no cache
+        return len(text)
+    n = _COUNTS.get(key)
+    if n is None:
+        tok = get_tokenizer(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        n = tok.count(text)
+        if len(_COUNTS) >= COUNT_CACHE_SIZE or _HELD[0] + len(text) > COUNT_CACHE_CHARS:
+            clear_counts()
+        _COUNTS[key] = n
+        _HELD[0] += len(text)
+    return n
+
+
+def counter(tokenizer: str | Tokenizer) -> Callable[[str], int]:
+    """`count_tokens` in one tokenizer, as a function of the text alone (for a splitter's
+    length function)."""
+    return partial(count_tokens, tokenizer=tokenizer)
+
+
+def clear_counts() -> None:
+    """Forget every cached token count."""
+    _COUNTS.clear()
+    _HELD[0] = 0

@@ -121,7 +121,7 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
         chunker = CodeChunker(size=size, overlap=overlap)
         chunks = chunker.chunk_all(bench.documents)
         out = run(chunks, "stack", f"{chunker.label}+stack")
-        out.flags = sorted(set(out.flags) | set(chunker.flags()))
+        out.flags = sorted(set(out.flags) | set(chunker.flags))
         runs[(size, overlap)] = (chunker, chunks, out)
         tuning.append([chunker.label, size, overlap, 100 * score(out, ids["tune"]),
                        len(chunks), round(sum(c.end - c.start for c in chunks) / len(chunks))])
@@ -227,7 +227,7 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
             else:
                 out = run(code_chunks, base.with_fusion((w, round(1 - w, 6)), c),
                           f"{tuned.label}+stack", embedder=e)
-                out.flags = sorted(set(out.flags) | set(tuned.flags()))
+                out.flags = sorted(set(out.flags) | set(tuned.flags))
                 if (w, c) != FUSION_GRID[0]:
                     out.strategy = f"{tuned.label}+stack(dense {w:g},rrf {c:g})"
             tried.append(((w, c), out, score(out, ids["tune"])))

@@ -137,10 +137,10 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
             r = make_reranker(first, "packaged", candidates=int(pipeline.rsplit("@", 1)[1]))
         out = run_experiment(bench, chunks=chunks, retriever=r, k=5, budgets=(1024,),
                              label=f"{label}+{pipeline}" if pipeline != "dense" else label)
-        if hasattr(first, "describe"):
-            out.params.update(first.describe())
+        if hasattr(first, "params"):
+            out.params.update(first.params())
         if r is not first:
-            out.params.update(r.describe())
+            out.params.update(r.params())
             out.flags = sorted(set(out.flags) | set(r.flags))
         outs[(label, pipeline)] = out
         return out

@@ -61,6 +61,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..report.tables import text_table
+from ..retrieve.base import Retriever
 from .common import run_script
 
 BUDGETS = (512, 1024, 2048)
@@ -74,21 +75,31 @@ FROZEN_DEPTH = 1000  # deeper than the stack's fused union (150 dense + 150 BM25
 
 # --- the first stage, searched once --------------------------------------------------------
 
-class FrozenFirstStage:
+class FrozenFirstStage(Retriever):
     """A first stage searched once at `depth`: ``search(queries, k)`` returns the top k of that
     ranking. For the stack (`HybridRetriever`: each side takes its own fixed number of
     candidates, then the fusion is cut at k) the top k of a deep search *is* the search at k."""
 
     def __init__(self, inner, queries: Sequence[str], depth: int = FROZEN_DEPTH):
         self.kind = getattr(inner, "kind", "retriever")
-        self.flags = list(getattr(inner, "flags", []))
+        self._flags = list(getattr(inner, "flags", []))
+        inner_params = getattr(inner, "params", None)
+        self._params = inner_params() if callable(inner_params) else {}
         inner_describe = getattr(inner, "describe", None)
-        self._describe = inner_describe() if callable(inner_describe) else {}
+        self._said = inner_describe() if callable(inner_describe) else type(inner).__name__
+        self.depth = depth
         unique = list(dict.fromkeys(queries))
         self._hits = dict(zip(unique, inner.search(unique, depth)))
 
-    def describe(self) -> dict[str, object]:
-        return dict(self._describe)
+    @property
+    def flags(self) -> list[str]:
+        return list(self._flags)
+
+    def params(self) -> dict[str, object]:
+        return dict(self._params)
+
+    def describe(self) -> str:
+        return f"{self._said}, searched once {self.depth} deep"
 
     def search(self, queries: Sequence[str], k: int, where=None):
         if where is not None:

@@ -49,7 +49,8 @@ TOOLS = {
     "robustness": ("robustness", "bad inputs, folders, golden files, CLI, caches: per area"),
     "golden": ("golden", "build span-anchored gold from quoted evidence"),
     "index": ("index_build", "chunk + embed a folder or HF dataset into shards, build an index"),
-    "smoke-diff": ("smoke_diff", "compare the results rows of two runs (timestamps, git sha aside)"),
+    "smoke-diff": ("smoke_diff",
+                   "compare the results rows of two runs (timestamps, git sha aside)"),
     "docs": ("docs", "build the API reference from the docstrings (pdoc) into docs/api/"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
@@ -497,7 +498,9 @@ def _one_line_warnings() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from ..environment import offline_defaults
+
+    offline_defaults()
     argv = sys.argv[1:] if argv is None else list(argv)
     problem = environment_error()
     if problem:

@@ -8,7 +8,6 @@ imports the command that dispatches to it."""
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any, Callable
 
 
@@ -19,8 +18,10 @@ def prepare() -> None:
     run as ``python -m ragkit.tools.NAME``."""
     import sys
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ..config import seed_everything
+    from ..environment import offline_defaults
+
+    offline_defaults()
 
     problem = environment_error()
     if problem:

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from ..retrieve.base import Retriever
 from .common import bounded, prepare
 
 
@@ -86,7 +87,7 @@ CHUNK_READ = ("row", "chunk_id", "doc_id", "start", "end", "text", "prefix", "st
               "metadata")
 
 
-class IndexRetriever:
+class IndexRetriever(Retriever):
     """A built index folder (``OUT`` of ``ragkit index``) as a `ragkit.retrieve.Retriever`:
     queries embedded with `embedder` (which must be the one the shards were embedded with),
     the faiss index searched (``nprobe`` IVF cells; default the index's own), each hit's chunk
@@ -120,6 +121,10 @@ class IndexRetriever:
     @property
     def flags(self) -> list[str]:
         return list(self._flags)
+
+    def describe(self) -> str:
+        return (f"index {self.folder}: faiss {self.index.kind} over {len(self.index)} chunk "
+                f"vectors ({self.embedder.name}), nprobe {self.nprobe or 'the index default'}")
 
     def chunks_of(self, doc_ids: set[str]) -> list[Any]:
         """Every chunk of the given documents in the index (a column filter per shard), in row

@@ -175,8 +175,9 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     p.add_argument("--timeout", type=bounded(1, 7 * 86_400), default=3600,
                    help="seconds per cell (at most a week)")
     args = p.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+    from ..environment import offline_defaults
+
+    offline_defaults()  # the notebooks' kernels inherit it
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     sources = [s for s in notebook_sources() if not only or s.name[:2] in only]
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"

@@ -238,7 +238,8 @@ def test_a_class_too_long_for_one_piece_opens_in_place():
 
 def test_small_units_are_packed_and_can_be_kept_apart():
     text = "\n\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(6)) + "\n"
-    doc, packed = chunks_of(text, "small.py", size=100, overlap=0)  # three 27-character functions fit
+    # three 27-character functions fit
+    doc, packed = chunks_of(text, "small.py", size=100, overlap=0)
     assert [c.metadata["symbols"] for c in packed] == [["f0", "f1", "f2"], ["f3", "f4", "f5"]]
     doc, alone = chunks_of(text, "small.py", size=30, pack=False, overlap=0)
     assert [c.text.split("(")[0] for c in alone] == [f"def f{i}" for i in range(6)]
@@ -253,7 +254,7 @@ def test_an_unparseable_file_is_cut_at_lines_with_a_warning_and_a_flag():
     assert_exact(doc, chunks, 100)
     assert {c.metadata["parsed_by"] for c in chunks} == {"lines"}
     assert all("SyntaxError" in c.metadata["fallback"] for c in chunks)
-    assert chunker.flags() == ["code_line_fallback:1"]
+    assert chunker.flags == ["code_line_fallback:1"]
     # a tree-sitter language whose parse is mostly errors
     junk = Document("j", ")))) ]]] @@@ \"unterminated\n" * 30, {"language": "rust"})
     with pytest.warns(CodeParseWarning, match="rust parse errors cover"):

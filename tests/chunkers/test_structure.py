@@ -539,12 +539,12 @@ def test_a_shortened_breadcrumb_is_flagged():
     chunks = chunker.chunk_all([doc])
     short = [c for c in chunks if c.metadata.get("breadcrumb_shortened")]
     assert short and all(c.prefix.startswith("[") and "…" in c.prefix for c in short)
-    assert any(f.startswith("breadcrumb_shortened:") for f in chunker.flags())
+    assert any(f.startswith("breadcrumb_shortened:") for f in chunker.flags)
     tok = get_tokenizer("minilm")
     assert all(tok.count(c.prefix + "\n\n") <= 254 // 3 for c in chunks)
     normal = Document("n", "# Refunds\n\n## Gold\n\n" + PARA * 30)
     assert not any(c.metadata.get("breadcrumb_shortened") for c in chunker.chunk_all([normal]))
-    assert chunker.flags() == []
+    assert chunker.flags == []
 
 
 @pytest.mark.parametrize("n", [25, 30, 60, 120])
