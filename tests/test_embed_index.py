@@ -212,7 +212,7 @@ def test_bf16_precision_is_an_opt_in_that_says_so():
     assert bf16._keys(texts, "document") != fp32._keys(texts, "document")
     a, b = fp32.encode(texts), bf16.encode(texts)
     assert 0 < np.abs(a - b).max() < 0.05 and (a * b).sum(axis=1).min() > 0.999
-    assert "precision:bf16" in bf16.flags() and fp32.flags() == []
+    assert "precision:bf16" in bf16.flags and fp32.flags == []
     with pytest.raises(ValueError, match="float32 only"):
         Embedder(show_progress=False, cache=False, backend="onnx", precision="bf16").backend
     with pytest.raises(ValueError, match="precision must be"):
