@@ -56,7 +56,8 @@ def throughput(docs: Sequence[Document], chunker: str = "recursive:250/0",
     """({runner: rates}, the first runner's chunk vectors) for chunk + embed over `docs` (see
     the module docstring)."""
     from .batches import run_datasets, run_local
-    from .stages import ChunkStage, EmbedStage, run_ray
+    from .raydata import run_ray
+    from .stages import ChunkStage, EmbedStage
 
     def stages():
         return [ChunkStage(chunker, **chunk_params), EmbedStage(threads=1)]
