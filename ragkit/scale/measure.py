@@ -130,7 +130,7 @@ def index_sweep(vectors: np.ndarray, queries: np.ndarray, index: Any, k: int = 1
 
     flat = faiss.IndexFlatIP(vectors.shape[1])
     flat.add(vectors)
-    t_exact, (_, exact) = _best_time(lambda: flat.search(queries, k), repeats)
+    t_exact, (_, exact) = _best_time(lambda f=flat: f.search(queries, k), repeats)
     del flat
     rows = []
     for nprobe in nprobes:
