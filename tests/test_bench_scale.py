@@ -1,5 +1,6 @@
 """`ragkit bench scale` without its extras: Ray missing is one line naming the install command
-and the other parts still run; nothing runnable is exit status 3, not a traceback."""
+and exit status 3 before any work (``--no-ray`` runs the rest); nothing runnable is exit status
+3, not a traceback."""
 
 import sys
 
@@ -28,18 +29,27 @@ def fake_throughput(monkeypatch):
     return asked
 
 
-def test_without_ray_the_bench_says_what_is_missing_and_runs_the_rest(
+def test_without_ray_the_bench_says_what_is_missing_in_one_line_and_exits_3(
         tmp_path, monkeypatch, capsys, fake_throughput):
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     monkeypatch.setitem(sys.modules, "ray", None)    # import ray -> ImportError
-    monkeypatch.setitem(sys.modules, "faiss", None)  # and no index sweep either, to stay quick
-    assert bench_scale.main(["--copies", "1"]) == 0
+    with pytest.raises(SystemExit) as e:
+        bench_scale.main(["--copies", "1"])
+    assert e.value.code == 3 and fake_throughput == []  # before any work
     err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "Ray is not installed" in err and "make setup" in err \
+        and "pip install -e '.[scale]'" in err and "--no-ray" in err
+    assert "pip install 'ragkit[scale]'" not in err
+
+
+def test_no_ray_runs_the_rest_without_ray(tmp_path, monkeypatch, capsys, fake_throughput):
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "ray", None)
+    monkeypatch.setitem(sys.modules, "faiss", None)  # and no index sweep either, to stay quick
+    assert bench_scale.main(["--copies", "1", "--no-ray"]) == 0
     assert fake_throughput == ["1 process", "2 processes"]
-    ray_lines = [line for line in err.splitlines() if "Ray is not installed" in line]
-    assert len(ray_lines) == 1 and "make setup-scale" in ray_lines[0] \
-        and "pip install -e '.[scale]'" in ray_lines[0]
-    assert "Traceback" not in err
+    assert "Traceback" not in capsys.readouterr().err
     assert (tmp_path / "bench_scale.jsonl").exists()
 
 
@@ -49,7 +59,7 @@ def test_nothing_runnable_exits_3_with_one_line_each(tmp_path, monkeypatch, caps
     for name in ("ray", "faiss", "sentence_transformers"):
         monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(SystemExit) as e:
-        bench_scale.main(["--copies", "1"])
+        bench_scale.main(["--copies", "1", "--no-ray"])
     assert e.value.code == 3 and fake_throughput == []
     err = capsys.readouterr().err
     assert "sentence-transformers is not installed" in err and "Traceback" not in err

@@ -72,6 +72,23 @@ def test_mask_equals_the_loop_over_matches(recs, where):
         assert ix.allowed(where).tolist() == np.flatnonzero(expected).tolist()
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(records, min_size=1, max_size=4), where=wheres)
+def test_mask_equals_the_loop_over_records_added_in_parts(parts, where):
+    # the columns keep codes and their index between filters; extend must renew them
+    cols, recs = MetadataColumns(), []
+    for part in parts:
+        cols.extend(part)
+        recs += part
+        try:
+            expected = _loop(recs, where)
+        except TypeError:
+            with pytest.raises(TypeError):
+                cols.mask(where)
+            continue
+        assert cols.mask(where).tolist() == expected.tolist()
+
+
 def test_a_condition_sees_only_the_rows_the_ones_before_it_passed():
     # `matches` stops at the first failing condition: "plus one" never meets a str here
     recs = [{"region": "eu", "year": 2021}, {"region": "us", "year": "unknown"}]

@@ -128,6 +128,26 @@ def test_writing_n_shards_writes_o_n_manifest_bytes(tmp_path):
     assert written[0] <= 3 * final, (written[0], final)  # O(n); the old rewrite: ~20x final
 
 
+def test_n_shards_write_the_manifest_twice_and_append_one_journal_line_each(tmp_path,
+                                                                           monkeypatch):
+    """Counted, not measured: the whole manifest is written when the run starts and when it
+    ends, whatever n; each shard adds one line to the journal."""
+    from ragkit.scale import shards as mod
+
+    writes, appends = [], []
+    write, append = mod.atomic_write_text, mod._append_entry
+    monkeypatch.setattr(mod, "atomic_write_text",
+                        lambda path, text: writes.append(path.name) or write(path, text))
+    monkeypatch.setattr(mod, "_append_entry",
+                        lambda folder, entry: appends.append(entry["name"]) or append(folder,
+                                                                                     entry))
+    for n in (5, 40):
+        writes.clear(), appends.clear()
+        build_shards(_small_docs(n), tmp_path / f"s{n}", _chunk_only(), shard_docs=1)
+        assert writes == [MANIFEST, MANIFEST]
+        assert appends == [f"shard-{k:05d}.parquet" for k in range(n)]
+
+
 def test_a_killed_run_resumes_only_the_missing_shards_even_with_a_torn_journal_line(
         tmp_path, monkeypatch):
     docs = _small_docs(6)

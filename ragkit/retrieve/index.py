@@ -93,6 +93,7 @@ class MetadataColumns:
         self._lookup: dict[str, dict[tuple, int]] = {}
         self._plain_str: dict[str, bool] = {}     # field -> every value is a str
         self._arrays: dict[str, np.ndarray] = {}  # field -> codes as an array (built lazily)
+        self._shifted: dict[str, tuple[np.ndarray, bool]] = {}  # field -> (codes + 1, absent?)
         if records is not None:
             self.extend(records)
 
@@ -117,6 +118,7 @@ class MetadataColumns:
                 col.append(code)
             self.n += 1
         self._arrays.clear()
+        self._shifted.clear()
 
     def __len__(self) -> int:
         return self.n
@@ -130,6 +132,14 @@ class MetadataColumns:
         if key not in self._arrays:
             self._arrays[key] = np.asarray(self._codes.get(key, [_ABSENT] * self.n), np.int32)
         return self._arrays[key]
+
+    def _index(self, key: str) -> tuple[np.ndarray, bool]:
+        """The codes of one field plus one (0: the row lacks it), to index a table by code + 1,
+        and whether any row lacks the field."""
+        if key not in self._shifted:
+            index = self.codes(key) + 1
+            self._shifted[key] = (index, bool(self.n) and not index.all())
+        return self._shifted[key]
 
     def record(self, i: int) -> dict[str, Any]:
         return {k: self._values[k][col[i]] for k, col in self._codes.items() if col[i] >= 0}
@@ -155,9 +165,9 @@ class MetadataColumns:
             if not self._codes:
                 return np.fromiter((bool(where({})) for _ in range(self.n)), bool, self.n)
             return np.fromiter((bool(where(r)) for r in self.records()), bool, self.n)
-        keep = np.ones(self.n, bool)
+        keep = None  # every row, until a condition has run
         for key, want in where.items():
-            codes = self.codes(key)
+            index, absent = self._index(key)
             values = self._values.get(key, [])
             ok = np.zeros(len(values) + 1, bool)  # by code + 1 (0: the row lacks the field)
             wanted = want if isinstance(want, (list, tuple, set, frozenset)) else [want]
@@ -168,12 +178,15 @@ class MetadataColumns:
                          if w is not None]
                 ok[[c + 1 for c in found if c is not None]] = True
                 ok[0] = any(w is None for w in wanted)
-            else:  # decided for the codes that occur among the rows still kept
-                live = np.bincount(codes[keep] + 1, minlength=len(values) + 1) > 0
-                for c in np.flatnonzero(live):
+            else:  # decided for the codes that occur among the rows still kept: with every
+                # row kept, each distinct value (a value is stored when a row has it)
+                live = (range(0 if absent else 1, len(values) + 1) if keep is None else
+                        np.flatnonzero(np.bincount(index[keep], minlength=len(values) + 1)))
+                for c in live:
                     ok[c] = field_matches(values[c - 1] if c else None, want)
-            keep &= ok[codes + 1]
-        return keep
+            passed = ok.take(index)
+            keep = passed if keep is None else np.logical_and(keep, passed, out=keep)
+        return np.ones(self.n, bool) if keep is None else keep
 
 
 def _faiss():

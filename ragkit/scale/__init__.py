@@ -2,10 +2,11 @@
 
 - `batches`: the column batches the stages and the shards share, and the runners of a chain of
   stages in this process or under ``datasets.map`` (`Stage`, `run_local`, `run_datasets`);
-- `stages`: the pipeline's stages as functions over batches (`ChunkStage`, `EmbedStage`), and
-  Ray Data's runner (`run_ray`);
+- `stages`: the pipeline's stages as functions over batches (`ChunkStage`, `EmbedStage`);
 - `shards`: chunks and vectors on disk as numbered Parquet shards, a crash costing one shard
   (`build_shards`, `ShardSet`);
+- `raydata`: the same shards made by Ray Data on a cluster, Parquet in and out, no row through
+  the driver (`build_shards_ray`, `connect`; `run_ray` for a small corpus in memory);
 - `index`: approximate faiss indexes built from shards, the metadata pre-filter kept
   (`ScaledIndex`);
 - `measure`: throughput per runner, an index sweep, build memory and cost against corpus size.
@@ -19,7 +20,9 @@ _EXPORTS = {
     "ChunkStage": "stages",
     "EmbedStage": "stages",
     "LateEmbedStage": "stages",
-    "run_ray": "stages",
+    "build_shards_ray": "raydata",
+    "connect": "raydata",
+    "run_ray": "raydata",
     "Stage": "batches",
     "batch_to_chunks": "batches",
     "documents_to_batch": "batches",

@@ -56,7 +56,8 @@ def throughput(docs: Sequence[Document], chunker: str = "recursive:250/0",
     """({runner: rates}, the first runner's chunk vectors) for chunk + embed over `docs` (see
     the module docstring)."""
     from .batches import run_datasets, run_local
-    from .stages import ChunkStage, EmbedStage, run_ray
+    from .raydata import run_ray
+    from .stages import ChunkStage, EmbedStage
 
     def stages():
         return [ChunkStage(chunker, **chunk_params), EmbedStage(threads=1)]
@@ -129,7 +130,7 @@ def index_sweep(vectors: np.ndarray, queries: np.ndarray, index: Any, k: int = 1
 
     flat = faiss.IndexFlatIP(vectors.shape[1])
     flat.add(vectors)
-    t_exact, (_, exact) = _best_time(lambda: flat.search(queries, k), repeats)
+    t_exact, (_, exact) = _best_time(lambda f=flat: f.search(queries, k), repeats)
     del flat
     rows = []
     for nprobe in nprobes:

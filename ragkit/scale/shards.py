@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -101,7 +102,7 @@ def to_table(rows: dict[str, Any], first_row: int):
 def _write_table(table, path: Path) -> None:
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # one a writer
     pq.write_table(table, tmp, compression="zstd", write_statistics=False)
     os.replace(tmp, path)
 
@@ -169,18 +170,17 @@ def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield batch
 
 
-def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[Stage], *,
-                 shard_docs: int = 1000, num_proc: int = 1, batch_size: int = 64,
-                 total_docs: int | None = None, progress: bool = False,
-                 after_shard: Callable[[int], None] | None = None) -> "ShardSet":
-    """Run `stages` over `docs` shard by shard into `folder`, resuming what a previous run of
-    the same settings finished. `after_shard(k)` is called once shard k is safely on disk (a
-    progress hook; the tests raise from it to simulate a crash). ``num_proc > 1`` runs each
-    shard under ``datasets.map(batched=True, num_proc=num_proc)``."""
-    folder = Path(folder)
+def stage_settings(stages: Sequence[Stage], shard_docs: int, batch_size: int) -> dict[str, Any]:
+    """What a shard folder records as its settings (a resumed run must match them)."""
+    return {"stages": [{"stage": type(s).__name__, **s.settings()} for s in stages],
+            "shard_docs": shard_docs, "batch_size": batch_size}
+
+
+def open_folder(folder: Path, settings: dict[str, Any]) -> tuple[dict[str, Any], dict]:
+    """(the manifest, {shard name: entry} of the shards recorded so far) of a folder a run
+    writes into: a new manifest for a new folder, a `ShardError` for one built with other
+    settings; a journal line cut short by a kill is dropped (its shard is made again)."""
     folder.mkdir(parents=True, exist_ok=True)
-    settings = {"stages": [{"stage": type(s).__name__, **s.settings()} for s in stages],
-                "shard_docs": shard_docs, "batch_size": batch_size}
     man = _read_manifest(folder)
     if man is None:
         man = {"format": FORMAT, "settings": settings, "shards": [], "complete": False}
@@ -189,11 +189,63 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
         raise ShardError(f"{folder}: its shards were built with other settings "
                          f"({man['settings']}); use a new folder, or delete this one to rebuild")
     recorded, whole = _read_journal(folder)
-    done = {s["name"]: s for s in _entries(man, recorded)}
     journal = folder / JOURNAL
     if journal.exists() and journal.stat().st_size > whole:  # a cut-short last line: drop it
         with open(journal, "r+b") as f:
             f.truncate(whole)
+    return man, {s["name"]: s for s in _entries(man, recorded)}
+
+
+def still_good(folder: Path, entry: dict[str, Any], k: int, digest: str) -> bool:
+    """Whether recorded shard k can be kept: a `ShardError` when it was built from other
+    documents than `digest`; False, with a `ShardWarning`, when its file is missing or its
+    bytes changed (it is made again)."""
+    path = folder / entry["name"]
+    if entry["docs_sha256"] != digest:
+        raise ShardError(f"{path}: built from other documents than shard {k} "
+                         "of this corpus; use a new folder for a changed corpus")
+    if not path.exists() or file_digest(path) != entry["sha256"]:
+        warnings.warn(f"{path}: missing or changed since it was recorded "
+                      "(sha256); made again from its documents", ShardWarning, stacklevel=3)
+        return False
+    return True
+
+
+def write_shard(rows: dict[str, Any], path: Path, first_row: int,
+                documents: Sequence[Document] = (), **info: Any) -> dict[str, Any]:
+    """Chunk rows -> shard file `path` (rows numbered from `first_row`); its manifest entry.
+    The shard's `documents` give its ``docs``, ``docs_sha256`` and ``chars``, or `info` does."""
+    table = to_table(rows, first_row)
+    _write_table(table, path)
+    if documents:
+        info = {"docs": len(documents), "docs_sha256": docs_digest(documents),
+                "chars": sum(len(d.text) for d in documents), **info}
+    return {"name": path.name, "rows": table.num_rows, "first_row": first_row,
+            "sha256": file_digest(path), **info,
+            "dim": (table.schema.field("vector").type.list_size
+                    if "vector" in table.column_names else 0)}
+
+
+def finish_folder(folder: Path, man: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    """Every shard's entry into ``manifest.json`` (``complete: true``, one atomic write), and
+    the journal removed."""
+    man["shards"] = entries
+    man["complete"] = True
+    atomic_write_text(folder / MANIFEST, json.dumps(man, indent=1, sort_keys=True))
+    (folder / JOURNAL).unlink(missing_ok=True)  # its lines are in the manifest now
+
+
+def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[Stage], *,
+                 shard_docs: int = 1000, num_proc: int = 1, batch_size: int = 64,
+                 total_docs: int | None = None, progress: bool = False,
+                 after_shard: Callable[[int], None] | None = None) -> "ShardSet":
+    """Run `stages` over `docs` shard by shard into `folder`, resuming what a previous run of
+    the same settings finished. `after_shard(k)` is called once shard k is safely on disk (a
+    progress hook; the tests raise from it to simulate a crash). ``num_proc > 1`` runs each
+    shard under ``datasets.map(batched=True, num_proc=num_proc)``; Ray Data's runner, for a
+    cluster, is `ragkit.scale.raydata.build_shards_ray` (the same folder format)."""
+    folder = Path(folder)
+    man, done = open_folder(folder, stage_settings(stages, shard_docs, batch_size))
     order: list[str] = []
     bar = None
     if progress:
@@ -203,33 +255,17 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
     next_row = 0
     for k, batch in enumerate(_batches(docs, shard_docs)):
         name = shard_name(k)
-        digest = docs_digest(batch)
-        if name in done:
-            entry = done[name]
-            if entry["docs_sha256"] != digest:
-                raise ShardError(f"{folder / name}: built from other documents than shard {k} "
-                                 "of this corpus; use a new folder for a changed corpus")
-            if not (folder / name).exists() or file_digest(folder / name) != entry["sha256"]:
-                warnings.warn(f"{folder / name}: missing or changed since it was recorded "
-                              "(sha256); made again from its documents", ShardWarning,
-                              stacklevel=2)
-                del done[name]
+        if name in done and not still_good(folder, done[name], k, docs_digest(batch)):
+            del done[name]
         if name not in done:
             if num_proc > 1:
                 rows = run_datasets(stages, batch, num_proc=num_proc, batch_size=batch_size)
             else:
                 rows = concat([chain(stages, documents_to_batch(batch[i: i + batch_size]))
                                for i in range(0, len(batch), batch_size)])
-            table = to_table(rows, next_row)
-            _write_table(table, folder / name)
-            entry = {"name": name, "docs": len(batch), "rows": table.num_rows,
-                     "first_row": next_row, "docs_sha256": digest,
-                     "sha256": file_digest(folder / name),
-                     "chars": sum(len(d.text) for d in batch),
-                     "dim": (table.schema.field("vector").type.list_size
-                             if "vector" in table.column_names else 0)}
-            _append_entry(folder, entry)
-            done[name] = entry
+            done[name] = write_shard(rows, folder / name, next_row, batch)
+            _append_entry(folder, done[name])
+        entry = done[name]
         order.append(name)
         next_row = entry["first_row"] + entry["rows"]
         if bar is not None:
@@ -238,10 +274,7 @@ def build_shards(docs: Iterable[Document], folder: str | Path, stages: Sequence[
             after_shard(k)
     if bar is not None:
         bar.close()
-    man["shards"] = [done[name] for name in order]
-    man["complete"] = True
-    atomic_write_text(folder / MANIFEST, json.dumps(man, indent=1, sort_keys=True))
-    journal.unlink(missing_ok=True)  # its lines are in the manifest now
+    finish_folder(folder, man, [done[name] for name in order])
     return ShardSet(folder)
 
 

@@ -16,20 +16,20 @@ disk: the shards they feed are the cache.
 
 A chain of stages runs three ways on the same batch: `ragkit.scale.batches.run_local` (in this
 process), `ragkit.scale.batches.run_datasets` (``Dataset.map(batched=True, num_proc=N)``) and
-`run_ray` (Ray Data, the encoder in an actor pool). They return the same chunk rows; the vectors
-agree to float rounding (an encoder's result for a text can move by ~1e-7 with the other texts
-in its padded batch).
+`ragkit.scale.raydata` (Ray Data on a cluster, the encoder in an actor pool, Parquet shards in
+and out). They return the same chunk rows; the vectors agree to float rounding (an encoder's
+result for a text can move by ~1e-7 with the other texts in its padded batch).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..types import Chunk, Document
-from .batches import (CHUNK_COLUMNS, DOC_COLUMNS, Stage, _column, batch_to_chunks,
-                      batch_to_documents, chunks_to_batch, concat, documents_to_batch)
+from .batches import (CHUNK_COLUMNS, Stage, _column, batch_to_chunks, batch_to_documents,
+                      chunks_to_batch)
 
 
 class ChunkStage(Stage):
@@ -171,52 +171,3 @@ class LateEmbedStage(ChunkStage):
         out["tokens"] = self.late.embedder.count_tokens([c.text for c in chunks]) if chunks else []
         out["truncated"] = [False] * len(chunks)
         return out
-
-
-def run_ray(stages: Sequence[Stage], docs: Iterable[Document], concurrency: int = 2,
-            batch_size: int = 64) -> dict[str, Any]:
-    """The stages under Ray Data (local mode when no cluster is running): stages that hold an
-    encoder run as an actor pool of `concurrency` actors, the others as tasks. Rows come back
-    in document order (``preserve_order``). Needs Ray: ``make setup-scale`` (or
-    ``pip install -e '.[scale]'`` in the project folder)."""
-    try:
-        import ray
-    except ImportError as e:
-        raise ImportError("Ray Data is not installed: make setup-scale (or pip install -e "
-                          "'.[scale]' in the ragkit folder)") from e
-
-    if not ray.is_initialized():
-        import os  # a loaded machine can take over Ray's default 10 s to start its raylet
-
-        os.environ.setdefault("RAY_raylet_start_wait_time_s", "120")
-        ray.init(num_cpus=max(concurrency, 1), include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
-    ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True
-    ctx.enable_progress_bars = False
-    ds = ray.data.from_items([dict(zip(DOC_COLUMNS, row)) for row in
-                              zip(*documents_to_batch(docs).values())])
-    for stage in stages:
-        if isinstance(stage, (EmbedStage, LateEmbedStage)):
-            ds = ds.map_batches(_RayActor, fn_constructor_args=(stage,), batch_size=batch_size,
-                                concurrency=concurrency, batch_format="numpy")
-        else:
-            ds = ds.map_batches(_as_numpy, fn_args=(stage,), batch_size=batch_size,
-                                batch_format="numpy")
-    parts = [dict(b) for b in ds.iter_batches(batch_size=None, batch_format="numpy")]
-    return concat(parts)
-
-
-def _as_numpy(batch: Mapping[str, Any], stage: Stage) -> dict[str, Any]:
-    """One stage's output with every column a numpy array (what Ray Data takes back)."""
-    return {k: np.asarray(v) for k, v in stage(batch).items()}
-
-
-class _RayActor:
-    """A Ray Data actor wrapping one stage (its encoder is loaded once per actor)."""
-
-    def __init__(self, stage: Stage):
-        self.stage = stage
-
-    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        return _as_numpy(batch, self.stage)

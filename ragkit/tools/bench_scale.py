@@ -5,8 +5,9 @@
 
 1. **Throughput.** The course corpus, repeated ``--copies`` times under new document ids, goes
    through the same stages (recursive:250/0 chunks on MiniLM tokens, MiniLM vectors) in one
-   process, under ``datasets.map(num_proc=2)`` and under Ray Data in local mode with two
-   encoder actors; each worker's encoder has one CPU thread (`ragkit.scale.throughput`).
+   process, under ``datasets.map(num_proc=2)`` and under Ray Data with two encoder actors
+   (`ragkit.scale.run_ray`: Parquet shards in and out, on a Ray started here or on the cluster
+   ``RAY_ADDRESS`` names); each worker's encoder has one CPU thread (`ragkit.scale.throughput`).
    Printed: chars/s, chunks/s, tokens/s and the speed-up over one process (target for two
    processes on two cores: >= 1.6x).
 2. **Index sweep.** Synthetic vectors drawn from the real chunk vectors of step 1
@@ -18,10 +19,11 @@
 Rows go to ``results/bench_scale.jsonl``. The shards are written under a temporary folder
 (``--workdir`` to choose it) and removed afterwards.
 
-Ray is an extra (``make setup-scale``, or ``pip install -e '.[scale]'`` in the project folder).
-Without it the Ray runner is left out with one line saying so, and the rest runs; likewise the
-index sweep without faiss. When nothing asked for can run, the command says what is missing and
-exits with status 3.
+Ray comes with ``make setup`` (the ``scale`` extra: ``pip install -e '.[scale]'`` in the project
+folder). Without it the command says so in one line, with the install, and exits with status 3
+before any work (``--no-ray`` runs the rest without the Ray runner). The index sweep without
+faiss is left out with one line, and the rest runs; when nothing asked for can run, the command
+says what is missing and exits with status 3.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import bounded, run_script
+from .common import EXIT_FATAL, bounded, run_script
 
-INSTALL_RAY = "make setup-scale, or pip install -e '.[scale]' in the ragkit folder"
+INSTALL_RAY = "make setup, or pip install -e '.[scale]' in the ragkit folder"
 
 
 def _installed(module: str) -> bool:
@@ -57,11 +59,8 @@ def plan(ray: bool) -> tuple[list[str], bool, list[str]]:
         runners.append("2 processes")
     else:
         notes.append("datasets is not installed: the 2-process runner is left out")
-    if ray:
-        if _installed("ray"):
-            runners.append("ray 2 actors")
-        else:
-            notes.append(f"Ray is not installed: the Ray Data runner is left out ({INSTALL_RAY})")
+    if ray:  # `run` has checked that Ray is installed
+        runners.append("ray 2 actors")
     sweep = _installed("faiss")
     if not sweep:
         notes.append("faiss is not installed: the index sweep is left out (make setup installs "
@@ -83,11 +82,15 @@ def _rows_for(vectors: np.ndarray, start: int) -> dict:
 
 def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
         workdir: str | None, ray: bool, noise: float = 0.5) -> None:
+    if ray and not _installed("ray"):
+        print(f"ragkit bench scale: Ray is not installed ({INSTALL_RAY}); --no-ray runs the "
+              "rest without the Ray runner", file=sys.stderr)
+        raise SystemExit(EXIT_FATAL)
     runners, sweep, notes = plan(ray)
     for note in notes:
         print(f"ragkit bench scale: {note}", file=sys.stderr)
     if not runners:
-        raise SystemExit(3)
+        raise SystemExit(EXIT_FATAL)
     from ..config import get_settings
     from ..embed.encoders import Embedder
     from ..report.results import Recorder
