@@ -1,11 +1,15 @@
-"""The static token-mean embedder of `ragkit bench ann`: deterministic, its cumulative-sum window
-means equal a direct mean, the stride and the even take."""
+"""`ragkit bench ann`: the static token-mean embedder (deterministic; its cumulative-sum window
+means equal a direct mean), the stride and the even take, the sweep (exact search is recall
+1.0 and IVF at nprobe 1 is not, so a sweep that measured nothing fails here), `choose_index`'s
+rule."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragkit.scale.ann import (METRICS, Grid, choose_index, distinct_rows, exact_neighbours,
+                              neighbour_structure, recall_at_k, sweep)
 from ragkit.scale.static import (StaticEmbedder, Windows, stride_for, total_windows,
                                  window_means, window_starts)
 
@@ -103,4 +107,96 @@ def test_the_static_embedder_is_minilms_table_and_deterministic(static):
     np.testing.assert_allclose(q[0], unit(direct(ids, static.table, 0, len(ids))), rtol=1e-5,
                                atol=1e-6)
     assert np.array_equal(q, static.embed(text + ["refund"]))
+
+
+def clustered(n=3000, dim=96, clusters=20, spread=1.5, seed=3):
+    """Unit vectors around `clusters` centres, loose enough that one IVF cell misses some of a
+    query's neighbours."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    x = centres[rng.integers(0, clusters, n)] + spread * rng.normal(size=(n, dim))
+    q = centres[rng.integers(0, clusters, 80)] + spread * rng.normal(size=(80, dim))
+    return unit(x).astype(np.float32), unit(q).astype(np.float32)
+
+
+SMALL = Grid(nlists=(32,), nprobes=(1, 32), hnsw_ms=(8,), ef_searches=(8, 128), pq_m=48, pq_bits=6,
+             pq_nlist=16)
+
+
+@pytest.fixture(scope="module")
+def swept():
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # a second thread only waits on a busy 2-core machine
+    try:
+        x, q = clustered()
+        return sweep(x, q, SMALL, k=10)
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def test_the_sweep_measures_recall_exact_is_one_ivf_nprobe_1_is_not(swept):
+    by = {(r["family"], r["params"].get("nprobe"), r["params"].get("efSearch")): r
+          for r in swept}
+    assert by[("flat", None, None)]["recall@10"] == 1.0
+    assert by[("ivf_flat", 1, None)]["recall@10"] < 0.95
+    assert by[("ivf_flat", 32, None)]["recall@10"] == pytest.approx(1.0)  # every cell: exact
+    assert by[("hnsw", None, 8)]["recall@10"] <= by[("hnsw", None, 128)]["recall@10"]
+    assert by[("ivf_pq_refine", 32, None)]["recall@10"] > by[("ivf_pq", 32, None)]["recall@10"]
+
+
+def test_every_row_has_every_metric(swept):
+    assert [r["family"] for r in swept] == (["flat"] + ["ivf_flat"] * 2 + ["hnsw"] * 2
+                                            + ["ivf_pq"] * 2 + ["ivf_pq_refine"] * 2)
+    for r in swept:
+        assert set(METRICS) <= set(r)
+        assert all(np.isfinite(r[m]) for m in METRICS), r
+        assert 0 <= r["recall@10"] <= 1 and r["memory_bytes"] > 0 and r["p95_ms"] >= r["p50_ms"]
+    pq = [r for r in swept if r["family"] == "ivf_pq"][0]
+    flat = [r for r in swept if r["family"] == "flat"][0]
+    assert pq["memory_bytes"] < flat["memory_bytes"] / 4  # 48 bytes a vector, not 384
+
+
+def test_recall_counts_a_duplicate_of_a_neighbour_as_found():
+    x = unit(np.random.default_rng(1).normal(size=(50, 8))).astype(np.float32)
+    x = np.concatenate([x, x[:1]])   # row 50 is row 0 again
+    q = x[:1].copy()
+    scores, ids = exact_neighbours(x, q, 2)
+    assert set(ids[0].tolist()) == {0, 50}
+    other = np.array([[50, 0]])
+    assert recall_at_k(other, x, q, scores) == 1.0
+    assert recall_at_k(np.array([[50, 7]]), x, q, scores) == 0.5
+    assert recall_at_k(np.array([[-1, -1]]), x, q, scores) == 0.0
+
+
+def test_neighbour_structure_counts_distinct_rows_and_percentiles():
+    x, q = clustered(n=500)
+    x = np.concatenate([x, x[:100]])
+    scores, _ = exact_neighbours(x, q, 10)
+    s = neighbour_structure(x, q, scores)
+    assert s["n"] == 600 and s["distinct"] == 500 and s["distinct_1e-4"] == 500
+    assert list(s["top1"]) == [1, 10, 50, 90, 99]
+    assert s["top1"][50] >= s["top10"][50] > s["random"][50]
+    assert distinct_rows(np.zeros((3, 4), np.float32)) == 1
+
+
+def test_choose_index_picks_the_fastest_that_reaches_the_target():
+    rows = [{"name": "slow exact", "recall@10": 1.0, "p50_ms": 20.0},
+            {"name": "ivf 16", "recall@10": 0.97, "p50_ms": 0.4},
+            {"name": "ivf 64", "recall@10": 0.99, "p50_ms": 0.9},
+            {"name": "ivf 4", "recall@10": 0.88, "p50_ms": 0.1}]
+    pick, line = choose_index(rows, 0.95)
+    assert pick["name"] == "ivf 16" and "ivf 16" in line and "0.95" in line
+    assert choose_index(rows, 0.98)[0]["name"] == "ivf 64"
+    assert choose_index(rows, 0.5)[0]["name"] == "ivf 4"
+
+
+def test_choose_index_says_when_none_reaches_the_target():
+    rows = [{"name": "a", "recall@10": 0.9, "p50_ms": 1.0},
+            {"name": "b", "recall@10": 0.8, "p50_ms": 0.1}]
+    pick, line = choose_index(rows, 0.95)
+    assert pick is None
+    assert "No setting reaches 0.95" in line and "a at 0.900" in line
+    assert choose_index([], 0.95)[0] is None
 

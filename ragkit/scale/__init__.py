@@ -9,7 +9,11 @@
   the driver (`build_shards_ray`, `connect`; `run_ray` for a small corpus in memory);
 - `index`: approximate faiss indexes built from shards, the metadata pre-filter kept
   (`ScaledIndex`);
-- `measure`: throughput per runner, an index sweep, build memory and cost against corpus size.
+- `measure`: throughput per runner, an index sweep, build memory and cost against corpus size;
+- `static`: a million vectors of real text on two CPUs: MiniLM's input word embeddings averaged
+  over sliding windows of the benchmark corpora (`StaticEmbedder`);
+- `ann`: exact, IVF-Flat, HNSW and IVF-PQ swept on one set of vectors: recall@10, latency,
+  memory, build time, and the rule that picks a default (`choose_index`).
 
 Names load on first use (`ragkit._lazy`).
 """
@@ -41,6 +45,9 @@ _EXPORTS = {
     "sweep_reading": "measure",
     "synthetic_vectors": "measure",
     "throughput": "measure",
+    "StaticEmbedder": "static",
+    "choose_index": "ann",
+    "neighbour_structure": "ann",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = surface(__name__, _EXPORTS)
