@@ -177,9 +177,9 @@ def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
     y = list(range(len(sub)))[::-1]
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(sub) + 1.2))
     v, lo, hi = (100 * sub[c].to_numpy() for c in (value, low, high))
-    for yi, vi, l, h, m in zip(y, v, lo, hi, is_marked):
+    for yi, vi, lo_i, h, m in zip(y, v, lo, hi, is_marked):
         color = "#dd8452" if m else "#4c72b0"
-        ax.errorbar(vi, yi, xerr=[[vi - l], [h - vi]], fmt="o", color=color, ecolor=color,
+        ax.errorbar(vi, yi, xerr=[[vi - lo_i], [h - vi]], fmt="o", color=color, ecolor=color,
                     capsize=2, lw=1, ms=4)
     if is_marked.any():
         ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
@@ -187,6 +187,58 @@ def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
     ax.set_yticklabels(names, fontsize=7)
     ax.set_xlabel(f"{value} (%), mean and 95 % interval")
     ax.grid(axis="x", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+FAMILY_COLORS = {"flat": "#333333", "ivf_flat": "#4c72b0", "hnsw": "#55a868",
+                 "ivf_pq": "#c44e52", "ivf_pq_refine": "#dd8452"}
+FAMILY_LABELS = {"flat": "Flat (exact)", "ivf_flat": "IVF-Flat", "hnsw": "HNSW",
+                 "ivf_pq": "IVF-PQ", "ivf_pq_refine": "IVF-PQ + exact refine"}
+
+
+def recall_latency(rows, target: float = 0.95, metric: str = "recall@10",
+                   latency: str = "p50_ms", title: str | None = None):
+    """Recall against single-query latency for an index sweep (`ragkit.scale.ann.sweep` rows:
+    ``family``, ``params``, `metric`, `latency`): one colour per index family, one line per
+    built index (its search setting varying along it: nprobe or efSearch), a log-latency x
+    axis, and a dashed line at `target`. The y axis spans the recalls measured and says so
+    when it does not start at 0."""
+    import matplotlib.pyplot as plt
+
+    search_keys = ("nprobe", "efSearch")
+    lines_by: dict = {}
+    for r in rows:
+        build = tuple((k, v) for k, v in r["params"].items() if k not in search_keys)
+        lines_by.setdefault((r["family"], build), []).append(r)
+    styles = ("-", "--", ":", "-.")
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    seen: dict[str, int] = {}
+    for (family, build), sub in lines_by.items():
+        sub = sorted(sub, key=lambda r: r[latency])
+        style = styles[seen.get(family, 0) % len(styles)]
+        seen[family] = seen.get(family, 0) + 1
+        shown = ", ".join(f"{k}={v}" for k, v in build if k not in ("bits", "efConstruction"))
+        ax.plot([r[latency] for r in sub], [r[metric] for r in sub], marker="o", ms=4,
+                ls=style, color=FAMILY_COLORS.get(family, "#777"),
+                label=FAMILY_LABELS.get(family, family) + (f" ({shown})" if shown else ""))
+        for r in sub:
+            knob = next((f"{k[0] if k == 'nprobe' else 'ef'}{r['params'][k]}"
+                         for k in search_keys if k in r["params"]), "")
+            if knob:
+                ax.annotate(knob, (r[latency], r[metric]), fontsize=6, xytext=(3, -8),
+                            textcoords="offset points", color="#555")
+    ax.axhline(target, color="#555", ls="--", lw=1, label=f"{metric} = {target:.2f}")
+    ax.set_xscale("log")
+    low = min([float(r[metric]) for r in rows] + [target])
+    ax.set_ylim(max(0.0, low - 0.05), 1.01)
+    ax.set_xlabel(f"{latency.replace('_ms', '')} latency per query, ms (log scale; one query "
+                  "at a time)")
+    ax.set_ylabel(metric + (" (axis cut)" if low - 0.05 > 0 else ""))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="lower right")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
