@@ -1,7 +1,9 @@
 """`ragkit bench ann`: the static token-mean embedder (deterministic; its cumulative-sum window
 means equal a direct mean), the stride and the even take, the sweep (exact search is recall
 1.0 and IVF at nprobe 1 is not, so a sweep that measured nothing fails here), `choose_index`'s
-rule."""
+rule, and the tool's rows and figure."""
+
+import json
 
 import numpy as np
 import pytest
@@ -200,3 +202,53 @@ def test_choose_index_says_when_none_reaches_the_target():
     assert "No setting reaches 0.95" in line and "a at 0.900" in line
     assert choose_index([], 0.95)[0] is None
 
+
+def test_the_tool_writes_every_metric_and_the_figure(tmp_path, monkeypatch, capsys):
+    from ragkit.tools import bench_ann
+
+    x, q = clustered(n=4000)
+
+    def make_vectors(n, widths, stride, queries):
+        return x[:n], q, {"load_tokenise_s": 0.0, "embed_s": 0.0, "documents": 3,
+                          "tokens": 9999, "stride": 1, "windows_available": len(x),
+                          "windows_at_stride_1": len(x), "n": min(n, len(x)),
+                          "queries": len(q), "questions": len(q)}
+
+    monkeypatch.setattr(bench_ann, "make_vectors", make_vectors)
+    results = tmp_path / "results"
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(results))
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    try:
+        assert bench_ann.main(["--smoke", "--threads", "1"]) == 0
+    finally:
+        faiss.omp_set_num_threads(threads)
+    out = capsys.readouterr().out
+    assert "minilm-static-token-mean" in out and "rule: the fastest setting" in out
+    rows = [json.loads(line) for line in (results / "bench_ann.jsonl").read_text().splitlines()]
+    sweep_rows = [r for r in rows if r["experiment"] == "ann_sweep"]
+    by_setting: dict = {}
+    for r in sweep_rows:
+        by_setting.setdefault(r["strategy"], set()).add(r["metric"])
+    assert len(by_setting) == 1 + 2 * 3 + 2 + 3 + 3   # the smoke grid
+    assert all(metrics == set(METRICS) for metrics in by_setting.values())
+    recalls = [r["value"] for r in sweep_rows if r["metric"] == "recall@10"]
+    assert min(recalls) < 1.0 and max(recalls) == 1.0
+    assert {r["params"]["threads"] for r in sweep_rows} == {1}
+    assert any(r["experiment"] == "neighbour_structure" and r["metric"] == "distinct_vectors"
+               for r in rows)
+    assert any(r["experiment"] == "choose_index" for r in rows)
+    assert (results / "figures" / "bench_ann_recall_latency_4000.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args, says", [(["--window", "0"], "widths from 1"),
+                                        (["--window", "a"], "window widths"),
+                                        (["--target", "1.5"], "at most 1"),
+                                        (["--n", "10"], "at least 1000")])
+def test_the_tool_refuses_bad_options_in_one_line(args, says, capsys):
+    from ragkit.tools import bench_ann
+
+    with pytest.raises(SystemExit) as e:
+        bench_ann.main(args)
+    assert e.value.code == 2 and says in capsys.readouterr().err

@@ -10,6 +10,8 @@
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
     ragkit bench scale               # 1 vs 2 processes vs Ray; IVF recall/latency to 1M
     ragkit bench filter-speed        # metadata pre-filter at 1M rows: per-record loop vs mask
+    ragkit bench ann                 # flat / IVF / HNSW / IVF-PQ on 1M windows of real text:
+                                     # recall@10 vs latency, memory, build; the default it picks
     ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a
                                      # split; Pass@k on their chunks
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
@@ -24,7 +26,7 @@ quick check that the machinery works, not a reproduction). The measurements them
 the library (`ragkit.experiments.reproductions`, `ragkit.experiments.speed`); `late`,
 `context-speed`, `scale`, `filter-speed` and `code` are `ragkit.tools.bench_late`,
 `ragkit.tools.bench_context`, `ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and
-`ragkit.tools.bench_code` (``ragkit bench late --help``).
+`ragkit.tools.bench_code` (``ragkit bench late --help``); `ann` is `ragkit.tools.bench_ann`.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ MEASUREMENTS = {
 
 
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
-    from . import (bench_code, bench_context, bench_filter, bench_late, bench_late_quality,
-                   bench_prose, bench_scale, bench_splits)
+    from . import (bench_ann, bench_code, bench_context, bench_filter, bench_late,
+                   bench_late_quality, bench_prose, bench_scale, bench_splits)
     from . import bench_design, bench_rerank
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
@@ -72,6 +74,8 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("scale", bench_scale, "1 vs 2 processes vs Ray; IVF recall/latency to 1M"),
             ("filter-speed", bench_filter,
              "metadata pre-filter at 1M rows: per-record loop vs column mask"),
+            ("ann", bench_ann,
+             "flat / IVF / HNSW / IVF-PQ on 1M windows of real text: recall@10 vs latency"),
             ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split"),
             ("late-quality", bench_late_quality,
              "late vs naive chunk vectors per window and special-token pooling"),
