@@ -64,6 +64,18 @@ def test_the_embedders_window_vectors_are_the_normalised_direct_means(docs, widt
                                    atol=1e-6)
 
 
+def test_window_vectors_of_a_long_document_are_gathered_in_blocks_alike():
+    emb = StaticEmbedder.__new__(StaticEmbedder)
+    emb.table, emb.dim = TABLE, TABLE.shape[1]
+    ids = np.random.default_rng(5).integers(0, len(TABLE), 140_000)
+    starts = window_starts(len(ids), 7, 1)  # 139,994 windows: three blocks of rows
+    windows = Windows(["long"], [ids], np.zeros(len(starts), np.int64),
+                      np.full(len(starts), 7, np.int64), starts, 1)
+    got = emb.window_vectors(windows)
+    for j in (0, 65_535, 65_536, 131_072, len(starts) - 1):
+        np.testing.assert_allclose(got[j], unit(direct(ids, TABLE, j, 7)), rtol=1e-5, atol=1e-6)
+
+
 @settings(max_examples=200, deadline=None)
 @given(lengths=st.lists(st.integers(0, 500), min_size=1, max_size=6),
        widths=st.lists(st.integers(1, 64), min_size=1, max_size=2, unique=True),

@@ -194,9 +194,12 @@ class StaticEmbedder:
             ids = windows.tokens[i]
             csum = np.zeros((len(ids) + 1, self.dim), np.float64)
             np.cumsum(self.table[ids], axis=0, dtype=np.float64, out=csum[1:])
-            s = windows.starts[rows]
-            e = np.minimum(s + windows.widths[rows], len(ids))
-            out[rows] = (csum[e] - csum[s]) / (e - s)[:, None]
+            for b in range(0, len(rows), 65_536):  # a block at a time: bounded float64 copies
+                part = rows[b:b + 65_536]
+                s = windows.starts[part]
+                e = np.minimum(s + windows.widths[part], len(ids))
+                out[part] = (csum[e] - csum[s]) / (e - s)[:, None]
+            del csum
         return _normalise(out)
 
 

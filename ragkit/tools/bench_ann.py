@@ -67,6 +67,13 @@ def _fraction(value: str) -> float:
     return x
 
 
+def _peak_rss_mib() -> float:
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
 def _load_average() -> str:
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -213,7 +220,8 @@ def run(n: int, widths: tuple[int, ...], stride: int | None, queries: int | None
         f"{threads} faiss threads"))
     figure = save_figure(fig, f"bench_ann_recall_latency_{info['n']}")
     print(f"rows: {rec.save()} ({kept} rows of other sizes kept); figure: {figure}")
-    print(f"total {time.perf_counter() - start:.1f} s; load average {_load_average()}")
+    print(f"total {time.perf_counter() - start:.1f} s; peak RSS {_peak_rss_mib():,.0f} MiB; "
+          f"load average {_load_average()}")
     return rows
 
 
