@@ -16,8 +16,8 @@
   from questions files read line by line (`questions`);
 - `benchmarks`: the course corpus, Chroma's and Anthropic's sets, loaded into the same types
   (`load`, `Benchmark`);
-- `answer`: answers from a small local model and their check (`answer_floor`,
-  `lost_in_the_middle`);
+- `answer`: answers from a small local model and their check (`LocalAnswerer`, `key_fact`,
+  `answer_floor`);
 - `judge`: ragas' LLM-judged answer metrics, only with an API key (`judged_rows`).
 
 This stage imports neither the embedder, the retrievers nor the chunkers
@@ -74,8 +74,6 @@ _EXPORTS = {
     "answer_floor": "answer",
     "gold_passages": "answer",
     "key_fact": "answer",
-    "lost_in_the_middle": "answer",
-    "staged_answers": "answer",
     "judge_unavailable": "judge",
     "judged_rows": "judge",
 }

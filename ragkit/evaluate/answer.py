@@ -1,15 +1,18 @@
-"""Answer a question from retrieved chunks with a small local model, and check the answer.
+"""Answer a question from given passages with a small local model, and check the answer.
 
-The course measures retrieval, but one generation experiment matters for chunking: *where* the
-evidence sits in the context (Liu et al., "Lost in the Middle", 2023). `lost_in_the_middle` puts
-the gold chunk first, in the middle or last among distractor chunks, asks a local model
-(greedy, through llama-cpp-python), and scores each answer by whether it contains the key fact
-of the expected answer — its first number (``14 days``, ``$750``), since every question used
-here has one.
+A local model (`LocalAnswerer`, one of `ANSWER_MODELS`, greedy, through llama-cpp-python)
+answers from numbered passages; an answer is scored by whether it contains the key fact of the
+expected answer — its first number the question does not already contain (``14 days``,
+``$750``; `key_fact`, `contains_fact`).
 
-Such an experiment says something only when the model can answer from the gold passage alone:
-``ragkit bench answer-floor`` measures that for every local model of `ANSWER_MODELS` that is
-installed (`gold_passages`, `answer_floor`), and the notebooks read its rows.
+An answer experiment (which context a model answers from, or *where* the evidence sits among
+distractors: Liu et al., "Lost in the Middle", 2023) says something about the chunks only when
+the model can answer from the gold passage alone. ``ragkit bench answer-floor`` measures that
+for every local model that is installed (`gold_passages`, `answer_floor`); the notebooks show
+answer experiments only with a model that clears `ANSWER_FLOOR` on the staged questions
+(`strongest_answer_model`, read by `ragkit.report.answer_floor_choice`), and say the measured
+floor instead when none does. The LLM-judged answer metrics (`ragkit.evaluate.judge`) use
+`LocalAnswerer` too.
 
 Answers are cached like the preambles of notebook 04: one checksummed JSONL line per answer in
 ``data/cache/answers/<model>.jsonl`` (committed), keyed by the model file's fingerprint, the
@@ -157,35 +160,6 @@ class LocalAnswerer:
         return answer
 
 
-@dataclass
-class PositionResult:
-    query_id: str
-    position: str
-    fact: str
-    answer: str
-    correct: bool
-
-
-def lost_in_the_middle(queries: Sequence[Query], gold: dict[str, Chunk],
-                       distractors: dict[str, list[Chunk]], answerer,
-                       positions: Sequence[str] = ("first", "middle", "last"),
-                       max_chars: int = 700) -> list[PositionResult]:
-    """Ask each question with the gold chunk at each position among the same distractors."""
-    results = []
-    for q in queries:
-        fact = key_fact(q.answer, q.text)
-        if fact is None or q.id not in gold:
-            continue
-        others = [c.text[:max_chars] for c in distractors[q.id]]
-        g = gold[q.id].text[:max_chars]
-        for pos in positions:
-            at = {"first": 0, "middle": len(others) // 2, "last": len(others)}[pos]
-            passages = others[:at] + [g] + others[at:]
-            ans = answerer.answer(q.text, passages)
-            results.append(PositionResult(q.id, pos, fact, ans, contains_fact(ans, fact)))
-    return results
-
-
 def gold_passages(query: Query, docs: Mapping[str, Document], chunks: Sequence[Chunk]
                   ) -> list[str]:
     """The gold passage of each of `query`'s gold spans, in span order, without repeats: the
@@ -255,53 +229,3 @@ def strongest_answer_model(summary: Mapping[str, Mapping[str, Mapping[str, float
         return None
     return max(clear, key=lambda m: (summary[m]["golden-numeric"]["accuracy"],
                                      summary[m]["staged"]["accuracy"], m))
-
-
-
-_GRADE = {"ok": 2, "partial": 1, "split": 0, "missed": 0}
-
-
-def staged_answers(cases: Sequence[dict], queries: dict[str, Query], naive: Any,
-                   outcomes: dict[str, Any], status: Any, answerer, k: int = 3):
-    """For each staged case, the local model's answer from the naive strategy's top `k` chunks
-    and from the top `k` of the strategy that fixes it, side by side.
-
-    `naive` and each value of `outcomes` (label -> `ragkit.experiments.Outcome`, in preference
-    order) give ``.hits[query_id]``; `status` is ``explain.staged_status``'s rows (list or
-    DataFrame).
-    The fixing strategy is the first of `outcomes` whose verdict is ``ok``; when none is,
-    the best verdict's strategy (first on ties) gives the context and the row says
-    ``not fixed``; a case whose naive verdict is ``ok`` is answered from the naive context only
-    (``does not fail naively``). A passage is a chunk's prefix (if any) and text. Each answer is
-    checked for the expected answer's `key_fact` with `contains_fact`."""
-    import pandas as pd
-
-    rows_in = status.to_dict("records") if hasattr(status, "to_dict") else list(status)
-    by_case = {r["case"]: r for r in rows_in}
-
-    def context(outcome, qid):
-        return [f"{h.chunk.prefix}\n{h.chunk.text}".strip() for h in outcome.hits[qid][:k]]
-
-    rows = []
-    for case in cases:
-        st, q = by_case[case["name"]], queries[case["question_id"]]
-        fact = key_fact(q.answer, q.text)
-        naive_ans = answerer.answer(q.text, context(naive, q.id))
-        verdicts = {s: st[s] for s in outcomes if s in st}
-        if st["status"] == "does not fail naively":
-            by, fixed_ans = "—", None  # not asked: the naive context already holds the gold
-        else:
-            ok = [s for s, v in verdicts.items() if v == "ok"]
-            by = ok[0] if ok else max(verdicts, key=lambda s: _GRADE.get(verdicts[s], 0))
-            fixed_ans = answerer.answer(q.text, context(outcomes[by], q.id))
-            if not ok:
-                by = f"not fixed (best: {by}, {verdicts[by]})"
-        def has(a, fact=fact):
-            return None if a is None or fact is None else contains_fact(a, fact)
-
-        rows.append({"case": case["name"], "question": q.text, "expected": q.answer,
-                     "status": st["status"], "naive answer": naive_ans, "fixed by": by,
-                     "fixed answer": "—" if fixed_ans is None else fixed_ans, "key fact": fact,
-                     "key fact in naive answer": has(naive_ans),
-                     "key fact in fixed answer": has(fixed_ans)})
-    return pd.DataFrame(rows)

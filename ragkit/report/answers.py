@@ -2,9 +2,9 @@
 
 - `answer_floor_choice`: the decision of ``ragkit bench answer-floor`` read from its rows: the
   strongest local model that answers at least the floor share of the staged questions from
-  the gold passage alone, or none; `FloorChoice.line` says it in one sentence (the model and
-  its measured accuracy with its interval, or the best measured accuracy and why the demo is
-  cut);
+  the gold passage alone, or none; `FloorChoice.line` says in one sentence why an answer
+  demo is not shown (the best measured accuracy with its interval, under the floor; or that a
+  model now clears it);
 - `refusal_line`: a refusal threshold's held-out balanced accuracy with its interval, and
   whether that interval lies above chance.
 """
@@ -77,31 +77,32 @@ class FloorChoice:
         return None if t.empty else t.iloc[0]
 
     def accuracy_text(self, model: str | None = None, questions: str = "staged") -> str:
-        """``'the 18 staged questions: 83.3 % [60.8, 94.2]'`` for `model`."""
+        """`model`'s count and accuracy with its interval, as ``'12 of the 18 staged questions
+        (66.7 %, 95 % Wilson interval [43.7, 83.7])'``."""
         r = self.row(model, questions)
-        what = "staged" if questions == "staged" else "golden questions with a key number"
+        what = "staged questions" if questions == "staged" else "golden questions with a key number"
         return (f"{int(r.correct)} of the {int(r.n)} {what} ({pct(r.accuracy)}, 95 % Wilson "
                 f"interval {ci(r.low, r.high, signed=False)})")
 
     def line(self, demo: str) -> str:
-        """One sentence for a notebook: the model that answers `demo`, with what it answers
-        from the gold alone; or, when no model clears the floor, the best measured and why
-        `demo` is not shown."""
+        """One sentence for a notebook whose `demo` (an answer experiment) was cut because no
+        local model cleared the floor: the best measured accuracy from the gold alone and why
+        the demo is not shown; or, once a model clears it, that the demo can come back."""
         floor = pct(self.floor, 0)
+        head = f"{demo[:1].upper()}{demo[1:]} is not shown"
         if self.table.empty:
-            return (f"No model has been measured yet ({COMMAND} has no rows), so {demo} is "
-                    "not shown: an answer experiment says something only about a model that "
-                    "can answer from the gold passage alone.")
-        if self.model is not None:
-            r = self.row()
-            return (f"{demo[:1].upper()}{demo[1:]} uses {r['name']}, the strongest local "
-                    f"model that clears the {floor} floor: from the gold passage alone it "
-                    f"answers {self.accuracy_text()} ({COMMAND}).")
+            return (f"{head}: no local model has been measured ({COMMAND} has no rows), and an "
+                    "answer experiment says something only about a model that can answer from "
+                    "the gold passage alone.")
         r = self.row()
-        return (f"{demo[:1].upper()}{demo[1:]} is not shown: no local model clears the {floor} "
-                f"floor. The best, {r['name']}, answers {self.accuracy_text(r.model)} from the "
-                f"gold passage alone ({COMMAND}), so its answers from retrieved chunks would "
-                "measure the model, not the chunks.")
+        if self.model is not None:
+            return (f"{head}, although {r['name']} now clears the {floor} floor: from the gold "
+                    f"passage alone it answers {self.accuracy_text()} ({COMMAND}). The demo was "
+                    "cut when no local model did, and can come back with this one.")
+        return (f"{head}: no local model clears the {floor} floor. The best, {r['name']}, "
+                f"answers {self.accuracy_text(r.model)} from the gold passage alone "
+                f"({COMMAND}), so its answers from retrieved chunks would measure the model, "
+                "not the chunks.")
 
 
 def answer_floor_choice(rows: Iterable[Mapping[str, Any]] | None = None,

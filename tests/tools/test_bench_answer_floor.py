@@ -147,3 +147,46 @@ def course_dir():
     from ragkit.config import get_settings
 
     return get_settings().data_dir / "golden"
+
+
+def _row(model, questions, correct, n, name=None):
+    p, lo, hi = wilson(correct, n)
+    return {"experiment": "answer_floor", "embedder": name or model.upper(), "value": p,
+            "n_queries": n, "params": {"model": model, "questions": questions,
+                                       "correct": correct, "ci95": [lo, hi], "floor": 0.7}}
+
+
+def test_the_notebooks_read_the_decision_and_the_floor_from_the_rows():
+    from ragkit.report import answer_floor_choice
+
+    rows = [_row("small", "staged", 12, 18), _row("small", "golden-numeric", 30, 40),
+            _row("tiny", "staged", 2, 18), _row("tiny", "golden-numeric", 5, 40),
+            {"experiment": "answer_floor", "value": None, "embedder": "Missing",
+             "params": {"model": "missing", "questions": "staged"}}]
+    choice = answer_floor_choice(rows)
+    assert choice.model is None  # 12 of 18 is under 70 %
+    line = choice.line("the staged-answers demo")
+    lo, hi = wilson(12, 18)[1:]
+    assert line.startswith("The staged-answers demo is not shown: no local model clears the "
+                           "70 % floor. The best, SMALL, answers 12 of the 18 staged questions "
+                           "(66.7 %, 95 % Wilson interval ")
+    assert f"[{100 * lo:.1f}, {100 * hi:.1f}]" in line and "would measure the model" in line
+    rows[0] = _row("small", "staged", 13, 18)
+    cleared = answer_floor_choice(rows)
+    assert cleared.model == "small"
+    assert "although SMALL now clears the 70 % floor" in cleared.line("the demo")
+    assert answer_floor_choice([]).line("the demo").startswith("The demo is not shown: no local")
+
+
+@pytest.mark.parametrize("low, high, says", [
+    (0.52, 0.7, "it beats chance (50 %), since the whole interval lies above it."),
+    (0.386, 0.686, "it does not beat chance (50 %), which lies inside the interval"),
+    (0.2, 0.45, "it does worse than chance (50 %): the whole interval lies below it."),
+])
+def test_refusal_line_says_where_the_interval_lies(low, high, says):
+    from ragkit.report import refusal_line
+
+    line = refusal_line({"balanced_accuracy": (low + high) / 2, "balanced_accuracy_low": low,
+                         "balanced_accuracy_high": high, "n_answerable": 116,
+                         "n_unanswerable": 10})
+    assert says in line and "116 answerable, 10 unanswerable" in line
