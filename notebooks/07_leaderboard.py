@@ -279,7 +279,7 @@ else:
 # the bench's rows.
 
 # %%
-from ragkit.report import answer_floor_choice, ci  # ci: the stack lesson below uses it
+from ragkit.report import answer_floor_choice
 
 lost_line = answer_floor_choice().line("the lost-in-the-middle experiment")
 display(Markdown(lost_line))
