@@ -89,7 +89,7 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("rerank-why", bench_rerank,
              "why the cross-encoder lowers recall@B; variants chosen on the tune half"),
             ("answer-floor", bench_answer_floor,
-             "each local model's accuracy from the gold passage alone (Wilson 95 % CI)")):
+             "each local model's accuracy from the gold passage alone, with a Wilson interval")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)

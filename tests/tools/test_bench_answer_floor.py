@@ -190,3 +190,10 @@ def test_refusal_line_says_where_the_interval_lies(low, high, says):
                          "balanced_accuracy_high": high, "n_answerable": 116,
                          "n_unanswerable": 10})
     assert says in line and "116 answerable, 10 unanswerable" in line
+
+
+def test_ragkit_bench_help_lists_the_bench():
+    """The help line is formatted by argparse (a bare percent sign once broke `--help`)."""
+    from ragkit.tools import bench as bench_cli
+
+    assert "answer-floor" in bench_cli.build_parser().format_help()
