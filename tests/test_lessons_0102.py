@@ -42,10 +42,55 @@ def test_balanced_threshold_refuses_when_most_questions_are_answerable():
     assert refused_unanswerable > 0.5
 
 
-def test_refusal_scores_report_the_test_half_sizes():
+def test_refusal_scores_report_the_held_out_half_sizes():
     qs = [Query(f"a{i}", "?", gold=(Span("d", 0, 1),)) for i in range(30)] + \
          [Query(f"r{i}", "?", type="refusal") for i in range(10)]
     top = {q.id: (0.8 if q.gold else 0.4) + 0.001 * i for i, q in enumerate(qs)}
-    r = refusal_scores(qs, top, balanced=True)
-    assert r["n_answerable"] + r["n_unanswerable"] == 20
+    side = {q.id: ("tune", "held-out")[i % 2] for i, q in enumerate(qs)}
+    r = refusal_scores(qs, top, balanced=True, split=side)
+    assert (r["n_answerable"], r["n_unanswerable"]) == (15, 5)
+    assert (r["n_tune_answerable"], r["n_tune_unanswerable"]) == (15, 5)
     assert r["over_refusal"] == 0.0 and r["unsupported_answer"] == 0.0
+    assert r["balanced_accuracy"] == 1.0 == r["balanced_accuracy_low"]
+
+
+def test_refusal_threshold_is_chosen_on_the_tune_half_only():
+    """Tune and held-out would choose different thresholds: the tune one is used, and no
+    held-out score can move it."""
+    from ragkit.evaluate import calibrate_threshold
+
+    tune_ans, tune_ref = [0.60, 0.70, 0.80, 0.90], [0.30, 0.40]
+    held_ans, held_ref = [0.35, 0.45, 0.50, 0.95], [0.55, 0.58]
+    qs, top, side = [], {}, {}
+    for half, ans, ref in (("tune", tune_ans, tune_ref), ("held-out", held_ans, held_ref)):
+        for i, s in enumerate(ans + ref):
+            q = Query(f"{half}-{i}", "?", gold=(Span("d", 0, 1),) if i < len(ans) else ())
+            qs.append(q)
+            top[q.id], side[q.id] = s, half
+    on_tune = calibrate_threshold(tune_ans + tune_ref, [True] * 4 + [False] * 2, balanced=True)
+    on_held = calibrate_threshold(held_ans + held_ref, [True] * 4 + [False] * 2, balanced=True)
+    assert on_tune != on_held
+    r = refusal_scores(qs, top, balanced=True, split=side)
+    assert r["refusal_threshold"] == on_tune == 0.6
+    # scored on the held-out half: 0.95 answered, 0.35/0.45/0.50 refused; 0.55/0.58 refused
+    assert r["over_refusal"] == 0.75 and r["unsupported_answer"] == 0.0
+    assert r["balanced_accuracy"] == (0.25 + 1.0) / 2
+    assert r["balanced_accuracy_low"] <= r["balanced_accuracy"] <= r["balanced_accuracy_high"]
+    moved = {**top, **{q: s - 0.5 for q, s in top.items() if side[q] == "held-out"}}
+    assert refusal_scores(qs, moved, balanced=True, split=side)["refusal_threshold"] == on_tune
+    # a split function works as a mapping does
+    same = refusal_scores(qs, top, balanced=True, split=side.__getitem__)
+    assert same == r
+
+
+def test_refusal_scores_use_the_committed_grouped_split_by_default():
+    from ragkit.evaluate import split_of
+
+    ids = [f"q{i:03d}" for i in range(1, 41)]
+    qs = [Query(i, "?", gold=(Span("d", 0, 1),) if n % 4 else ()) for n, i in enumerate(ids)]
+    top = {q.id: 0.9 if q.gold else 0.1 for q in qs}
+    r = refusal_scores(qs, top, balanced=True)
+    held = [q for q in qs if split_of(q.id) == "held-out"]
+    assert 0 < len(held) < len(qs)  # q001-q040 fall on both sides of results/splits.json
+    assert r["n_answerable"] + r["n_unanswerable"] == len(held)
+    assert r["n_unanswerable"] == sum(not q.gold for q in held)

@@ -5,7 +5,8 @@
   (`evaluate_retrieval`, `query_scores`); `spans`: the character-span arithmetic they stand on
   (`span_scores`, `covered_fraction`); `budget`: the context packed at a token budget
   (`pack_context`, `BUDGETS`);
-- `stats`: paired bootstrap intervals over queries (`paired`, `interval`, `Comparison`);
+- `stats`: paired bootstrap intervals over queries (`paired`, `interval`, `Comparison`) and
+  Wilson's interval of a proportion (`wilson`);
 - `runs`: one configuration's per-query scores and two of them compared, the one way: typed
   metric keys (`Metric`), `Run`, one run's values out of a long table (`per_query`), the paired
   comparison on the questions both scored (`versus`) and the tune-half choice
@@ -15,7 +16,8 @@
   from questions files read line by line (`questions`);
 - `benchmarks`: the course corpus, Chroma's and Anthropic's sets, loaded into the same types
   (`load`, `Benchmark`);
-- `answer`: answers from a small local model and their check (`lost_in_the_middle`);
+- `answer`: answers from a small local model and their check (`LocalAnswerer`, `key_fact`,
+  `answer_floor`);
 - `judge`: ragas' LLM-judged answer metrics, only with an API key (`judged_rows`).
 
 This stage imports neither the embedder, the retrievers nor the chunkers
@@ -42,6 +44,7 @@ _EXPORTS = {
     "Comparison": "stats",
     "interval": "stats",
     "paired": "stats",
+    "wilson": "stats",
     "ratio_effect": "stats",
     "Metric": "runs",
     "Run": "runs",
@@ -66,10 +69,11 @@ _EXPORTS = {
     "load_chroma": "benchmarks",
     "load_course": "benchmarks",
     "load_folder": "benchmarks",
+    "ANSWER_MODELS": "answer",
     "LocalAnswerer": "answer",
+    "answer_floor": "answer",
+    "gold_passages": "answer",
     "key_fact": "answer",
-    "lost_in_the_middle": "answer",
-    "staged_answers": "answer",
     "judge_unavailable": "judge",
     "judged_rows": "judge",
 }

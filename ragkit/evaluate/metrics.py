@@ -33,15 +33,16 @@ IoU@B, pass@B and hit@B on the context of at most B cl100k tokens that `pack_con
 with hits in rank order. Strategies compare at equal B, not at equal k. The span arithmetic is
 `ragkit.evaluate.spans`.
 
-Refusal: with ``abstain when top score < threshold``, a threshold calibrated on one half of the
-queries is applied to the other; we report over-refusal (answerable questions abstained on) and
-unsupported answers (unanswerable questions answered).
+Refusal: with ``abstain when top score < threshold``, a threshold calibrated on the tune half of
+the grouped split is applied to the held-out half; we report over-refusal (answerable questions
+abstained on), unsupported answers (unanswerable questions answered) and balanced accuracy with
+its interval (`refusal_scores`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -216,28 +217,48 @@ def calibrate_threshold(scores: Sequence[float], answerable: Sequence[bool],
 
 
 def refusal_scores(queries: Sequence[Query], top_scores: Mapping[str, float],
-                   seed: int = 13, balanced: bool = False) -> dict[str, float]:
-    """Calibrate an abstention threshold on a random half (`calibrate_threshold`), report rates
-    on the other half: answerable questions refused, unanswerable ones answered, and how many
-    of each the half holds."""
-    rng = np.random.default_rng(seed)
-    ids = [q.id for q in queries]
-    order = rng.permutation(len(ids))
-    cal, test = order[: len(ids) // 2], order[len(ids) // 2:]
-    s = np.array([top_scores[i] for i in ids])
+                   balanced: bool = False,
+                   split: Mapping[str, str] | Callable[[str], str] | None = None
+                   ) -> dict[str, float]:
+    """Choose an abstention threshold on the *tune* half of the questions
+    (`calibrate_threshold`) and report it on the *held-out* half: answerable questions refused
+    (``over_refusal``), unanswerable ones answered (``unsupported_answer``), plain accuracy,
+    balanced accuracy with its 95 % stratified bootstrap interval
+    (``balanced_accuracy_low`` / ``_high``; `ragkit.evaluate.stats.balanced_accuracy_interval`)
+    and how many questions of each kind each half holds.
+
+    The halves are the grouped split (`ragkit.evaluate.splits.split_of`, committed in
+    ``results/splits.json``) unless `split` gives another one (question id -> ``"tune"`` or
+    ``"held-out"``, as a mapping or a function). Only tune questions choose the threshold.
+    Empty when either half lacks answerable or unanswerable questions."""
+    from .splits import split_of
+    from .stats import balanced_accuracy_interval
+
+    side = split_of if split is None else (split.__getitem__ if isinstance(split, Mapping)
+                                           else split)
+    halves = [side(q.id) for q in queries]
+    s = np.array([top_scores[q.id] for q in queries], float)
     a = np.array([bool(q.gold) for q in queries])
-    if a[cal].all() or (~a[cal]).all():
+    tune = np.array([h == "tune" for h in halves])
+    test = np.array([h == "held-out" for h in halves])
+    if any(x.all() or not x.any() for x in (a[tune], a[test])):
         return {}
-    t = calibrate_threshold(s[cal], a[cal], balanced=balanced)
+    t = calibrate_threshold(s[tune], a[tune], balanced=balanced)
     answered = s[test] >= t
     ans, unans = a[test], ~a[test]
+    ba, low, high = balanced_accuracy_interval(answered, ans)
     return {
         "refusal_threshold": t,
-        "over_refusal": float(np.mean(~answered[ans])) if ans.any() else float("nan"),
-        "unsupported_answer": float(np.mean(answered[unans])) if unans.any() else float("nan"),
+        "over_refusal": float(np.mean(~answered[ans])),
+        "unsupported_answer": float(np.mean(answered[unans])),
         "refusal_accuracy": float(np.mean(answered == ans)),
+        "balanced_accuracy": ba,
+        "balanced_accuracy_low": low,
+        "balanced_accuracy_high": high,
         "n_answerable": int(ans.sum()),
         "n_unanswerable": int(unans.sum()),
+        "n_tune_answerable": int(a[tune].sum()),
+        "n_tune_unanswerable": int((~a[tune]).sum()),
     }
 
 

@@ -6,8 +6,10 @@ values of the *same* queries, resampled together: `paired` returns the mean diff
 the same interval), and how many queries A wins, loses and ties. A difference whose interval
 contains 0 is reported as "no measurable difference", never as a win (`Comparison.finding`).
 
-`interval` gives one mean's interval (the leaderboard's columns) and `ratio_effect` the
-relative reduction of a failure rate (Anthropic's "−35 % failed retrievals") with its interval.
+`interval` gives one mean's interval (the leaderboard's columns), `wilson` one proportion's
+score interval, `balanced_accuracy_interval` a refusal rule's balanced accuracy with its
+interval, and `ratio_effect` the relative reduction of a failure rate (Anthropic's "−35 %
+failed retrievals") with its interval.
 The resampling is vectorised numpy; the tests check it against `scipy.stats.bootstrap`.
 
     >>> c = paired([1, 1, 1, 0, 1, 1], [0, 1, 0, 0, 1, 0], n_resamples=2000)
@@ -131,3 +133,52 @@ def ratio_effect(treated: Sequence[float], base: Sequence[float], **kw
     """Relative reduction of the failure rate (1 − pass) from `base` to `treated`, with its
     paired interval. ``ratio_effect([1, 1, 1, 0], [1, 0, 1, 0])`` is 0.5 (2 failures -> 1)."""
     return statistic_interval(failure_reduction, treated, base, **kw)
+
+
+def wilson(successes: int, n: int, confidence: float = CONFIDENCE
+           ) -> tuple[float, float, float]:
+    """(proportion, low, high): `successes` of `n` with Wilson's score interval, which stays
+    inside [0, 1] and keeps its coverage for small `n` and proportions near 0 or 1, where a
+    bootstrap of a few yes/no values collapses (7 of 7 right resamples to 7 of 7 every time).
+
+    >>> [round(v, 4) for v in wilson(7, 10)]
+    [0.7, 0.3968, 0.8922]
+    >>> wilson(0, 0)
+    (nan, nan, nan)
+    """
+    from statistics import NormalDist
+
+    if n <= 0:
+        return (float("nan"),) * 3
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be between 0 and n = {n}, got {successes}")
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+def balanced_accuracy_interval(predicted: Sequence[bool], actual: Sequence[bool],
+                               n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                               confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(balanced accuracy, low, high) of yes/no predictions: the mean of the rate of ``True``
+    predicted on the actual ``True`` items and of ``False`` on the actual ``False`` ones, with a
+    stratified percentile bootstrap (each class resampled within itself, so every resample
+    keeps both classes and their sizes; a plain resample of 10 refusals among 126 questions
+    sometimes draws none). NaN when a class is empty.
+
+    >>> balanced_accuracy_interval([True, True, False, True], [True, True, False, False])[0]
+    0.75
+    """
+    p, a = np.asarray(predicted, bool), np.asarray(actual, bool)
+    if p.shape != a.shape:
+        raise ValueError(f"predicted and actual differ in length: {len(p)} vs {len(a)}")
+    pos, neg = p[a].astype(float), (~p[~a]).astype(float)
+    if not len(pos) or not len(neg):
+        return (float("nan"),) * 3
+    rng = np.random.default_rng(seed)
+    rates = [x[rng.integers(0, len(x), size=(n_resamples, len(x)))].mean(axis=1)
+             for x in (pos, neg)]
+    point = float((pos.mean() + neg.mean()) / 2)
+    return (point, *_percentile((rates[0] + rates[1]) / 2, confidence))

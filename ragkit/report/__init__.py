@@ -8,6 +8,8 @@
 - `claims`: the seeds' and anchors' claims, declared with the rules that decide them before
   any number; `claim_check`: each checked against a run (`check_claims`);
 - `closing`: the closing findings of notebooks 06-08;
+- `answers`: which local model may answer (read from ``ragkit bench answer-floor``) and a
+  refusal threshold's held-out balanced accuracy, as sentences;
 - `explain`: one question looked into: where the gold sits, how it was cut, what came back;
 - `tables`, `plots`: plain-text tables and the course's figures;
 - `published`: the published numbers the course re-measures;
@@ -47,14 +49,13 @@ _EXPORTS = {
     "claim_sentences": "claim_check",
     "claims_for": "claim_check",
     "show": "claim_check",
-    "FLOOR": "closing",
+    "answer_floor_choice": "answers",
+    "answer_floor_rows": "answers",
+    "answer_floor_table": "answers",
+    "refusal_line": "answers",
     "after_colon": "closing",
-    "at_floor": "closing",
     "claims_finding": "closing",
     "guide_findings": "closing",
-    "position_inputs": "closing",
-    "position_pair": "closing",
-    "position_summary": "closing",
     "rerank_findings": "closing",
     "rerank_pairs": "closing",
     "step_display": "closing",

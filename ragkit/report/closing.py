@@ -9,8 +9,6 @@ what the run measured, in the direction it measured it:
   side-branches (late chunking, parent-child) against plain structure, paired;
 - `rank_of`: where a configuration (e.g. the router) ranks on a leaderboard;
 - `rerank_pairs`: every rerank stage in the rows against the same stage without it, on Pass@20;
-- `position_summary` / `at_floor`: lost in the middle, per position with intervals, and whether
-  the model is too weak to show a position effect at all.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..evaluate.runs import per_query, versus
-from ..evaluate.stats import Comparison, interval
+from ..evaluate.stats import Comparison
 
 # notebook 07's combinations: (row, the row it is compared with)
 STACK = (("structure + breadcrumbs", "structure"),
@@ -28,7 +26,6 @@ STACK = (("structure + breadcrumbs", "structure"),
          ("+ hybrid BM25", "+ structural preamble"),
          ("late · structure", "structure"),
          ("parent-child · structure", "structure"))
-FLOOR = 0.5  # a model that gets fewer than half right from the gold alone cannot show position
 
 
 def step_table(outcomes: Mapping[tuple[str, str], object],
@@ -81,48 +78,6 @@ def rerank_pairs(rows: pd.DataFrame, scores: pd.DataFrame, metric: str = "pass@2
             out.append({"benchmark": r.benchmark, "with": r.strategy,
                         "without": base.iloc[0].strategy, "comparison": c})
     return out
-
-
-def position_summary(answers: pd.DataFrame) -> pd.DataFrame:
-    """Answer accuracy per position (rows in first-seen order): n, accuracy and its 95 %
-    bootstrap interval. `answers` has query_id, position and correct (bool)."""
-    out = []
-    for pos, g in answers.groupby("position", sort=False):
-        mean, lo, hi = interval(g.correct.astype(float).to_numpy())
-        out.append({"position": pos, "n": len(g), "accuracy": mean, "low": lo, "high": hi})
-    return pd.DataFrame(out)
-
-
-def position_pair(answers: pd.DataFrame, a: str, b: str) -> Comparison:
-    """Paired comparison of accuracy at position `a` against `b`, over the same questions."""
-    wide = answers.pivot_table(index="query_id", columns="position", values="correct",
-                               aggfunc="first").dropna(subset=[a, b])
-    return versus(wide[a].astype(float), wide[b].astype(float))
-
-
-def at_floor(alone_accuracy: float, floor: float = FLOOR) -> bool:
-    """True when the model answers fewer than `floor` of the questions from the gold passage
-    alone: it cannot lose much by moving the gold, so the experiment cannot show position."""
-    return alone_accuracy < floor
-
-
-def position_inputs(queries, chunks, outcome, n_distractors: int = 4
-                    ) -> tuple[dict, dict]:
-    """For lost in the middle: per query with one gold span, the chunk that holds the whole
-    span (``gold``) and the best-ranked chunks of `outcome` that hold none of the gold
-    (``distractors``, at most `n_distractors`). Queries whose span no single chunk holds are
-    left out."""
-    from ..evaluate.spans import overlaps
-
-    gold, distract = {}, {}
-    for q in queries:
-        g = [c for c in chunks if c.doc_id == q.gold[0].doc_id and c.start <= q.gold[0].start
-             and q.gold[0].end <= c.end]
-        if g:
-            gold[q.id] = g[0]
-            distract[q.id] = [c for c in outcome.retrieved(q.id)
-                              if not overlaps(c, q.gold)][:n_distractors]
-    return gold, distract
 
 
 # --- sentences for notebook 07's closing section (rendered by `report.what_we_measured`) ---

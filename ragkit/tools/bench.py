@@ -20,6 +20,7 @@
     ragkit bench rerank-why          # why the cross-encoder lowers recall@B; variants tuned on
                                      # the tune half, quoted on the held-out half
     ragkit bench splits              # the grouped tune / held-out halves of each benchmark
+    ragkit bench answer-floor        # can each local model answer from the gold alone?
 
 The first five write ``results/bench_<name>.jsonl``; add ``--smoke`` to run a small slice (a
 quick check that the machinery works, not a reproduction). The measurements themselves live in
@@ -59,7 +60,7 @@ MEASUREMENTS = {
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     from . import (bench_ann, bench_code, bench_context, bench_filter, bench_late,
                    bench_late_quality, bench_prose, bench_scale, bench_splits)
-    from . import bench_design, bench_rerank
+    from . import bench_answer_floor, bench_design, bench_rerank
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -86,7 +87,9 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
             ("splits", bench_splits,
              "the grouped tune / held-out halves (results/splits.json)"),
             ("rerank-why", bench_rerank,
-             "why the cross-encoder lowers recall@B; variants chosen on the tune half")):
+             "why the cross-encoder lowers recall@B; variants chosen on the tune half"),
+            ("answer-floor", bench_answer_floor,
+             "each local model's accuracy from the gold passage alone, with a Wilson interval")):
         s = sub.add_parser(name, help=help_line, description=module.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(s)
