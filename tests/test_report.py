@@ -2,10 +2,12 @@
 
 import io
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import ragkit
 from ragkit.evaluate import paired
 from ragkit.report import ci, finding, pct, percent_table, quiet_cells, what_we_measured
 from ragkit.report.prose import summarize_warnings, summary_lines
@@ -47,10 +49,13 @@ def test_warnings_fold_into_one_line_per_kind_and_at_most_three_lines():
     with summarize_warnings(stream=out) as caught:
         for i in range(50):
             warnings.warn(f"chunk {i} truncated", UserWarning)
-        warnings.warn("old API", DeprecationWarning)
-    assert len(caught) == 51
+        warnings.warn("a library's old API", DeprecationWarning)  # raised outside ragkit
+        warnings.warn_explicit("ragkit's own notice", FutureWarning,
+                               str(Path(ragkit.__file__).parent / "embed" / "encoders.py"), 1)
+    assert len(caught) == 52  # every warning is caught; a third party's deprecation not shown
     lines = out.getvalue().splitlines()
-    assert lines == ["50 × UserWarning: chunk 0 truncated", "1 × DeprecationWarning: old API"]
+    assert lines == ["50 × UserWarning: chunk 0 truncated",
+                     "1 × FutureWarning: ragkit's own notice"]
     many = []
     with warnings.catch_warnings(record=True) as many:
         warnings.simplefilter("always")

@@ -23,6 +23,7 @@ import contextlib
 import sys
 import warnings
 from collections import Counter
+from pathlib import Path
 from typing import Iterable, Iterator, Sequence, TextIO
 
 from ..evaluate.stats import Comparison
@@ -170,7 +171,8 @@ def summary_lines(caught: Sequence[warnings.WarningMessage], width: int = 160,
 @contextlib.contextmanager
 def summarize_warnings(stream: TextIO | None = None, width: int = 160
                        ) -> Iterator[list[warnings.WarningMessage]]:
-    """Collect every warning raised inside the block, then print one line per kind.
+    """Collect every warning raised inside the block, then print one line per kind (a third
+    party's deprecation notice is left out: `third_party_deprecation`).
 
     >>> import sys, warnings
     >>> with summarize_warnings(stream=sys.stdout):
@@ -181,8 +183,20 @@ def summarize_warnings(stream: TextIO | None = None, width: int = 160
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield caught
-    for line in summary_lines(caught, width):
+    for line in summary_lines([w for w in caught if not third_party_deprecation(w)], width):
         print(line, file=stream or sys.stderr)
+
+
+_PACKAGE = str(Path(__file__).resolve().parents[1])
+DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
+def third_party_deprecation(w: warnings.WarningMessage) -> bool:
+    """A deprecation notice raised outside ragkit (a library telling its own users about its
+    next version): nothing a course reader can act on, so cells do not show it. ragkit's own
+    warnings, and every other kind from anywhere, are always shown."""
+    return (issubclass(w.category, DEPRECATIONS)
+            and not str(Path(w.filename).resolve()).startswith(_PACKAGE))
 
 
 def quiet_cells(ip=None) -> bool:
