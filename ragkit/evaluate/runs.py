@@ -195,7 +195,8 @@ def per_query(table, run: str, metric: Metric | str):
     name, budget = Metric.parse(metric).long
     key = id(table)
     if key not in _INDEX or _INDEX[key][0] is not table:
-        positions = table.groupby(["run", "metric", "budget"], sort=False).indices
+        keyed = table if "budget" in table else table.assign(budget=-1)  # a fixed-k table
+        positions = keyed.groupby(["run", "metric", "budget"], sort=False).indices
         columns = (table["value"].to_numpy(dtype=float), table["query_id"].to_numpy())
         _INDEX.clear()  # row positions per (run, metric, budget); Series made when asked for
         _INDEX[key] = (table, (positions, columns), {})
