@@ -78,26 +78,26 @@ fixed, structure, router = strategies[0], strategies[2], strategies[3]
 
 # %%
 from ragkit.evaluate import overlaps
+from ragkit.report import gold_ranks
 from ragkit.retrieve import DenseRetriever
 
 asked = [q for q in benches[0].queries if q.gold]
 
 
-def gold_ranks(chunker):
+def ranked(chunker):
     chunks = chunker.chunk_all(benches[0].documents)
     hits = DenseRetriever(chunks, embedder).search([q.text for q in asked], len(chunks))
-    return pd.Series([next(i for i, h in enumerate(hs, 1) if overlaps(h.chunk, q.gold))
-                      for q, hs in zip(asked, hits)], index=[q.id for q in asked]), hits
+    return gold_ranks(asked, hits), hits
 
 
-(bare, _), (crumbed, crumb_hits) = (gold_ranks(StructureChunker(breadcrumb=b))
+(bare, _), (crumbed, crumb_hits) = (ranked(StructureChunker(breadcrumb=b))
                                     for b in ("none", "path"))
 print(f"with the breadcrumb the gold ranks higher for {(crumbed < bare).sum()} questions, lower "
       f"for {(crumbed > bare).sum()}, the same for {(crumbed == bare).sum()}")
 best = (bare - crumbed).idxmax()
 i = [q.id for q in asked].index(best)
 gold = next(h.chunk for h in crumb_hits[i] if overlaps(h.chunk, asked[i].gold))
-print(f"\n{best}: rank {bare[best]} without, {crumbed[best]} with · {asked[i].text}\n"
+print(f"\n{best}: rank {bare[best]:.0f} without, {crumbed[best]:.0f} with · {asked[i].text}\n"
       f"the encoder reads:\n{gold.embedding_text()[:400]}")
 
 # %% [markdown]

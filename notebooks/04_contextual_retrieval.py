@@ -131,27 +131,28 @@ display(Markdown(
 # %%
 from ragkit.contextualize import StructuralContextualizer, contextualize
 from ragkit.evaluate import overlaps
+from ragkit.report import gold_ranks
 from ragkit.retrieve import DenseRetriever
 
 asked = [q for q in course.queries if q.gold]
 with_preamble = contextualize(course.documents, recursive_chunks, StructuralContextualizer())
 
 
-def gold_ranks(chunks, placement="before"):
-    hits = DenseRetriever(chunks, embedder, placement).search([q.text for q in asked], len(chunks))
-    return pd.Series([next(i for i, h in enumerate(hs, 1) if overlaps(h.chunk, q.gold))
-                      for q, hs in zip(asked, hits)], index=[q.id for q in asked])
+def ranked(chunks, placement="before"):
+    return gold_ranks(asked, DenseRetriever(chunks, embedder, placement).search(
+        [q.text for q in asked], len(chunks)))
 
 
-ranks = pd.DataFrame({"alone": gold_ranks(recursive_chunks), "before": gold_ranks(with_preamble),
-                      "after": gold_ranks(with_preamble, "after")})
+ranks = pd.DataFrame({"alone": ranked(recursive_chunks), "before": ranked(with_preamble),
+                      "after": ranked(with_preamble, "after")})
 display(pd.DataFrame({p: {"gold ranks higher": (ranks[p] < ranks.alone).sum(),
                           "lower": (ranks[p] > ranks.alone).sum(),
                           "same": (ranks[p] == ranks.alone).sum()} for p in ("before", "after")}).T)
 gain, by_id = ranks.alone - ranks.before, {q.id: q for q in asked}
 for q in (by_id[gain.idxmax()], by_id[gain.idxmin()]):
     gold = next(c for c in with_preamble if overlaps(c, q.gold))
-    print(f"{q.id}: gold rank {ranks.alone[q.id]} alone, {ranks.before[q.id]} with the preamble "
+    print(f"{q.id}: gold rank {ranks.alone[q.id]:.0f} alone, {ranks.before[q.id]:.0f} with the "
+          "preamble "
           f"before · {q.text}\n  a gold chunk's preamble: {gold.prefix[:300]}\n")
 
 # %% [markdown]
@@ -345,8 +346,9 @@ for b in (100, 30):
     o = run_experiment(course, embedder=embedder, chunks=cut, placement="after", depth=20)
     print(f"2. structural, budget {b}: Pass@20 "
           f"{recall_at(o, course.queries, [20])['pass@20']:.1%}")
-print(f"3. {question.id}: gold rank alone {ranks.alone.get(question.id)}, with the structural "
-      f"preamble before {ranks.before.get(question.id)}, after {ranks.after.get(question.id)} "
+print(f"3. {question.id}: gold rank alone {ranks.alone.get(question.id):.0f}, with the structural "
+      f"preamble before {ranks.before.get(question.id):.0f}, after "
+      f"{ranks.after.get(question.id):.0f} "
       "(from the rank table at the top of this notebook)")
 
 # %%

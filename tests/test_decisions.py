@@ -91,3 +91,19 @@ def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():
     assert "best simple baseline" in chunker.against
     stack = next(d for d in ds if "first stage" in d.technique)
     assert stack.by_benchmark == {"a": UP} and "held-out" in stack.against
+
+
+def test_gold_ranks_read_the_first_hit_that_touches_the_gold():
+    from types import SimpleNamespace as NS
+
+    from ragkit.report import gold_ranks
+    from ragkit.types import Span
+
+    q1 = NS(id="q1", gold=(Span("d", 10, 20),))
+    q2 = NS(id="q2", gold=(Span("d", 50, 60),))
+
+    def hit(s, e):
+        return NS(chunk=NS(doc_id="d", start=s, end=e, span=(s, e)))
+
+    ranks = gold_ranks([q1, q2], [[hit(30, 40), hit(15, 25)], [hit(0, 5)]])
+    assert ranks["q1"] == 2 and ranks.isna()["q2"]

@@ -63,6 +63,7 @@ _EXPORTS = {
     "step_table": "closing",
     "chunk_view": "explain",
     "diagnose": "explain",
+    "gold_ranks": "explain",
     "encoder_overflow": "explain",
     "hits_text": "explain",
     "score_views": "explain",

@@ -286,3 +286,15 @@ def staged_case_html(case: Mapping, query: Query, docs: Mapping[str, Document],
                      f"returned (top {k}, in full; gold between ⟦ ⟧):</div><pre style='white-space:"
                      f"pre-wrap;font-size:12px;margin:0'>{esc(hits_text(query, hits, k=k))}</pre>")
     return "".join(parts)
+
+
+def gold_ranks(queries: Sequence[Query], hits: Sequence[Sequence[Hit]]):
+    """The 1-based rank of the first hit that touches each question's gold (a Series indexed
+    by question id), from hits retrieved deep enough to reach it (e.g. every chunk); a
+    question whose gold no hit touches gets no rank (NaN). The mechanism demos of notebooks 02
+    and 04 read a change of ranking this way."""
+    import pandas as pd
+
+    return pd.Series([next((i for i, h in enumerate(hs, 1) if overlaps(h.chunk, q.gold)), None)
+                      for q, hs in zip(queries, hits)], index=[q.id for q in queries],
+                     dtype=float)
