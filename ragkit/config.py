@@ -49,8 +49,8 @@ variable                                  `Settings` field and meaning
 
 A value ragkit cannot use is never replaced by a default: `get_settings` raises `SettingsError`
 naming the variable, its value and the allowed values (integers, numbers, choices, the 1/0
-flags), and `check_environment` adds the paths that must exist. The ``ragkit`` command runs
-`check_environment` first: a bad variable is one line on stderr and exit code 2.
+flags), and `ragkit.environment.check_environment` adds the paths that must exist. The
+``ragkit`` command runs it first: a bad variable is one line on stderr and exit code 2.
 
 Flags and names that are not ragkit's own (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``,
 ``HF_HUB_OFFLINE``) stay with the clients that use them.
@@ -117,7 +117,7 @@ def get_settings() -> Settings:
 
     Every variable with a constrained value is checked here: a value outside it raises
     `SettingsError` naming the variable, its value and the allowed values (an empty value is
-    the same as an unset one). Paths are checked by `check_environment`, which the command
+    the same as an unset one). Paths are checked by `ragkit.environment.check_environment`, which the command
     line runs first."""
     env = os.environ
     profile = _choice(env, "RAGKIT_PROFILE", "full", ("full", "smoke"))
@@ -157,45 +157,6 @@ def get_settings() -> Settings:
 
 
 # Variables naming something that must already be there when they are set: (name, kind).
-# The cache and results folders are made on demand; they must only not be files.
-# RAGKIT_BENCHMARKS_DIR is not here: the Makefile exports a default (../shared/benchmarks) that a
-# clone may not have, and `ragkit.evaluate.benchmarks` names the variable when a file is missing.
-INPUT_PATHS = (("RAGKIT_DATA_DIR", "folder"), ("RAGKIT_GEMMA_DIR", "folder"),
-               ("RAGKIT_BYOD_CORPUS", "folder"), ("RAGKIT_BYOD_GOLDEN", "file"))
-OUTPUT_PATHS = ("RAGKIT_CACHE_DIR", "RAGKIT_RESULTS_DIR")
-
-
-def check_environment() -> Settings:
-    """`get_settings`, and the paths: a folder or file variable that is set must name one that
-    exists (``RAGKIT_DATA_DIR``, ``RAGKIT_GEMMA_DIR``, ``RAGKIT_BYOD_CORPUS``,
-    ``RAGKIT_BYOD_GOLDEN``), the cache and results folders must not be
-    files, and ``RAGKIT_EMBEDDER`` / ``RAGKIT_RERANK_MODEL``, where they are paths by
-    `ragkit.models.locate_model`'s rule, must exist. Raises `SettingsError`. The ``ragkit``
-    command (and every tool, through `ragkit.tools.common.prepare`) runs it first, so a bad
-    variable is one line and exit code 2 before any work."""
-    settings = get_settings()
-    env = os.environ
-    for name, kind in INPUT_PATHS:
-        value = _text(env, name)
-        if value and not (Path(value).is_dir() if kind == "folder" else Path(value).is_file()):
-            what = "no such" if not Path(value).exists() else "not a"
-            raise SettingsError(name, value, f"{what} {kind}")
-    for name in OUTPUT_PATHS:
-        value = _text(env, name)
-        if value and Path(value).exists() and not Path(value).is_dir():
-            raise SettingsError(name, value, "exists and is not a folder")
-    from .models import ModelNotFound, locate_model
-
-    for name in ("RAGKIT_EMBEDDER", "RAGKIT_RERANK_MODEL"):
-        value = _text(env, name)
-        if value and value not in ("minilm", "packaged"):
-            try:
-                locate_model(value, name, check_hub=False)
-            except ModelNotFound as e:
-                raise SettingsError(name, value, e.reason) from None
-    return settings
-
-
 def _text(env, name: str, default: str = "") -> str:
     return (env.get(name) or "").strip() or default
 

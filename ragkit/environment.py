@@ -4,13 +4,18 @@
 00 shows it, and a missing core library is reported, not hidden. `offline_defaults`: the
 variables that keep the libraries off the network (the models are bundled), set unless the
 reader set them — the one place the ``ragkit`` command, every tool and ``ragkit reproduce``
-(and the notebooks it runs) take them from.
+(and the notebooks it runs) take them from. `check_environment`: the ``RAGKIT_*`` variables and
+the paths they name, checked before any work.
 """
 
 from __future__ import annotations
 
 import os
 from importlib import metadata
+from pathlib import Path
+
+from .config import Settings, SettingsError, _text, get_settings
+from .models import ModelNotFound, locate_model
 
 # set by `offline_defaults` unless already set: no model download from the Hugging Face hub
 # (`ragkit.models.hub_offline` reads it), no usage telemetry from ragas
@@ -22,6 +27,43 @@ def offline_defaults() -> None:
     who sets ``HF_HUB_OFFLINE=0`` may download models)."""
     for name, value in OFFLINE_DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+# The cache and results folders are made on demand; they must only not be files.
+# RAGKIT_BENCHMARKS_DIR is not here: the Makefile exports a default (../shared/benchmarks) that a
+# clone may not have, and `ragkit.evaluate.benchmarks` names the variable when a file is missing.
+INPUT_PATHS = (("RAGKIT_DATA_DIR", "folder"), ("RAGKIT_GEMMA_DIR", "folder"),
+               ("RAGKIT_BYOD_CORPUS", "folder"), ("RAGKIT_BYOD_GOLDEN", "file"))
+OUTPUT_PATHS = ("RAGKIT_CACHE_DIR", "RAGKIT_RESULTS_DIR")
+
+
+def check_environment() -> Settings:
+    """`get_settings`, and the paths: a folder or file variable that is set must name one that
+    exists (``RAGKIT_DATA_DIR``, ``RAGKIT_GEMMA_DIR``, ``RAGKIT_BYOD_CORPUS``,
+    ``RAGKIT_BYOD_GOLDEN``), the cache and results folders must not be
+    files, and ``RAGKIT_EMBEDDER`` / ``RAGKIT_RERANK_MODEL``, where they are paths by
+    `ragkit.models.locate_model`'s rule, must exist. Raises `SettingsError`. The ``ragkit``
+    command (and every tool, through `ragkit.tools.common.prepare`) runs it first, so a bad
+    variable is one line and exit code 2 before any work."""
+    settings = get_settings()
+    env = os.environ
+    for name, kind in INPUT_PATHS:
+        value = _text(env, name)
+        if value and not (Path(value).is_dir() if kind == "folder" else Path(value).is_file()):
+            what = "no such" if not Path(value).exists() else "not a"
+            raise SettingsError(name, value, f"{what} {kind}")
+    for name in OUTPUT_PATHS:
+        value = _text(env, name)
+        if value and Path(value).exists() and not Path(value).is_dir():
+            raise SettingsError(name, value, "exists and is not a folder")
+    for name in ("RAGKIT_EMBEDDER", "RAGKIT_RERANK_MODEL"):
+        value = _text(env, name)
+        if value and value not in ("minilm", "packaged"):
+            try:
+                locate_model(value, name, check_hub=False)
+            except ModelNotFound as e:
+                raise SettingsError(name, value, e.reason) from None
+    return settings
+
 
 CORE = ("torch", "transformers", "sentence-transformers", "datasets", "faiss", "numpy",
         "pandas", "matplotlib", "ragas", "markdown-it-py", "bm25s", "ranx", "tqdm",

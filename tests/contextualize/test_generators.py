@@ -220,7 +220,7 @@ def test_placement_before_and_after(tmp_path):
 
 @pytest.fixture(scope="module")
 def gemma_gen():
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the `llm` extra)")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (make setup-llm)")
     try:
         gen = ctx.gemma(budget=40)
     except ImportError as e:
