@@ -3,7 +3,9 @@ by hand).
 
 The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->``, and the
 reliability table (from ``results/robustness.json``, written by ``make fuzz``) between
-``<!-- reliability:start -->`` and ``<!-- reliability:end -->``; `update_readme` replaces what
+``<!-- reliability:start -->`` and ``<!-- reliability:end -->``, and the encoder's speed and
+bf16 drift (`speed_section`) between ``<!-- speed:start -->`` and ``<!-- speed:end -->``;
+`update_readme` replaces what
 is between each pair of markers and leaves the rest of the README alone. A full
 ``ragkit reproduce`` calls it; ``ragkit readme`` (or ``python -m ragkit.tools.readme``) runs it
 alone, on the results already there.
@@ -21,6 +23,7 @@ from ..config import PROJECT_ROOT
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 RELIABILITY = "<!-- reliability:start -->", "<!-- reliability:end -->"
 TITLE = "<!-- title:start -->", "<!-- title:end -->"
+SPEED = "<!-- speed:start -->", "<!-- speed:end -->"
 README_BUDGET = 1024
 
 
@@ -252,6 +255,73 @@ def timing_line(folder: Path | None = None) -> str:
     return line
 
 
+def speed_section(folder: Path | None = None) -> str:
+    """The encoder on this CPU, from ``bench_encoder_speed.jsonl`` (``ragkit bench
+    encoder-speed``): texts/s per backend, the multiple of torch float32, the achieved GFLOP/s
+    as a fraction of the float32 matmul rate measured in the same process, and each backend's
+    drift from float32; then bf16's paired recall@B difference against float32 on the three
+    benchmarks, from ``bench_precision.jsonl`` (``ragkit bench precision``). Empty where
+    neither file is there."""
+    from ..report.prose import ci
+    from ..report.results import read_rows
+
+    folder = folder or PROJECT_ROOT / "results"
+    out = []
+    speed = folder / "bench_encoder_speed.jsonl"
+    if speed.exists():
+        rows = read_rows(speed)
+        by = {(r["strategy"], r["metric"]): r for r in rows}
+        peak = by.get(("torch.mm 2048", "matmul_gflops"))
+        labels = sorted(dict.fromkeys(r["strategy"] for r in rows
+                                      if r["metric"] == "texts_per_s"),
+                        key=lambda label: label != "torch")  # the reference first
+        out.append("| encoder (all-MiniLM-L6-v2) | texts/s | × torch float32 | GFLOP/s "
+                   "| of the float32 matmul rate | largest \\|Δ\\| vs float32 "
+                   "| lowest cosine |")
+        out.append("|---|---|---|---|---|---|---|")
+        for label in labels:
+            def get(metric, fmt, default="—"):
+                r = by.get((label, metric))
+                return default if r is None or r["value"] is None else format(r["value"], fmt)
+            out.append(f"| {label} | {get('texts_per_s', '.1f')} | {get('speed_vs_torch', '.2f')}"
+                       f" | {get('gflops', '.0f')} | {get('fraction_of_matmul_rate', '.0%')} "
+                       f"| {get('max_abs_difference', '.1e', '0')} "
+                       f"| {get('min_cosine_to_fp32', '.6f', '1')} |")
+        first = by[(labels[0], "texts_per_s")] if labels else None
+        if first and peak:
+            out.append("")
+            out.append(f"{first['params']['texts']} texts (Chroma's 250-token chunks), best of "
+                       f"{first['params']['best_of']}, one process; float32 matmul in that "
+                       f"process {peak['value']:.0f} GFLOP/s (torch.mm, 2,048²); measured "
+                       f"{first['timestamp'][:10]} at commit {first['git_sha'][:7]}."
+                       + (" A fraction above 100 % is bf16 outrunning the float32 rate (a CPU "
+                          "that multiplies bfloat16 in hardware); every fraction is of the "
+                          "float32 rate." if any(r["metric"] == "fraction_of_matmul_rate"
+                                                 and r["value"] > 1 for r in rows) else ""))
+    drift = folder / "bench_precision.jsonl"
+    if drift.exists():
+        rows = [r for r in read_rows(drift) if r["value"] is not None]
+        budgets = sorted({r["budget"] for r in rows})
+        names = list(dict.fromkeys(r["benchmark"] for r in rows))
+        cell = {(r["benchmark"], r["budget"]): r for r in rows}
+        if out:
+            out.append("")
+        out.append("bf16 − float32 span recall@B, points, paired 95 % interval (fixed "
+                   "1,000/200-character chunks, dense search, all questions):")
+        out.append("")
+        out.append("| benchmark | n | " + " | ".join(f"B = {b:,}" for b in budgets) + " |")
+        out.append("|---|---|" + "---|" * len(budgets))
+        for name in names:
+            cells = []
+            for b in budgets:
+                r = cell.get((name, b))
+                cells.append("—" if r is None else f"{100 * r['value']:+.2f} "
+                             f"{ci(r['params']['low'], r['params']['high'], 2)}")
+            n = next(r["n_queries"] for r in rows if r["benchmark"] == name)
+            out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def reliability_table(folder: Path | None = None) -> str:
     """The robustness suite's last recorded run (``ragkit robustness --record``, which ``make
     fuzz`` runs): per area what its cases check, how many were tried and passed, and the first
@@ -369,9 +439,9 @@ def update_readme(readme: Path = PROJECT_ROOT / "README.md") -> bool:
     text = readme.read_text(encoding="utf-8")
     new = text
     for (start, end), make in (((START, END), generated), (RELIABILITY, reliability_table),
-                               (TITLE, title_line)):
-        if (start, end) == TITLE and start not in text and end not in text:
-            continue  # a README without a measured title line keeps its own title
+                               (TITLE, title_line), (SPEED, speed_section)):
+        if (start, end) in (TITLE, SPEED) and start not in text and end not in text:
+            continue  # a README without these markers keeps its own title / speed text
         if start not in text or end not in text:
             raise ValueError(f"{readme}: markers {start} / {end} are missing")
         new = re.sub(re.escape(start) + r".*?" + re.escape(end),

@@ -289,3 +289,45 @@ def test_boards_rank_every_row_on_the_held_out_half_and_mark_tuned_rows(tmp_path
     assert b.strategy.iloc[0] == "fixed_chars(1000/200)+stack" and not b.tuned.iloc[0]
     assert b.tuned.iloc[1] and "router+stack *(tuned)*" in lb.markdown(b)
     assert len(everyone) == 2 and everyone.n.iloc[0] == 200
+
+
+def test_speed_section_is_generated_from_the_encoder_and_precision_rows(tmp_path, monkeypatch):
+    """Issue 34: the encoder's throughput against the CPU's matmul rate, and bf16's recall@B
+    drift, reach the README from their rows, never typed."""
+    from ragkit.tools import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    assert readme.speed_section(tmp_path) == ""  # no rows, no section
+    rec = Recorder("bench_encoder_speed")
+    for label, tps, ratio, frac in (("onnx", 22.0, 1.1, 0.74), ("torch", 20.0, 1.0, 0.66)):
+        common = dict(experiment="encoder_speed", benchmark="chroma", strategy=label,
+                      embedder="all-MiniLM-L6-v2")
+        rec.add(**common, metric="texts_per_s", value=tps, params={"texts": 480, "best_of": 3})
+        rec.add(**common, metric="speed_vs_torch", value=ratio)
+        rec.add(**common, metric="gflops", value=100 * ratio)
+        rec.add(**common, metric="fraction_of_matmul_rate", value=frac)
+    rec.add(experiment="encoder_speed", benchmark="cpu", strategy="torch.mm 2048",
+            metric="matmul_gflops", value=151.0, embedder="")
+    rec.save()
+    drift = Recorder("bench_precision")
+    for bench, budget, value in (("course", 512, -0.0067), ("course", 1024, 0.0)):
+        drift.add(experiment="precision_drift", benchmark=bench, strategy="fixed",
+                  metric=f"recall@B{budget} bf16 - fp32", value=value, budget=budget,
+                  n_queries=233, params={"low": value - 0.01, "high": value + 0.01})
+    drift.save()
+    text = readme.speed_section(tmp_path)
+    lines = text.split("\n")
+    rows = [line for line in lines if line.startswith("| torch") or line.startswith("| onnx")]
+    assert rows[0].startswith("| torch | 20.0 | 1.00 |") and "| 66% |" in rows[0]
+    assert rows[1].startswith("| onnx | 22.0 | 1.10 |") and "| 74% |" in rows[1]
+    assert "151 GFLOP/s" in text and "above 100 %" not in text
+    assert "| course | 233 | -0.67 [-1.67, +0.33] | +0.00 [-1.00, +1.00] |" in lines
+    readme_path = tmp_path / "README.md"
+    readme_path.write_text("x\n<!-- results:start -->\n<!-- results:end -->\n"
+                           "<!-- reliability:start -->\n<!-- reliability:end -->\n"
+                           "<!-- speed:start -->\nold\n<!-- speed:end -->\n")
+    monkeypatch.setattr(readme, "generated", lambda: "g")
+    monkeypatch.setattr(readme, "reliability_table", lambda: "r")
+    monkeypatch.setattr(readme, "speed_section", lambda: "speed")
+    assert readme.update_readme(readme_path)
+    assert "<!-- speed:start -->\nspeed\n<!-- speed:end -->" in readme_path.read_text()
