@@ -117,8 +117,8 @@ def get_settings() -> Settings:
 
     Every variable with a constrained value is checked here: a value outside it raises
     `SettingsError` naming the variable, its value and the allowed values (an empty value is
-    the same as an unset one). Paths are checked by `ragkit.environment.check_environment`, which the command
-    line runs first."""
+    the same as an unset one). Paths are checked by `ragkit.environment.check_environment`,
+    which the command line runs first."""
     env = os.environ
     profile = _choice(env, "RAGKIT_PROFILE", "full", ("full", "smoke"))
     device = _text(env, "RAGKIT_DEVICE", "auto").lower()

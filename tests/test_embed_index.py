@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -217,3 +218,46 @@ def test_bf16_precision_is_an_opt_in_that_says_so():
         Embedder(show_progress=False, cache=False, backend="onnx", precision="bf16").backend
     with pytest.raises(ValueError, match="precision must be"):
         Embedder(precision="int4")
+
+
+def test_the_exported_onnx_graph_is_cached_on_disk_and_a_damaged_copy_is_re_exported(
+        tmp_path, monkeypatch):
+    """Issue 34: a new process reads the exported graph instead of exporting and checking it
+    (about 4 s) when its bytes are the ones that passed the check; a damaged one is exported
+    again, out loud.
+    Each step encodes texts the vector cache has not seen, so the graph is needed."""
+    import ragkit.embed.onnx as onnx_backend
+    from ragkit.embed import Embedder
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    exports = []
+    real_export = onnx_backend.export_graph
+    monkeypatch.setattr(onnx_backend, "export_graph",
+                        lambda *a: exports.append(1) or real_export(*a))
+    reference = Embedder(show_progress=False, cache=False, backend="torch")
+
+    def encode_in_a_new_process(texts):
+        monkeypatch.setattr(onnx_backend, "GRAPHS", {})
+        vecs = Embedder(show_progress=False, backend="onnx").encode(texts)
+        np.testing.assert_allclose(vecs, reference.encode(texts), atol=1e-5)
+
+    encode_in_a_new_process(["Gold members get 14 days."])
+    files = list((tmp_path / "cache" / "onnx").glob("*.onnx"))
+    assert len(exports) == 1 and len(files) == 1 and files[0].stat().st_size > 1_000_000
+    encode_in_a_new_process(["Refunds cover unused services only. " * 20])
+    assert len(exports) == 1  # read from disk, not exported
+    record = json.loads(files[0].with_suffix(".json").read_text())
+    assert 0 <= record["max_gap_to_torch"] <= record["tolerance"]
+    damaged = bytearray(files[0].read_bytes())
+    damaged[len(damaged) // 2] ^= 1  # one bit of one weight: still loads, differs from torch
+    files[0].write_bytes(bytes(damaged))
+    with pytest.warns(onnx_backend.OnnxCacheWarning, match="sha256 differs"):
+        encode_in_a_new_process(["Access expires after 90 days of inactivity."])
+    assert len(exports) == 2 and files[0].stat().st_size > 1_000_000  # exported and rewritten
+    # without the vector cache nothing is read from or written to disk
+    monkeypatch.setattr(onnx_backend, "GRAPHS", {})
+    Embedder(show_progress=False, backend="onnx", cache=False).encode(["x"])
+    assert len(exports) == 3
+    key = onnx_backend.graph_key("fp", ["input_ids", "attention_mask"])
+    assert key != onnx_backend.graph_key("fp2", ["input_ids", "attention_mask"])
+    assert key == onnx_backend.graph_key("fp", ["attention_mask", "input_ids"])

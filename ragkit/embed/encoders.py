@@ -215,8 +215,10 @@ class Embedder:
 
     def _onnx_graph(self) -> OnnxTransformer:
         """The exported transformer, checked against torch (see `ragkit.embed.onnx`)."""
+        folder = get_settings().cache_dir / "onnx" if self._cache is not None else None
         return checked_graph(self.fingerprint, self.model[0].auto_model,
-                             self.tokenizer.model_input_names, self._run, self._torch_states)
+                             self.tokenizer.model_input_names, self._run, self._torch_states,
+                             folder=folder)
 
     def _torch_states(self, features: dict):
         import torch
