@@ -182,6 +182,7 @@ def test_prefilter_still_returns_k_hits_when_k_exist():
 
 
 @needs_benchmarks()
+@pytest.mark.slow  # times three backends (about 25 s)
 def test_encoder_speed_bench_compares_the_backends_on_the_same_texts(tmp_path, monkeypatch):
     from ragkit.experiments import encoder_speed
     from ragkit.report import read_rows

@@ -63,6 +63,7 @@ def test_datasets_map_with_two_processes_matches_one(stages, docs, single):
     _same(single, run_datasets(stages, docs, num_proc=2, batch_size=3))
 
 
+@pytest.mark.slow  # starts a Ray runtime (about 35 s); test_raydata.py covers the module
 def test_ray_data_local_mode_matches_one_process(stages, docs, single):
     # Ray comes with `make setup`: no skip (a missing Ray is an install error here)
     import ray

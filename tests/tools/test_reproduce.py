@@ -22,7 +22,6 @@ def smoke_env(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("source", notebook_sources(), ids=lambda p: p.stem)
 def test_notebook_runs_in_smoke_profile(source, smoke_env):
     secs = execute(source, "smoke", smoke_env / "executed", timeout=900)
@@ -34,7 +33,7 @@ def test_notebook_runs_in_smoke_profile(source, smoke_env):
     print(f"{source.stem}: {secs:.1f}s")
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the determinism of the runs, re-checked by make test-all (about 2 min)
 def test_same_notebook_twice_gives_identical_rows(smoke_env):
     """Determinism: apart from timestamps, a second run writes exactly the same rows and the
     same per-query values, bit for bit (rows keep full precision)."""
