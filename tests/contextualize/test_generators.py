@@ -251,3 +251,48 @@ def test_gemma_real_deterministic_cached_and_reuse_invariant(gemma_gen, tmp_path
     rec = next(iter(JsonlCache(cache).load().values()))
     assert rec["model"] == "gemma-3-270m-Q4_K_M" and rec["settings"]["decoding"] == "greedy"
     assert rec["runtime"].startswith("llama-cpp-python")
+
+
+# ------------------------------------------- without the llm extra: the committed caches still read
+
+
+@pytest.mark.parametrize("name,finder", [("gemma", "gemma_gguf"), ("smollm2", "smollm2_gguf")])
+def test_pinned_fingerprints_are_the_packaged_files(name, finder):
+    """The fingerprints a cache-only generator keys by are those of the files the pinned
+    packages ship (checked where the `llm` extra is installed)."""
+    from ragkit.contextualize import llamacpp
+    from ragkit.models import file_fingerprint
+
+    try:
+        path = getattr(llamacpp, finder)()
+    except (ImportError, FileNotFoundError) as e:
+        pytest.skip(f"the llm extra is not installed (make setup-llm): {e}")
+    gen = ctx.make_contextualizer(name)
+    assert llamacpp.PINNED_FINGERPRINTS[gen.model] == file_fingerprint(path)
+
+
+@pytest.mark.parametrize("name,finder", [("gemma", "gemma_gguf"), ("smollm2", "smollm2_gguf")])
+def test_without_the_package_a_generator_reads_its_cache_and_says_what_to_install(
+        name, finder, monkeypatch):
+    from ragkit.contextualize import llamacpp
+    from ragkit.contextualize.cache import cached_documents
+    from ragkit.evaluate.benchmarks import load_course
+
+    def absent():
+        raise ImportError(f"{name} needs the `llm` extra: `make setup-llm`")
+
+    monkeypatch.setattr(llamacpp, finder, absent)
+    gen = ctx.make_contextualizer(name)
+    assert gen.model_path is None
+    assert gen.settings()["fingerprint"] == llamacpp.PINNED_FINGERPRINTS[gen.model]
+    from ragkit.chunkers import RecursiveChunker
+    from ragkit.experiments import COURSE_CHUNKER
+
+    course = load_course()
+    pieces = RecursiveChunker(**COURSE_CHUNKER).chunk_all(course.documents)
+    if name == "gemma":  # the course's committed gemma preambles are found without the file
+        assert cached_documents("course", course.documents, pieces, gen)
+    with pytest.raises(ImportError, match="make setup-llm"):
+        gen.generate(course.documents[0], pieces[0])
+    with pytest.raises(ValueError, match="fingerprint"):
+        llamacpp.LlamaCppContextualizer(None, name="x", model="y")
