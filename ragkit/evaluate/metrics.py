@@ -48,7 +48,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..types import Chunk, Query, Span
-from .budget import budget_scores, pack_context
+from .budget import budget_scores, pack_contexts
 from .spans import (Range, _span_scores, covered_fraction, intersect, overlaps, precision_omega,
                     subtract, total, union)
 
@@ -193,9 +193,9 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
         row = {"query_id": q.id, "type": q.type,
                **query_scores(q, chunks, k, by_doc if omega else None, texts),
                **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
+        packs = pack_contexts(chunks, budgets)
         for b in budgets:
-            packed = pack_context(chunks, b)
-            row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packed, texts).items()})
+            row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packs[b], texts).items()})
         rows.append(row)
     df = pd.DataFrame(rows)
     means = {m: float(df[m].mean()) for m in df.columns if m not in ("query_id", "type")} \
