@@ -259,3 +259,24 @@ def test_reciprocal_rank_equals_ranx_on_random_runs_with_repeated_ids():
     theirs = dict(zip(Qrels(qrels).keys(), res))
     assert any(0 < v < 1 for v in ours.values()) and any(v == 0 for v in ours.values())
     assert all(ours[q] == float(theirs[q]) for q in qrels)
+
+
+def test_units_overlapping_the_gold_are_the_ones_overlaps_accepts():
+    """rank_metrics' array test of the relevant units agrees with `overlaps` unit by unit,
+    empty and touching spans included."""
+    import random
+
+    from ragkit.evaluate.metrics import _UnitsByDoc
+    from ragkit.evaluate.spans import overlaps
+
+    rng = random.Random(5)
+    for _ in range(200):
+        chunks = []
+        for i in range(rng.randrange(0, 30)):
+            s = rng.randrange(0, 100)
+            e = s + rng.choice([0, 1, 3, 10, 40])
+            chunks.append(Chunk(f"d{rng.randrange(3)}", s, e, "x" * (e - s), "t"))
+        gold = [Span(f"d{rng.randrange(4)}", s, s + rng.choice([1, 5, 20]))
+                for s in rng.sample(range(100), rng.randrange(1, 4))]
+        want = {c.id for c in chunks if overlaps(c, gold)}
+        assert _UnitsByDoc(chunks).overlapping(gold) == want

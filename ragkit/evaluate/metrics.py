@@ -131,6 +131,32 @@ def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:
     return float(dcg / ideal)
 
 
+class _UnitsByDoc:
+    """The units of a run grouped by document, with their spans as arrays, to find the ones
+    that overlap a query's gold (`overlaps`: a non-empty intersection) in one comparison per
+    document instead of one Python call per unit."""
+
+    def __init__(self, chunks: Sequence[Chunk]):
+        by_doc: dict[str, list[Chunk]] = defaultdict(list)
+        for c in chunks:
+            by_doc[c.doc_id].append(c)
+        self._ids = {d: [c.id for c in cs] for d, cs in by_doc.items()}
+        self._spans = {d: np.array([(c.start, c.end) for c in cs], dtype=np.int64).reshape(-1, 2)
+                       for d, cs in by_doc.items()}
+
+    def overlapping(self, gold: Sequence[Span]) -> set[str]:
+        """Ids of the units with a non-empty intersection with a gold span of their document."""
+        out: set[str] = set()
+        for d in {g.doc_id for g in gold}:
+            spans = self._spans.get(d)
+            if spans is None:
+                continue
+            g = np.array([(x.start, x.end) for x in gold if x.doc_id == d], dtype=np.int64)
+            hit = (np.maximum(spans[:, :1], g[:, 0]) < np.minimum(spans[:, 1:], g[:, 1])).any(1)
+            out.update(self._ids[d][i] for i in np.flatnonzero(hit))
+        return out
+
+
 def reciprocal_rank(ids: Sequence[str], relevant: Collection[str], k: int) -> float:
     """One query's term of MRR@k, as ranx computes it (`rank_metrics` used ranx until it cost
     each kernel seconds of numba import and compilation for this one loop): the run holds
@@ -151,13 +177,10 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
                  all_chunks: Sequence[Chunk], k: int) -> dict[str, dict[str, float]]:
     """MRR@k (`reciprocal_rank`, ranx's definition; relevant = overlaps a gold span) and
     nDCG@10 (`ndcg`) per query with any relevant unit."""
-    by_doc: dict[str, list[Chunk]] = defaultdict(list)
-    for c in all_chunks:
-        by_doc[c.doc_id].append(c)
+    units = _UnitsByDoc(all_chunks)
     out = {}
     for q in queries:
-        rel = {c.id for d in {g.doc_id for g in q.gold} for c in by_doc.get(d, ())
-               if overlaps(c, q.gold)}
+        rel = units.overlapping(q.gold)
         hits = ranked.get(q.id, [])
         # units built at query time (sentence windows, merged parents) are judged too
         rel.update(c.id for c, _ in hits if overlaps(c, q.gold))
