@@ -70,8 +70,11 @@ test-all: setup
 smoke: setup
 	$(PY) -m ragkit reproduce --profile smoke
 
+# Notebooks executed at a time (ragkit reproduce --jobs): 07, which reads the others' rows, waits
+# for those before it; 09, which times one process against two, runs alone.
+REPRODUCE_JOBS ?= 2
 reproduce: setup
-	$(PY) -m ragkit reproduce --profile full
+	$(PY) -m ragkit reproduce --profile full --jobs $(REPRODUCE_JOBS)
 
 # The API reference, generated from the docstrings by pdoc into docs/api/ (not committed); any
 # pdoc warning fails the build.

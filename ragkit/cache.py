@@ -65,6 +65,34 @@ def _digest(keys: np.ndarray, vectors: np.ndarray) -> str:
     return h.hexdigest()
 
 
+# Shards already read and verified in this process, by path, with the file's identity when it
+# was read (inode, size, modification time in ns): every `VectorCache` of a folder (each
+# `Embedder` has its own) reads and checksums a shard once, not once per instance. A shard
+# replaced or edited since has another identity and is read and verified anew.
+_VERIFIED: dict[str, tuple[tuple[int, int, int], dict[str, np.ndarray]]] = {}
+
+
+def _file_identity(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _verified_shard(shard: Path) -> dict[str, np.ndarray]:
+    """A shard's vectors by key, read and checked against its checksum (ValueError if they do
+    not match), or the entries this process verified when the file was last seen unchanged."""
+    identity = _file_identity(shard)
+    seen = _VERIFIED.get(str(shard))
+    if seen is not None and seen[0] == identity:
+        return seen[1]
+    with np.load(shard, allow_pickle=False) as z:
+        keys, vecs, digest = z["keys"], z["vectors"], str(z["sha256"])
+    if _digest(keys, vecs) != digest:
+        raise ValueError("checksum mismatch")
+    entries = dict(zip(keys.tolist(), vecs))
+    _VERIFIED[str(shard)] = (identity, entries)
+    return entries
+
+
 class VectorCache:
     """A folder of checksummed NPZ shards mapping string keys to float32 vectors."""
 
@@ -83,17 +111,13 @@ class VectorCache:
                 continue
             self._loaded.add(shard.name)
             try:
-                with np.load(shard, allow_pickle=False) as z:
-                    keys, vecs, digest = z["keys"], z["vectors"], str(z["sha256"])
-                if _digest(keys, vecs) != digest:
-                    raise ValueError("checksum mismatch")
+                entries = _verified_shard(shard)
             except Exception as e:  # any unreadable shard is treated the same way
                 self.corrupt.append(shard.name)
                 warnings.warn(f"embedding cache shard {shard} is corrupt ({e}); its entries "
                               "will be recomputed", CacheWarning, stacklevel=3)
                 continue
-            for k, v in zip(keys.tolist(), vecs):
-                self._mem[k] = v
+            self._mem.update(entries)
 
     def get(self, keys: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
         """(found vectors by key, missing keys in the order given)."""

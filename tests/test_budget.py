@@ -127,3 +127,71 @@ def test_ndcg_a_rank_one_hit_holding_all_gold_scores_one_whatever_its_size():
     assert ndcg(q, [ch(0, len(TEXT))]) == 1.0
     assert ndcg(q, [ch(44, 75), ch(100, 130)]) < 1.0
     assert ndcg(q, [ch(0, 10)] * 10 + [ch(0, len(TEXT))]) == 0.0  # rank 11 is not in the top 10
+
+
+def _pack_one_budget(hits, budget, count):
+    """pack_context as it was written before `pack_contexts` (one pass per budget): the
+    reference the one-pass packer must equal."""
+    from collections import defaultdict
+
+    from ragkit.evaluate.budget import Packed, _first_tokens
+    from ragkit.evaluate.spans import subtract_all, union
+
+    covered = defaultdict(list)
+    used, units, cut, examined = 0, 0, False, 0
+    for c in hits:
+        examined += 1
+        new = subtract_all([(c.start, c.end)], covered[c.doc_id])
+        if not new:
+            continue
+        pieces = [c.text[s - c.start:e - c.start] for s, e in new]
+        cost = [count(p) for p in pieces]
+        head = count(c.prefix) if c.prefix else 0
+        if used + head + sum(cost) <= budget:
+            covered[c.doc_id].extend(new)
+            used += head + sum(cost)
+            units += 1
+            continue
+        room = budget - used - head
+        taken = []
+        for (s, e), piece, n in zip(new, pieces, cost):
+            if room <= 0:
+                break
+            if n <= room:
+                taken.append((s, e))
+                room -= n
+            else:
+                taken.append((s, s + _first_tokens(piece, room)))
+                room = 0
+        taken = [(s, e) for s, e in taken if e > s]
+        if taken:
+            covered[c.doc_id].extend(taken)
+            units += 1
+        used, cut = budget, True
+        break
+    spans = tuple((d, s, e) for d in sorted(covered) for s, e in union(covered[d]))
+    return Packed(spans, used, units, cut, exhausted=used < budget, examined=examined)
+
+
+def test_one_pass_packing_equals_one_pass_per_budget_on_random_hit_lists():
+    import random
+
+    from ragkit.evaluate.budget import count_tokens, pack_contexts
+    from ragkit.types import Document
+
+    rng = random.Random(11)
+    words = "refund within 14 days Größe 🙂 unused services only rate limits per key".split()
+    docs = [Document(f"d{i}", " ".join(rng.choice(words) for _ in range(400))) for i in range(3)]
+    budgets = (0, 1, 7, 30, 64, 256, 1024)
+    for _ in range(150):
+        hits = []
+        for _ in range(rng.randrange(0, 25)):
+            d = rng.choice(docs)
+            s = rng.randrange(0, len(d.text) - 1)
+            e = min(len(d.text), s + rng.randrange(1, 400))
+            prefix = rng.choice(["", "", "Title > Section", "a longer structural preamble " * 3])
+            hits.append(Chunk.make(d, s, e, "t", prefix=prefix))
+        packs = pack_contexts(hits, budgets)
+        assert sorted(packs) == sorted(budgets)
+        for b in budgets:
+            assert packs[b] == _pack_one_budget(hits, b, count_tokens), (b, hits)

@@ -140,3 +140,22 @@ def test_a_symlinked_parquet_run_file_stays_a_link(tmp_path):
     assert (tmp_path / "x.hits.parquet").is_symlink()
     assert pd.read_parquet(tmp_path / "real" / "x.hits.parquet")["rank"].tolist() == [1]
     assert sorted(os.listdir(tmp_path)) == ["real", "x.hits.parquet"]
+
+
+def test_a_shard_is_verified_once_per_process_until_it_changes(tmp_path, monkeypatch):
+    import ragkit.cache as cache
+
+    VectorCache(tmp_path).put(["a", "b"], np.arange(6, dtype=np.float32).reshape(2, 3))
+    reads = []
+    real_load = np.load
+    monkeypatch.setattr(cache.np, "load", lambda *a, **k: reads.append(a[0]) or real_load(*a, **k))
+    first, second = VectorCache(tmp_path), VectorCache(tmp_path)
+    assert first.get(["a"])[1] == [] and second.get(["b"])[1] == []
+    assert len(reads) == 1  # the second instance reuses the verified entries
+    np.testing.assert_array_equal(second.get(["b"])[0]["b"], [3, 4, 5])
+    shard = next(tmp_path.glob("*.npz"))
+    shard.write_bytes(b"PK\x03\x04garbage")  # edited in place: another identity
+    with pytest.warns(CacheWarning, match="corrupt"):
+        third = VectorCache(tmp_path)
+        assert third.get(["a"])[1] == ["a"] and third.corrupt == [shard.name]
+    assert len(reads) == 2

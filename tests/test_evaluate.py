@@ -236,3 +236,47 @@ def test_overlapping_evidence_becomes_one_unit_and_touching_evidence_stays_two()
 def test_gold_without_overlaps_is_kept_as_given():
     gold = (Span("e", 5, 9), Span("d", 30, 40), Span("d", 0, 10), Span("d", 10, 20))
     assert Query("q", "?", gold=gold).gold == gold
+
+
+def test_reciprocal_rank_equals_ranx_on_random_runs_with_repeated_ids():
+    """MRR@k left ranx for speed; on random runs (ids repeated, as merged units can be, and
+    runs shorter than k) every per-query value is ranx's, bit for bit."""
+    import random
+
+    from ranx import Qrels, Run, evaluate
+
+    from ragkit.evaluate.metrics import reciprocal_rank
+
+    rng = random.Random(7)
+    qrels, run, ours = {}, {}, {}
+    for i in range(300):
+        ids = [f"c{rng.randrange(12)}" for _ in range(rng.randrange(0, 15))]
+        rel = {f"c{j}" for j in rng.sample(range(12), rng.randrange(1, 4))}
+        qrels[f"q{i}"] = {c: 1 for c in rel}
+        run[f"q{i}"] = {c: float(len(ids) - r) for r, c in enumerate(ids)} or {"∅": 0.0}
+        ours[f"q{i}"] = reciprocal_rank(ids, rel, 5)
+    res = evaluate(Qrels(qrels), Run(run), ["mrr@5"], return_mean=False, make_comparable=True)
+    theirs = dict(zip(Qrels(qrels).keys(), res))
+    assert any(0 < v < 1 for v in ours.values()) and any(v == 0 for v in ours.values())
+    assert all(ours[q] == float(theirs[q]) for q in qrels)
+
+
+def test_units_overlapping_the_gold_are_the_ones_overlaps_accepts():
+    """rank_metrics' array test of the relevant units agrees with `overlaps` unit by unit,
+    empty and touching spans included."""
+    import random
+
+    from ragkit.evaluate.metrics import _UnitsByDoc
+    from ragkit.evaluate.spans import overlaps
+
+    rng = random.Random(5)
+    for _ in range(200):
+        chunks = []
+        for i in range(rng.randrange(0, 30)):
+            s = rng.randrange(0, 100)
+            e = s + rng.choice([0, 1, 3, 10, 40])
+            chunks.append(Chunk(f"d{rng.randrange(3)}", s, e, "x" * (e - s), "t"))
+        gold = [Span(f"d{rng.randrange(4)}", s, s + rng.choice([1, 5, 20]))
+                for s in rng.sample(range(100), rng.randrange(1, 4))]
+        want = {c.id for c in chunks if overlaps(c, gold)}
+        assert _UnitsByDoc(chunks).overlapping(gold) == want

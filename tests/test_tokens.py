@@ -72,3 +72,21 @@ def test_the_count_cache_empties_when_it_holds_too_much(monkeypatch):
     assert tokens.count_tokens("five six seven", "minilm") == 3  # 18 + 14 > 25: emptied first
     assert list(tokens._COUNTS) == [("minilm", "five six seven")]
     tokens.clear_counts()
+
+
+def test_first_chars_keeps_each_texts_token_ends_for_its_next_cuts():
+    """The packer cuts the same bodies at many budgets: a text is tokenised once for all of
+    its cuts, and the cuts are the ones a fresh tokenisation gives."""
+    from ragkit.text.tokens import TiktokenTokenizer
+
+    tok = TiktokenTokenizer("cl100k_base")
+    calls = []
+    real = tok.encode
+    tok.encode = lambda text: calls.append(text) or real(text)
+    text = "Größe: 14 days 🙂 for unused services only. " * 20
+    fresh = TiktokenTokenizer("cl100k_base")
+    spans = fresh.spans(text)
+    for n in (1, 7, 50, len(spans) - 1, len(spans), len(spans) + 3):
+        want = spans[n - 1][1] if n <= len(spans) else len(text)
+        assert tok.first_chars(text, n) == want
+    assert calls == [text]

@@ -75,9 +75,30 @@ def pack_context(hits: Sequence[Chunk], budget: int,
     >>> p.spans, p.tokens, p.cut  # "one two three" + the first token of " four five"
     ((('d', 0, 18),), 4, True)
     """
+    return pack_contexts(hits, (budget,), count)[budget]
+
+
+def pack_contexts(hits: Sequence[Chunk], budgets: Sequence[int],
+                  count: Callable[[str], int] = count_tokens) -> dict[int, Packed]:
+    """`pack_context` at each of `budgets`, from one pass over `hits`: until a hit does not fit
+    a budget, its context is the same as every larger budget's, so the hits are measured once
+    and each budget's context is closed (its last hit cut) where it fills.
+
+    >>> from ragkit.types import Document
+    >>> d = Document("d", "one two three four five six seven eight")
+    >>> hits = [Chunk.make(d, 0, 13, "t"), Chunk.make(d, 14, 23, "t")]
+    >>> packs = pack_contexts(hits, (2, 4, 99))
+    >>> [(b, p.spans, p.tokens, p.cut) for b, p in packs.items()]  # doctest: +NORMALIZE_WHITESPACE
+    [(2, (('d', 0, 7),), 2, True), (4, (('d', 0, 13), ('d', 14, 18)), 4, True),
+     (99, (('d', 0, 13), ('d', 14, 23)), 5, False)]
+    """
     covered: dict[str, list[Range]] = defaultdict(list)
-    used, units, cut, examined = 0, 0, False, 0
+    waiting = sorted(set(budgets))
+    out: dict[int, Packed] = {}
+    used, units, examined = 0, 0, 0
     for c in hits:
+        if not waiting:
+            break
         examined += 1
         new = subtract_all([(c.start, c.end)], covered[c.doc_id])
         if not new:
@@ -85,30 +106,47 @@ def pack_context(hits: Sequence[Chunk], budget: int,
         pieces = [c.text[s - c.start:e - c.start] for s, e in new]
         cost = [count(p) for p in pieces]
         head = count(c.prefix) if c.prefix else 0
-        if used + head + sum(cost) <= budget:
+        while waiting and used + head + sum(cost) > waiting[0]:  # this hit fills that budget
+            budget = waiting.pop(0)
+            out[budget] = _cut_at(budget, covered, used, units, examined, c.doc_id, new,
+                                  pieces, cost, head)
+        if waiting:
             covered[c.doc_id].extend(new)
             used += head + sum(cost)
             units += 1
-            continue
-        room = budget - used - head
-        taken = []
-        for (s, e), piece, n in zip(new, pieces, cost):
-            if room <= 0:
-                break
-            if n <= room:
-                taken.append((s, e))
-                room -= n
-            else:
-                taken.append((s, s + _first_tokens(piece, room)))
-                room = 0
-        taken = [(s, e) for s, e in taken if e > s]
-        if taken:
-            covered[c.doc_id].extend(taken)
-            units += 1
-        used, cut = budget, True
-        break
-    spans = tuple((d, s, e) for d in sorted(covered) for s, e in union(covered[d]))
-    return Packed(spans, used, units, cut, exhausted=used < budget, examined=examined)
+    for budget in waiting:
+        out[budget] = Packed(_merged(covered), used, units, False, exhausted=used < budget,
+                             examined=examined)
+    return out
+
+
+def _merged(covered: Mapping[str, list[Range]]) -> tuple[tuple[str, int, int], ...]:
+    return tuple((d, s, e) for d in sorted(covered) for s, e in union(covered[d]))
+
+
+def _cut_at(budget: int, covered: Mapping[str, list[Range]], used: int, units: int,
+            examined: int, doc_id: str, new: list[Range], pieces: list[str], cost: list[int],
+            head: int) -> Packed:
+    """The context of `budget` closed by a hit that does not fit whole: its new ranges are
+    taken while they fit, the first that does not is cut on a token boundary (the prefix
+    counted first)."""
+    room = budget - used - head
+    taken = []
+    for (s, e), piece, n in zip(new, pieces, cost):
+        if room <= 0:
+            break
+        if n <= room:
+            taken.append((s, e))
+            room -= n
+        else:
+            taken.append((s, s + _first_tokens(piece, room)))
+            room = 0
+    taken = [(s, e) for s, e in taken if e > s]
+    final = {d: list(r) for d, r in covered.items()}
+    if taken:
+        final.setdefault(doc_id, []).extend(taken)
+        units += 1
+    return Packed(_merged(final), budget, units, True, exhausted=False, examined=examined)
 
 
 def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None = None

@@ -21,12 +21,13 @@ Rank metrics treat a chunk as relevant when its body overlaps a gold span:
 - doc_hit@k    = 1 when any of the top k chunks comes from a document that holds gold evidence:
                  seed 002's "retrieval precision@K" ("did the right document appear in the
                  top-K?"); `doc_hits` computes it again from a run's saved ranked hits;
-- MRR@k through ranx; nDCG@10 from the top 10 hits (at least 10 are always retrieved), with
-  one relevance granularity for every retriever: the gold characters. A hit's gain is the share
-  of the query's gold it adds (text already returned by a better-ranked hit earns nothing
-  again); the ideal ranking returns each document's gold in one unit, largest share first, so
-  a rank-1 hit holding all the gold scores 1 whatever the size of the units. With one gold
-  span per document this is ranx's nDCG with relevance = gold length (tested).
+- MRR@k as ranx defines it (`reciprocal_rank`); nDCG@10 from the top 10 hits (at least 10
+  are always retrieved), with one relevance granularity for every retriever: the gold
+  characters. A hit's gain is the share of the query's gold it adds (text already returned by
+  a better-ranked hit earns nothing again); the ideal ranking returns each document's gold in
+  one unit, largest share first, so a rank-1 hit holding all the gold scores 1 whatever the
+  size of the units. With one gold span per document this is ranx's nDCG with relevance =
+  gold length (tested).
 
 Budgeted metrics (the course's primary view, `ragkit.evaluate.budget`): recall@B, precision@B,
 IoU@B, pass@B and hit@B on the context of at most B cl100k tokens that `pack_context` fills
@@ -42,12 +43,12 @@ its interval (`refusal_scores`).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..types import Chunk, Query, Span
-from .budget import budget_scores, pack_context
+from .budget import budget_scores, pack_contexts
 from .spans import (Range, _span_scores, covered_fraction, intersect, overlaps, precision_omega,
                     subtract, total, union)
 
@@ -130,39 +131,64 @@ def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:
     return float(dcg / ideal)
 
 
+class _UnitsByDoc:
+    """The units of a run grouped by document, with their spans as arrays, to find the ones
+    that overlap a query's gold (`overlaps`: a non-empty intersection) in one comparison per
+    document instead of one Python call per unit."""
+
+    def __init__(self, chunks: Sequence[Chunk]):
+        by_doc: dict[str, list[Chunk]] = defaultdict(list)
+        for c in chunks:
+            by_doc[c.doc_id].append(c)
+        self._ids = {d: [c.id for c in cs] for d, cs in by_doc.items()}
+        self._spans = {d: np.array([(c.start, c.end) for c in cs], dtype=np.int64).reshape(-1, 2)
+                       for d, cs in by_doc.items()}
+
+    def overlapping(self, gold: Sequence[Span]) -> set[str]:
+        """Ids of the units with a non-empty intersection with a gold span of their document."""
+        out: set[str] = set()
+        for d in {g.doc_id for g in gold}:
+            spans = self._spans.get(d)
+            if spans is None:
+                continue
+            g = np.array([(x.start, x.end) for x in gold if x.doc_id == d], dtype=np.int64)
+            hit = (np.maximum(spans[:, :1], g[:, 0]) < np.minimum(spans[:, 1:], g[:, 1])).any(1)
+            out.update(self._ids[d][i] for i in np.flatnonzero(hit))
+        return out
+
+
+def reciprocal_rank(ids: Sequence[str], relevant: Collection[str], k: int) -> float:
+    """One query's term of MRR@k, as ranx computes it (`rank_metrics` used ranx until it cost
+    each kernel seconds of numba import and compilation for this one loop): the run holds
+    each id once, ranked where it last occurs (ranx builds the run from a dict), and the
+    reciprocal of the first relevant id's position among the top k counts, else 0.
+
+    >>> reciprocal_rank(["a", "b", "c"], {"c"}, 3), reciprocal_rank(["a", "b", "a"], {"a"}, 3)
+    (0.3333333333333333, 0.5)
+    """
+    last = {cid: r for r, cid in enumerate(ids)}
+    for i, cid in enumerate(sorted(last, key=last.__getitem__)[:k]):
+        if cid in relevant:
+            return 1 / (i + 1)
+    return 0.0
+
+
 def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
                  all_chunks: Sequence[Chunk], k: int) -> dict[str, dict[str, float]]:
-    """MRR@k from ranx (relevant = overlaps a gold span) and nDCG@10 (`ndcg`) per query."""
-    import warnings
-
-    from ranx import Qrels, Run, evaluate
-
-    by_doc: dict[str, list[Chunk]] = defaultdict(list)
-    for c in all_chunks:
-        by_doc[c.doc_id].append(c)
-    qrels, run = {}, {}
+    """MRR@k (`reciprocal_rank`, ranx's definition; relevant = overlaps a gold span) and
+    nDCG@10 (`ndcg`) per query with any relevant unit."""
+    units = _UnitsByDoc(all_chunks)
+    out = {}
     for q in queries:
-        rel = {c.id: 1 for d in {g.doc_id for g in q.gold} for c in by_doc.get(d, ())
-               if overlaps(c, q.gold)}
+        rel = units.overlapping(q.gold)
         hits = ranked.get(q.id, [])
         # units built at query time (sentence windows, merged parents) are judged too
-        rel.update({c.id: 1 for c, _ in hits if overlaps(c, q.gold)})
+        rel.update(c.id for c, _ in hits if overlaps(c, q.gold))
         if not rel:
             continue
-        qrels[q.id] = rel
-        # ranx sorts by score; make scores strictly decreasing in rank order
-        run[q.id] = {c.id: float(len(hits) - r) for r, (c, _) in enumerate(hits)} or {"∅": 0.0}
-    if not qrels:
-        return {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's uint64 cast notice inside ranx
-        res = evaluate(Qrels(qrels), Run(run), [f"mrr@{k}"], return_mean=False,
-                       make_comparable=True)
-    ids = list(Qrels(qrels).keys())
-    by_q = {q.id: q for q in queries}
-    return {qid: {"mrr@k": float(res[i]),
-                  "ndcg@10": ndcg(by_q[qid], [c for c, _ in ranked.get(qid, [])], 10)}
-            for i, qid in enumerate(ids)}
+        out[q.id] = {"mrr@k": reciprocal_rank([c.id for c, _ in hits], rel, k),
+                     "ndcg@10": ndcg(q, [c for c, _ in hits], 10)}
+    return out
 
 
 def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
@@ -190,9 +216,9 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
         row = {"query_id": q.id, "type": q.type,
                **query_scores(q, chunks, k, by_doc if omega else None, texts),
                **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
+        packs = pack_contexts(chunks, budgets)
         for b in budgets:
-            packed = pack_context(chunks, b)
-            row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packed, texts).items()})
+            row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packs[b], texts).items()})
         rows.append(row)
     df = pd.DataFrame(rows)
     means = {m: float(df[m].mean()) for m in df.columns if m not in ("query_id", "type")} \

@@ -21,10 +21,13 @@ budget all count through it, so each text is tokenised once per tokenizer.
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache, partial
+from itertools import accumulate
 from typing import Callable, Protocol
 
 PIECE = 200_000  # characters tokenised at once by the tiktoken-style encoder
+FIRST_CHARS_TEXTS = 2048  # texts whose token byte ends `first_chars` keeps
 
 
 class Tokenizer(Protocol):
@@ -48,6 +51,9 @@ class TiktokenTokenizer:
 
             self._enc = tiktoken.get_encoding(encoding)
         self.name = encoding
+        # the packer cuts the same chunk bodies again and again (each budget, each pass):
+        # their token byte ends are kept for the latest FIRST_CHARS_TEXTS of them
+        self._byte_ends = lru_cache(maxsize=FIRST_CHARS_TEXTS)(self._token_byte_ends)
 
     def _pieces(self, text: str) -> list[tuple[int, int]]:
         """Cut texts longer than PIECE characters (bpe-openai refuses 1M+) before a space that
@@ -85,10 +91,15 @@ class TiktokenTokenizer:
         """
         if n <= 0:
             return 0
-        ids = self.encode(text)
-        if n >= len(ids):
+        data, ends = self._byte_ends(text)
+        if n >= len(ends):
             return len(text)
-        return len(self._enc.decode_bytes(ids[:n]).decode("utf-8", errors="ignore"))
+        return len(data[:ends[n - 1]].decode("utf-8", errors="ignore"))
+
+    def _token_byte_ends(self, text: str) -> tuple[bytes, array]:
+        """The bytes of `text`'s tokens, joined, and where each token's bytes end in them."""
+        pieces = self._enc.decode_tokens_bytes(self.encode(text))
+        return b"".join(pieces), array("q", accumulate(len(b) for b in pieces))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []

@@ -238,8 +238,11 @@ def timing_line(folder: Path | None = None) -> str:
     load = t.get("load_average_at_start")
     busy = (f" (the notebooks' kernels used {cpu / 60:.1f} CPU-min; load average {load:g} at "
             "the start)" if cpu else "")
+    jobs = t.get("jobs") or 1  # records from before --jobs ran one at a time
+    at_once = f", {jobs} notebooks at a time" if jobs > 1 else ""
     line = (f"The last full `make reproduce` took **{t['total_s'] / 60:.1f} min** on "
-            f"{t['cpus']} CPUs with {cache}" + (f" ({', '.join(extra)} set)" if extra else "")
+            f"{t['cpus']} CPUs{at_once} with {cache}"
+            + (f" ({', '.join(extra)} set)" if extra else "")
             + busy + "; slowest: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in slow)
             + ".")
     # the last whole run on the other cache state, when one is recorded
@@ -250,8 +253,10 @@ def timing_line(folder: Path | None = None) -> str:
     if o:
         what = ("an empty vector cache (a fresh clone)" if other == "empty" else
                 f"{o['vector_cache_mb_at_start']:,.0f} MB of vectors cached by an earlier run")
+        o_jobs = o.get("jobs") or 1
         line += (f" With {what} it took **{o['total_s'] / 60:.1f} min** ({o['cpus']} CPUs, "
-                 f"{o['finished'][:10]}).")
+                 + (f"{o_jobs} notebooks at a time, " if o_jobs > 1 else "")
+                 + f"{o['finished'][:10]}).")
     return line
 
 

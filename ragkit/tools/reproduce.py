@@ -9,7 +9,14 @@ It prints each notebook's wall time and the total, and writes them to
 ``reproduce_times.json`` in the profile's results folder (with the CPU count and environment
 switches that change the work: ``RAGKIT_GEMMA_DIR``, ``RAGKIT_RERANK_MODEL``).
 
-    ragkit reproduce --profile smoke [--only 00,01] [--timeout 900]
+    ragkit reproduce --profile smoke [--only 00,01] [--timeout 900] [--jobs 2]
+
+With ``--jobs N`` up to N notebooks run at once, each in its own kernel, in the stages
+`stages` gives: a notebook whose cells read the rows other notebooks wrote
+(`READS_OTHER_ROWS`) starts after every notebook numbered below it has finished, and those
+numbered above it start after it has, as in a run one at a time; a notebook that measures
+throughput across the machine's cores (`RUNS_ALONE`) runs with no other. Each notebook's
+wall and CPU time are still its own; the total is the run's wall time.
 
 (``python -m ragkit.tools.reproduce`` is the same.) A whole full run ends by regenerating the
 README's results section (`ragkit.tools.readme`).
@@ -22,6 +29,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 from ..config import PROJECT_ROOT
 from .common import bounded, cache_state
@@ -31,6 +39,35 @@ NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
 def notebook_sources(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
+
+
+# Notebooks (by number) whose results depend on the rows other notebooks wrote: 07 reads every
+# results file (`load_results`, `load_scores`) for its leaderboard, claims and decision guide.
+# (01 and 05 read the results folder too, but only rows no other notebook writes: 01 the
+# chroma_repro rows it writes itself, 05 the rows of `ragkit bench late-quality`.)
+READS_OTHER_ROWS = frozenset({"07"})
+# Notebooks that measure speed across the machine's cores: 09 times one process against two
+# processes and Ray's actors, which another kernel on the same cores would distort.
+RUNS_ALONE = frozenset({"09"})
+
+
+def stages(numbers: Sequence[str]) -> list[list[str]]:
+    """The notebooks (numbers, e.g. "07"), in order, cut into stages run one after another;
+    the notebooks of one stage may run at the same time. A notebook in `READS_OTHER_ROWS` or
+    `RUNS_ALONE` is a stage of its own, so it sees exactly the rows a run one notebook at a
+    time would show it, and its timings are its own.
+
+    >>> stages(["00", "01", "06", "07", "08", "09"])
+    [['00', '01', '06'], ['07'], ['08'], ['09']]
+    """
+    out: list[list[str]] = []
+    for number in numbers:
+        alone = number in READS_OTHER_ROWS or number in RUNS_ALONE
+        if alone or not out or out[-1][0] in READS_OTHER_ROWS | RUNS_ALONE:
+            out.append([number])
+        else:
+            out[-1].append(number)
+    return out
 
 
 def cell_seconds(cell) -> float:
@@ -115,6 +152,65 @@ def execute(source: Path, profile: str, out_dir: Path, timeout: int = 1800,
     return elapsed
 
 
+
+def _execute_one(source: Path, profile: str, out_dir: Path,
+                 timeout: int) -> tuple[float, list[list], float]:
+    """`execute` in a worker process: (wall seconds, slowest cells, the kernel's CPU seconds)."""
+    cells: dict = {}
+    cpu: dict = {}
+    try:
+        secs = execute(source, profile, out_dir, timeout, cells, cpu)
+    except Exception as e:  # nbclient's errors do not all survive pickling: pass the text
+        raise RuntimeError(f"{source.name} failed: {type(e).__name__}: {e}") from None
+    return secs, cells[source.stem], cpu[source.stem]
+
+
+def _report(stem: str, secs: float, slow: list[list], cpu_s: float) -> None:
+    cells = "; ".join(f"{s:.0f}s `{line}`" for s, line in slow)
+    print(f"  {stem}: {secs:.1f}s wall, {cpu_s:.1f}s CPU (slowest cells: {cells})", flush=True)
+
+
+def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout: int,
+                  jobs: int = 1) -> tuple[dict[str, float], dict[str, list], dict[str, float]]:
+    """Execute the notebooks, one at a time (``jobs=1``) or up to `jobs` at once within each of
+    `stages`; stop at the first that fails. Returns each notebook's wall seconds, slowest cells
+    and kernel CPU seconds, by stem, in notebook order."""
+    times: dict[str, float] = {}
+    cells: dict[str, list] = {}
+    cpu: dict[str, float] = {}
+    if jobs == 1:
+        for src in sources:
+            print(f"running {src.name} ({profile}) ...", flush=True)
+            secs = execute(src, profile, out_dir, timeout, cells, cpu)
+            times[src.stem] = round(secs, 1)
+            _report(src.stem, secs, cells[src.stem], cpu[src.stem])
+        return times, cells, cpu
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    by_number = {s.name[:2]: s for s in sources}
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        for stage in stages(list(by_number)):
+            print(f"running {', '.join(by_number[n].name for n in stage)} ({profile}, "
+                  f"{min(jobs, len(stage))} at once) ...", flush=True)
+            running = {pool.submit(_execute_one, by_number[n], profile, out_dir, timeout):
+                       by_number[n].stem for n in stage}
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    stem = running.pop(future)
+                    if future.exception() is not None:  # stop: nothing queued starts
+                        for queued in running:
+                            queued.cancel()
+                        raise future.exception()
+                    secs, slow, cpu_s = future.result()
+                    times[stem], cells[stem], cpu[stem] = round(secs, 1), slow, cpu_s
+                    _report(stem, secs, slow, cpu_s)
+    order = [s.stem for s in sources]
+    return ({k: times[k] for k in order}, {k: cells[k] for k in order},
+            {k: cpu[k] for k in order})
+
 def cache_mb(folder: Path) -> float:
     """Megabytes of cached vectors (embeddings and late-chunking) under the cache folder."""
     files = [f for sub in ("embeddings", "late") for f in (folder / sub).rglob("*") if f.is_file()]
@@ -123,7 +219,8 @@ def cache_mb(folder: Path) -> float:
 
 def write_times(profile: str, times: dict[str, float], total: float,
                 cells: dict | None = None, cache_at_start: float | None = None,
-                cpu: dict | None = None, load_at_start: float | None = None) -> Path:
+                cpu: dict | None = None, load_at_start: float | None = None,
+                jobs: int = 1) -> Path:
     import json
     import platform
 
@@ -145,12 +242,12 @@ def write_times(profile: str, times: dict[str, float], total: float,
                   "embed_backend": get_settings().embed_backend,
                   "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {},
                   "cpu_s": cpu or {}, "total_cpu_s": round(sum((cpu or {}).values()), 1),
-                  "load_average_at_start": load_at_start,
+                  "load_average_at_start": load_at_start, "jobs": jobs,
                   "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         # the last whole run of each cache state (empty, warm) is kept, so a run on a warm
         # cache does not hide how long a fresh clone takes, nor the other way round
         state = cache_state(cache_at_start or 0.0)
-        summary = {k: record[k] for k in ("total_s", "total_cpu_s", "cpus", "finished",
+        summary = {k: record[k] for k in ("total_s", "total_cpu_s", "cpus", "finished", "jobs",
                                           "vector_cache_mb_at_start", "load_average_at_start")}
         before = old.get("by_cache", {})
         if not before and old.get("total_s") and old.get("finished") is None:
@@ -174,6 +271,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     p.add_argument("--only", default="", help="comma-separated notebook numbers, e.g. 00,01")
     p.add_argument("--timeout", type=bounded(1, 7 * 86_400), default=3600,
                    help="seconds per cell (at most a week)")
+    p.add_argument("--jobs", type=bounded(1, 64), default=1,
+                   help="notebooks run at once, in separate kernels (see `stages`)")
     args = p.parse_args(argv)
     from ..environment import offline_defaults
 
@@ -183,24 +282,19 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
     from ..config import get_settings
 
-    total, times, cells, cpu = 0.0, {}, {}, {}
     cache_at_start = cache_mb(get_settings().cache_dir)
     load = round(os.getloadavg()[0], 2)  # other work on the machine inflates wall times
-    for src in sources:
-        print(f"running {src.name} ({args.profile}) ...", flush=True)
-        secs = execute(src, args.profile, out_dir, args.timeout, cells, cpu)
-        total += secs
-        times[src.stem] = round(secs, 1)
-        slow = "; ".join(f"{s:.0f}s `{line}`" for s, line in cells[src.stem])
-        print(f"  {src.stem}: {secs:.1f}s wall, {cpu[src.stem]:.1f}s CPU (slowest cells: "
-              f"{slow})", flush=True)
-    write_times(args.profile, times, total, cells, cache_at_start, cpu, load)
+    t0 = time.time()
+    times, cells, cpu = run_notebooks(sources, args.profile, out_dir, args.timeout, args.jobs)
+    total = time.time() - t0
+    write_times(args.profile, times, total, cells, cache_at_start, cpu, load, args.jobs)
     if args.profile == "full" and not only:
         from .readme import update_readme
 
         update_readme()
     print(f"total: {total:.1f}s wall, {sum(cpu.values()):.1f}s kernel CPU for {len(sources)} "
-          f"notebooks ({args.profile} profile; load average {load} at the start)")
+          f"notebooks ({args.profile} profile, {args.jobs} at once; load average {load} at the "
+          "start)")
     return 0
 
 

@@ -331,3 +331,20 @@ def test_speed_section_is_generated_from_the_encoder_and_precision_rows(tmp_path
     monkeypatch.setattr(readme, "speed_section", lambda: "speed")
     assert readme.update_readme(readme_path)
     assert "<!-- speed:start -->\nspeed\n<!-- speed:end -->" in readme_path.read_text()
+
+
+def test_the_timing_line_says_how_many_notebooks_ran_at_once(tmp_path, monkeypatch):
+    from ragkit.tools import readme
+    from ragkit.tools.reproduce import notebook_sources, write_times
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    stems = [s.stem for s in notebook_sources()]
+    write_times("full", {s: 60.0 for s in stems}, 300.0, cache_at_start=0.0)
+    assert "notebooks at a time" not in readme.timing_line(tmp_path)
+    write_times("full", {s: 30.0 for s in stems}, 240.0, cache_at_start=200.0, jobs=2)
+    line = readme.timing_line(tmp_path)
+    assert line.startswith("The last full `make reproduce` took **4.0 min** on ")
+    assert ", 2 notebooks at a time with 200 MB of vectors" in line
+    assert "With an empty vector cache (a fresh clone) it took **5.0 min** (" in line
+    record = json.loads((tmp_path / "reproduce_times.json").read_text())
+    assert record["jobs"] == 2 and record["by_cache"]["warm"]["jobs"] == 2

@@ -58,3 +58,61 @@ def test_children_cpu_counts_a_finished_child():
     before = children_cpu()
     subprocess.run([sys.executable, "-c", "sum(i * i for i in range(3_000_000))"], check=True)
     assert children_cpu() - before > 0.05  # the child's own CPU seconds, whatever the load
+
+
+def test_stages_keep_readers_and_speed_measurements_apart():
+    from ragkit.tools.reproduce import READS_OTHER_ROWS, RUNS_ALONE, stages
+
+    numbers = [s.name[:2] for s in notebook_sources()]
+    got = stages(numbers)
+    assert [n for stage in got for n in stage] == numbers  # every notebook once, in order
+    for stage in got:
+        if set(stage) & (READS_OTHER_ROWS | RUNS_ALONE):
+            assert len(stage) == 1
+    assert stages(["00", "01", "07", "08", "09"]) == [["00", "01"], ["07"], ["08"], ["09"]]
+    assert stages(["07", "02", "03"]) == [["07"], ["02", "03"]]
+
+
+def test_every_notebook_reading_the_results_folder_is_declared():
+    """A notebook that reads the rows in the results folder either depends on other notebooks'
+    rows (READS_OTHER_ROWS: it runs after every earlier one) or is named here with the only rows
+    it reads, none of which another notebook writes."""
+    from ragkit.tools.reproduce import READS_OTHER_ROWS
+
+    own_rows_only = {"01": "bench_chroma_repro (written by 01 itself)",
+                     "05": "bench_late_quality (written by ragkit bench late-quality)"}
+    readers = {s.name[:2] for s in notebook_sources()
+               if any(f in s.read_text() for f in ("load_results(", "load_scores(", "load_hits(",
+                                                   "saved_runs(", "load_runs("))}
+    assert readers == set(READS_OTHER_ROWS) | set(own_rows_only)
+
+
+TIMED_NOTEBOOK = """# %%
+import json, os, time
+start = time.time()
+time.sleep({sleep})
+path = os.path.join({folder!r}, "{name}.json")
+open(path, "w").write(json.dumps([start, time.time()]))
+"""
+
+
+@pytest.mark.slow
+def test_jobs_run_a_stage_at_once_and_a_reader_after_everything_before_it(tmp_path,
+                                                                         monkeypatch):
+    from ragkit.tools import reproduce
+
+    monkeypatch.setattr(reproduce, "READS_OTHER_ROWS", frozenset({"02"}))
+    monkeypatch.setattr(reproduce, "RUNS_ALONE", frozenset())
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    for name, sleep in (("00_a", 4), ("01_b", 4), ("02_reader", 0), ("03_c", 0)):
+        (folder / f"{name}.py").write_text(TIMED_NOTEBOOK.format(
+            sleep=sleep, folder=str(tmp_path), name=name))
+    times, cells, cpu = reproduce.run_notebooks(reproduce.notebook_sources(folder), "smoke",
+                                                tmp_path / "out", 120, jobs=2)
+    assert list(times) == ["00_a", "01_b", "02_reader", "03_c"] == list(cpu) == list(cells)
+    span = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in times}
+    assert span["00_a"][0] < span["01_b"][1] and span["01_b"][0] < span["00_a"][1]  # overlap
+    assert span["02_reader"][0] >= max(span["00_a"][1], span["01_b"][1])
+    assert span["03_c"][0] >= span["02_reader"][1]
+    assert all((tmp_path / "out" / f"{n}.ipynb").exists() for n in times)
