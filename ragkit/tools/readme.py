@@ -239,7 +239,7 @@ def timing_line(folder: Path | None = None) -> str:
     busy = (f" (the notebooks' kernels used {cpu / 60:.1f} CPU-min; load average {load:g} at "
             "the start)" if cpu else "")
     jobs = t.get("jobs") or 1  # records from before --jobs ran one at a time
-    at_once = f", {jobs} notebooks at a time" if jobs > 1 else ""
+    at_once = f", {jobs} notebooks at a time," if jobs > 1 else ""
     line = (f"The last full `make reproduce` took **{t['total_s'] / 60:.1f} min** on "
             f"{t['cpus']} CPUs{at_once} with {cache}"
             + (f" ({', '.join(extra)} set)" if extra else "")

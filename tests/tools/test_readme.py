@@ -344,7 +344,7 @@ def test_the_timing_line_says_how_many_notebooks_ran_at_once(tmp_path, monkeypat
     write_times("full", {s: 30.0 for s in stems}, 240.0, cache_at_start=200.0, jobs=2)
     line = readme.timing_line(tmp_path)
     assert line.startswith("The last full `make reproduce` took **4.0 min** on ")
-    assert ", 2 notebooks at a time with 200 MB of vectors" in line
+    assert ", 2 notebooks at a time, with 200 MB of vectors" in line
     assert "With an empty vector cache (a fresh clone) it took **5.0 min** (" in line
     record = json.loads((tmp_path / "reproduce_times.json").read_text())
     assert record["jobs"] == 2 and record["by_cache"]["warm"]["jobs"] == 2
