@@ -55,16 +55,16 @@ constraints: setup
 # make test: every module's tests and every notebook in the smoke profile, on TEST_WORKERS
 # processes (pytest-xdist), each property test at TEST_EXAMPLES examples. make test-all adds the
 # tests marked slow (the same notebook twice, Ray runtimes, timing benches) and runs the
-# property tests at 1,000 examples. Both print each one's wall time.
+# property tests at 1,000 examples. Both print their wall time and their 20 slowest tests.
 TEST_WORKERS ?= 2
 TEST_EXAMPLES ?= 200
 test: setup
 	@start=$$(date +%s); RAGKIT_HYPOTHESIS_EXAMPLES=$(TEST_EXAMPLES) $(PY) -m pytest -q \
-	  -n $(TEST_WORKERS) -m "not slow"; rc=$$?; \
+	  -n $(TEST_WORKERS) -m "not slow" --durations=20; rc=$$?; \
 	  echo "make test: $$(( $$(date +%s) - start )) s wall, load average $$(cut -d' ' -f1-3 /proc/loadavg)"; exit $$rc
 
 test-all: setup
-	@start=$$(date +%s); RAGKIT_HYPOTHESIS_EXAMPLES=1000 $(PY) -m pytest -q -n $(TEST_WORKERS); \
+	@start=$$(date +%s); RAGKIT_HYPOTHESIS_EXAMPLES=1000 $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=20; \
 	  rc=$$?; echo "make test-all: $$(( $$(date +%s) - start )) s wall, load average $$(cut -d' ' -f1-3 /proc/loadavg)"; exit $$rc
 
 smoke: setup
