@@ -52,6 +52,47 @@ def test_cache_hit_makes_no_model_call(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.pkl")) and list(tmp_path.rglob("*.npz"))
 
 
+def test_a_warm_run_never_loads_the_model_and_a_damaged_card_is_read_again(
+        tmp_path, monkeypatch):
+    """Issue 34: with every vector and token count cached, a new Embedder answers from its
+    model card (backend, limit, dimension, prompts) and never loads sentence-transformers."""
+    from ragkit.embed import Embedder
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path))
+    texts = ["Gold members get 14 days.", "refund " * 300]
+    first = Embedder(show_progress=False)
+    v1 = first.encode(texts, kind="query")
+    model = first.model
+    expected = {"backend": first.backend, "max_tokens": model.max_seq_length,
+                "dimension": model.get_embedding_dimension(),
+                "prompt": (getattr(model, "prompts", None) or {}).get("query", ""),
+                "settings": first.settings(), "truncated": first.last_truncated}
+    assert expected["truncated"] == 1
+    cards = list((tmp_path / "model_cards").glob("*.json"))
+    assert len(cards) == 1
+
+    def answers(emb):
+        vecs = emb.encode(texts, kind="query")
+        np.testing.assert_array_equal(vecs, v1)
+        return {"backend": emb.backend, "max_tokens": emb.max_tokens,
+                "dimension": emb.dimension, "prompt": emb.prompt("query"),
+                "settings": emb.settings(), "truncated": emb.last_truncated}
+
+    second = Embedder(show_progress=False)
+    assert answers(second) == expected
+    assert second._model is None  # never loaded: a warm notebook kernel skips ~4 s
+    # the card is keyed by the settings that decide it: torch gets a card of its own
+    Embedder(show_progress=False, backend="torch").max_tokens
+    assert len(list((tmp_path / "model_cards").glob("*.json"))) == 2
+    cards[0].write_text('{"max_tokens": "lots"}')
+    third = Embedder(show_progress=False)
+    with pytest.warns(UserWarning, match="model card .* not used"):
+        assert answers(third) == expected
+    assert third._model is not None and json.loads(cards[0].read_text())["max_tokens"] == \
+        expected["max_tokens"]  # read from the model again and rewritten
+    assert not list(tmp_path.rglob("*.pkl"))
+
+
 def test_corrupt_cache_shard_is_recomputed_with_a_warning(tmp_path, monkeypatch):
     from ragkit.cache import CacheWarning
     from ragkit.embed import Embedder

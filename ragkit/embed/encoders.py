@@ -13,6 +13,12 @@ Three things an embedder must not do silently:
   shards (see `ragkit.cache`), so a second run makes no model call;
 - mix spaces: query and document prompts (EmbeddingGemma has both) are part of the cache key.
 
+What a warm run needs to know about the model without its vectors (the backend decision, the
+input limit, the prompts, the dimension) is kept in a small JSON "model card" beside the
+vectors, keyed like them by the weights' fingerprint and the settings, plus the library versions
+that decide those answers: a run whose vectors and token counts are all cached never loads the
+model at all.
+
 On a CPU, BERT-family encoders (all-MiniLM-L6-v2) run their transformer under ONNX Runtime,
 with the same vectors as torch to ~1e-7 (how much faster it is depends on the machine:
 ``ragkit bench encoder-speed`` measures it beside torch in one process). The graph is
@@ -79,6 +85,19 @@ def _fingerprint(path_or_id: str) -> str:
     return folder_fingerprint(p) if p.is_dir() else path_or_id
 
 
+def _versions(*names: str) -> dict[str, str | None]:
+    """Installed versions (None: not installed) of the packages that decide a model card."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def compare_backends(texts: Sequence[str], model: str | Path | None = None,
                      repeats: int = 1) -> dict[str, float]:
     """Encode the same texts on torch and under ONNX Runtime, side by side in one process:
@@ -126,6 +145,7 @@ class Embedder:
         if self.precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be fp32 or bf16, not {precision!r}")
         self._backend: str | None = None
+        self._card: dict | None = None
         self._onnx: OnnxTransformer | None = None
         self._backend_flags: list[str] = []
         self._cache = VectorCache(get_settings().cache_dir / "embeddings") if cache else None
@@ -148,6 +168,61 @@ class Embedder:
                 m.to(torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
             self._model = m
         return self._model
+
+    # -- what the warm path needs to know, without loading the model -----------------------
+    def _card_key(self) -> str:
+        what = {"fingerprint": self.fingerprint, "device": self.device,
+                "max_seq_length": self._max_seq_length, "backend": self.requested_backend,
+                "precision": self.precision,
+                "versions": _versions("sentence-transformers", "transformers", "onnx",
+                                      "onnxruntime")}
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+    def _read_card(self) -> dict:
+        m = self.model
+        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        card = {"max_tokens": int(m.max_seq_length), "dimension": int(get()),
+                "prompts": {k: str(v) for k, v in (getattr(m, "prompts", None) or {}).items()}}
+        if self.requested_backend != "torch" and self.precision == "fp32":
+            card["onnx_unsupported"] = self.onnx_unsupported()
+        return card
+
+    @property
+    def card(self) -> dict:
+        """The model's input limit, dimension, prompts and (for 'auto'/'onnx' at float32) why
+        ONNX Runtime does not apply (None: it does). Read from the model once, then from
+        ``<cache_dir>/model_cards/<key>.json``; a damaged card is read from the model again
+        and rewritten (with a warning). Without a cache (``cache=False``) nothing is stored."""
+        if self._card is not None:
+            return self._card
+        if self._cache is None or self._model is not None:
+            self._card = self._read_card()
+            return self._card
+        from ..cache import atomic_write_text
+
+        path = get_settings().cache_dir / "model_cards" / f"{self._card_key()}.json"
+        if path.exists():
+            try:
+                card = json.loads(path.read_text(encoding="utf-8"))
+                if not (isinstance(card, dict) and isinstance(card.get("max_tokens"), int)
+                        and isinstance(card.get("dimension"), int)
+                        and isinstance(card.get("prompts"), dict)
+                        and ("onnx_unsupported" in card or self.requested_backend == "torch"
+                             or self.precision != "fp32")):
+                    raise ValueError("not a model card")
+                self._card = card
+                return card
+            except (OSError, ValueError) as e:
+                warnings.warn(f"model card {path} not used ({type(e).__name__}: {e}); "
+                              "reading the model again", stacklevel=2)
+        self._card = self._read_card()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps({**self._card, "model": self.name},
+                                               sort_keys=True, indent=1))
+        except OSError as e:  # a read-only cache: the card is read from the model each run
+            warnings.warn(f"model card not cached at {path} ({e.strerror or e})", stacklevel=2)
+        return self._card
 
     # -- which engine runs the transformer ------------------------------------------------
     @property
@@ -185,7 +260,9 @@ class Embedder:
                 raise ValueError(f"{self.name}: backend 'onnx' runs float32 only, not "
                                  f"{self.precision}")
             return "torch"
-        why = self.onnx_unsupported()
+        why = (self.card["onnx_unsupported"]  # 'auto' on a CPU: the card remembers the answer
+               if self.requested_backend == "auto" and self.device == "cpu"
+               else self.onnx_unsupported())
         if why:
             if self.requested_backend == "onnx":
                 raise ValueError(f"{self.name}: backend 'onnx' does not apply: {why}")
@@ -266,7 +343,7 @@ class Embedder:
     @property
     def max_tokens(self) -> int:
         """The encoder's input limit in tokens, special tokens included."""
-        return int(self.model.max_seq_length)
+        return int(self.card["max_tokens"])
 
     @property
     def fingerprint(self) -> str:
@@ -275,8 +352,7 @@ class Embedder:
         return self._fp
 
     def prompt(self, kind: Kind) -> str:
-        prompts = getattr(self.model, "prompts", None) or {}
-        return prompts.get(kind, "")
+        return str(self.card["prompts"].get(kind, ""))
 
     def settings(self) -> dict:
         """What, besides the text, decides a vector (goes into cache keys and results rows)."""
@@ -374,9 +450,7 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        m = self.model
-        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
-        return int(get())
+        return int(self.card["dimension"])
 
     @property
     def flags(self) -> list[str]:
