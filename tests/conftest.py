@@ -15,6 +15,13 @@ if "RAGKIT_BENCHMARKS_DIR" not in os.environ and (_shared / "MANIFEST.md").exist
     os.environ["RAGKIT_BENCHMARKS_DIR"] = str(_shared)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `long` (the notebooks, the model-backed fuzzing: 20 s to 2 min each) run
+    first, in their own order, so under ``-n 2`` (make test) they spread over both workers and
+    the short tests fill in behind them, instead of one worker finishing alone on a notebook."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(autouse=True)
 def _results_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path / "results"))

@@ -102,6 +102,7 @@ def test_packing_invariants(spans, budget):
         assert any(bs <= s and e <= be for _, bs, be in bigger.spans)
 
 
+@pytest.mark.long
 def test_ndcg_at_10_equals_ranx_on_a_ten_hit_run():
     """One gold span per document, units that are whole gold spans or misses: our nDCG@10 is
     ranx's with relevance = gold length."""

@@ -18,6 +18,7 @@ def chunks(course):
     return FixedCharChunker(500, 0).chunk_all(course.documents)
 
 
+@pytest.mark.long
 def test_superseded_documents_never_appear_by_default(course, chunks, embedder):
     cat = Catalog(course.documents)
     superseded = {d.id for d in course.documents if d.metadata.get("superseded_by")}

@@ -22,6 +22,7 @@ def smoke_env(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("source", notebook_sources(), ids=lambda p: p.stem)
 def test_notebook_runs_in_smoke_profile(source, smoke_env):
     secs = execute(source, "smoke", smoke_env / "executed", timeout=900)

@@ -29,6 +29,7 @@ def test_bad_input(chunker_name, input_name, folders):
     assert outcome == expected
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("chunker_name", sorted(CHUNKERS))
 def test_random_fuzz(chunker_name):
     chunker = CHUNKERS[chunker_name]
