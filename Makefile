@@ -56,15 +56,18 @@ constraints: setup
 # processes (pytest-xdist), each property test at TEST_EXAMPLES examples. make test-all adds the
 # tests marked slow (the same notebook twice, Ray runtimes, timing benches) and runs the
 # property tests at 1,000 examples. Both print their wall time and their 20 slowest tests.
+# --dist loadgroup: one worker runs the notebooks in order (each reuses the vectors the ones
+# before it cached) while the other starts on the long tests, then both share the rest.
 TEST_WORKERS ?= 2
 TEST_EXAMPLES ?= 200
 test: setup
 	@start=$$(date +%s); RAGKIT_HYPOTHESIS_EXAMPLES=$(TEST_EXAMPLES) $(PY) -m pytest -q \
-	  -n $(TEST_WORKERS) -m "not slow" --durations=20; rc=$$?; \
+	  -n $(TEST_WORKERS) --dist loadgroup -m "not slow" --durations=20; rc=$$?; \
 	  echo "make test: $$(( $$(date +%s) - start )) s wall, load average $$(cut -d' ' -f1-3 /proc/loadavg)"; exit $$rc
 
 test-all: setup
-	@start=$$(date +%s); RAGKIT_HYPOTHESIS_EXAMPLES=1000 $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=20; \
+	@start=$$(date +%s); RAGKIT_HYPOTHESIS_EXAMPLES=1000 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup \
+	  --durations=20; \
 	  rc=$$?; echo "make test-all: $$(( $$(date +%s) - start )) s wall, load average $$(cut -d' ' -f1-3 /proc/loadavg)"; exit $$rc
 
 smoke: setup

@@ -16,9 +16,10 @@ if "RAGKIT_BENCHMARKS_DIR" not in os.environ and (_shared / "MANIFEST.md").exist
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `long` (the notebooks, the model-backed fuzzing: 20 s to 2 min each) run
-    first, in their own order, so under ``-n 2`` (make test) they spread over both workers and
-    the short tests fill in behind them, instead of one worker finishing alone on a notebook."""
+    """Tests marked `long` (the notebooks, the model-backed fuzzing, the ranx oracle: 20 s to 2
+    min each) are collected first, so under ``-n 2 --dist loadgroup`` (make test) one worker
+    starts on the notebooks (their own group, run in order) and the other on the long tests,
+    and the short tests fill in behind both instead of one worker finishing alone on a long one."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 

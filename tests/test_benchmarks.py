@@ -89,3 +89,33 @@ def test_chonkie_chunks_whose_text_differs_are_relocated_and_flagged():
                                f"unlocated_chunks:{chunker.unlocated}"]
     starts = [c.start for c in chunks]
     assert starts == sorted(starts)
+
+
+@needs_benchmarks()
+@pytest.mark.parametrize("name", ["chroma", "anthropic"])
+def test_the_smoke_slices_are_prefixes_that_keep_their_gold_and_chunks(name):
+    """Issue 34: the smoke profile cuts documents at a paragraph break (`Benchmark.head`);
+    every kept text is a prefix of its document, and every kept question's gold and every kept
+    upstream chunk read exactly what they read in the whole benchmark."""
+    full = B.load(name)
+    smoke = full.for_profile("smoke")
+    whole = full.docs_by_id()
+    assert smoke.queries and len(smoke.queries) <= 24
+    assert sum(len(d.text) for d in smoke.documents) < 45_000
+    for d in smoke.documents:
+        assert whole[d.id].text.startswith(d.text)
+        assert len(d.text) == len(whole[d.id].text) or whole[d.id].text[len(d.text):].startswith(
+            "\n\n")
+    ids = {q.id for q in full.queries}
+    kept = smoke.docs_by_id()
+    for q in smoke.queries:
+        assert q.id in ids
+        for g in q.gold:
+            assert kept[g.doc_id].text[g.start:g.end] == whole[g.doc_id].text[g.start:g.end]
+    for c in smoke.chunks:
+        assert kept[c.doc_id].text[c.start:c.end] == c.text
+    cut = full.head(5_000)
+    assert all(len(d.text) <= 5_000 for d in cut.documents)
+    assert {q.id for q in cut.queries} == {
+        q.id for q in full.queries
+        if all(g.end <= len(cut.docs_by_id()[g.doc_id].text) for g in q.gold)}

@@ -13,11 +13,9 @@ Three things an embedder must not do silently:
   shards (see `ragkit.cache`), so a second run makes no model call;
 - mix spaces: query and document prompts (EmbeddingGemma has both) are part of the cache key.
 
-What a warm run needs to know about the model without its vectors (the backend decision, the
-input limit, the prompts, the dimension) is kept in a small JSON "model card" beside the
-vectors, keyed like them by the weights' fingerprint and the settings, plus the library versions
-that decide those answers: a run whose vectors and token counts are all cached never loads the
-model at all.
+What a warm run needs to know about the model besides its vectors (the backend decision, the
+input limit, the prompts, the dimension) is kept in a JSON model card (`ragkit.embed.card`): a
+run whose vectors and token counts are all cached never loads the model.
 
 On a CPU, BERT-family encoders (all-MiniLM-L6-v2) run their transformer under ONNX Runtime,
 with the same vectors as torch to ~1e-7 (how much faster it is depends on the machine:
@@ -54,6 +52,7 @@ import numpy as np
 from ..cache import VectorCache
 from ..config import get_settings, resolve_device
 from ..models import bundled_minilm, folder_fingerprint, resolve_model
+from .card import cached_card, card_key, read_card
 from .onnx import (ONNX_MODEL_TYPES, OnnxFallbackWarning, OnnxTransformer, checked_graph,
                    onnx_runtime_missing)
 
@@ -83,19 +82,6 @@ def _fingerprint(path_or_id: str) -> str:
     file's whole content, remembered by stat), else the hub id as given."""
     p = Path(path_or_id)
     return folder_fingerprint(p) if p.is_dir() else path_or_id
-
-
-def _versions(*names: str) -> dict[str, str | None]:
-    """Installed versions (None: not installed) of the packages that decide a model card."""
-    from importlib import metadata
-
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def compare_backends(texts: Sequence[str], model: str | Path | None = None,
@@ -169,59 +155,25 @@ class Embedder:
             self._model = m
         return self._model
 
-    # -- what the warm path needs to know, without loading the model -----------------------
-    def _card_key(self) -> str:
-        what = {"fingerprint": self.fingerprint, "device": self.device,
-                "max_seq_length": self._max_seq_length, "backend": self.requested_backend,
-                "precision": self.precision,
-                "versions": _versions("sentence-transformers", "transformers", "onnx",
-                                      "onnxruntime")}
-        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
-
-    def _read_card(self) -> dict:
-        m = self.model
-        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
-        card = {"max_tokens": int(m.max_seq_length), "dimension": int(get()),
-                "prompts": {k: str(v) for k, v in (getattr(m, "prompts", None) or {}).items()}}
-        if self.requested_backend != "torch" and self.precision == "fp32":
-            card["onnx_unsupported"] = self.onnx_unsupported()
-        return card
-
+    # -- what the warm path needs to know, without loading the model (`ragkit.embed.card`) --
     @property
     def card(self) -> dict:
         """The model's input limit, dimension, prompts and (for 'auto'/'onnx' at float32) why
-        ONNX Runtime does not apply (None: it does). Read from the model once, then from
-        ``<cache_dir>/model_cards/<key>.json``; a damaged card is read from the model again
-        and rewritten (with a warning). Without a cache (``cache=False``) nothing is stored."""
-        if self._card is not None:
-            return self._card
-        if self._cache is None or self._model is not None:
-            self._card = self._read_card()
-            return self._card
-        from ..cache import atomic_write_text
-
-        path = get_settings().cache_dir / "model_cards" / f"{self._card_key()}.json"
-        if path.exists():
-            try:
-                card = json.loads(path.read_text(encoding="utf-8"))
-                if not (isinstance(card, dict) and isinstance(card.get("max_tokens"), int)
-                        and isinstance(card.get("dimension"), int)
-                        and isinstance(card.get("prompts"), dict)
-                        and ("onnx_unsupported" in card or self.requested_backend == "torch"
-                             or self.precision != "fp32")):
-                    raise ValueError("not a model card")
-                self._card = card
-                return card
-            except (OSError, ValueError) as e:
-                warnings.warn(f"model card {path} not used ({type(e).__name__}: {e}); "
-                              "reading the model again", stacklevel=2)
-        self._card = self._read_card()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps({**self._card, "model": self.name},
-                                               sort_keys=True, indent=1))
-        except OSError as e:  # a read-only cache: the card is read from the model each run
-            warnings.warn(f"model card not cached at {path} ({e.strerror or e})", stacklevel=2)
+        ONNX Runtime does not apply: from the model once, then from the cache's model card.
+        Without a cache (``cache=False``) nothing is stored."""
+        if self._card is None:
+            needs_onnx = self.requested_backend != "torch" and self.precision == "fp32"
+            compute = lambda: read_card(  # noqa: E731
+                self.model, self.onnx_unsupported if needs_onnx else None)
+            if self._cache is None or self._model is not None:
+                self._card = compute()
+            else:
+                key = card_key({"fingerprint": self.fingerprint, "device": self.device,
+                                "max_seq_length": self._max_seq_length,
+                                "backend": self.requested_backend,
+                                "precision": self.precision})
+                path = get_settings().cache_dir / "model_cards" / f"{key}.json"
+                self._card = cached_card(path, compute, needs_onnx, self.name)
         return self._card
 
     # -- which engine runs the transformer ------------------------------------------------

@@ -143,17 +143,32 @@ class Benchmark:
                         {**self.info, "restricted_to": len(docs)})
         return out.subset(max_queries) if max_queries else out
 
+    def head(self, chars: int) -> "Benchmark":
+        """Each document cut at its last paragraph break (a blank line) before `chars`
+        characters, with the questions whose gold all lies before the cut and the upstream
+        chunks that end before it (offsets stay valid: every kept text is a prefix)."""
+        from dataclasses import replace
+
+        cut = {}
+        for d in self.documents:
+            end = len(d.text) if len(d.text) <= chars else d.text.rfind("\n\n", 0, chars)
+            cut[d.id] = end if end > 0 else min(chars, len(d.text))
+        docs = [replace(d, text=d.text[:cut[d.id]]) for d in self.documents]
+        queries = [q for q in self.queries if all(g.end <= cut[g.doc_id] for g in q.gold)]
+        chunks = [c for c in self.chunks if c.end <= cut[c.doc_id]]
+        return Benchmark(self.name, docs, queries, chunks, {**self.info, "head_chars": chars})
+
     def for_profile(self, profile: str | None = None) -> "Benchmark":
         """The benchmark itself in the full profile; a small, fixed slice in the smoke one."""
         profile = profile or get_settings().profile
         if profile != "smoke":
             return self
-        if self.name == "chroma":
-            return self.restrict(["chatlogs", "state_of_the_union"], 24)
+        if self.name == "chroma":  # two corpora (so a corpus filter has work), 20k chars each
+            return self.restrict(["chatlogs", "state_of_the_union"]).head(20_000).subset(24)
         if self.info.get("smoke_docs"):  # the course: the documents of the staged failures
             return self.restrict(self.info["smoke_docs"])  # all their questions: cheap
         ids = [d.id for d in self.documents]
-        return self.restrict(ids[:: max(1, len(ids) // 12)], 30)
+        return self.restrict(ids[:: max(1, len(ids) // 9)], 24)  # anthropic: 9 files, 32k chars
 
     def to_datasets(self):
         """(documents, questions) as Hugging Face `datasets.Dataset` objects."""

@@ -22,7 +22,10 @@ def smoke_env(tmp_path, monkeypatch):
     return tmp_path
 
 
+# one worker runs the notebooks one after another (make test: --dist loadgroup), so each embeds
+# only what the ones before it left uncached, while the other worker takes the short tests
 @pytest.mark.long
+@pytest.mark.xdist_group("notebooks")
 @pytest.mark.parametrize("source", notebook_sources(), ids=lambda p: p.stem)
 def test_notebook_runs_in_smoke_profile(source, smoke_env):
     secs = execute(source, "smoke", smoke_env / "executed", timeout=900)
