@@ -119,6 +119,11 @@ class VectorCache:
                 continue
             self._mem.update(entries)
 
+    def keys(self) -> list[str]:
+        """Every key the folder's readable shards hold."""
+        self._load()
+        return list(self._mem)
+
     def get(self, keys: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
         """(found vectors by key, missing keys in the order given)."""
         if any(k not in self._mem for k in keys):

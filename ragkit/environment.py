@@ -5,11 +5,13 @@
 variables that keep the libraries off the network (the models are bundled), set unless the
 reader set them — the one place the ``ragkit`` command, every tool and ``ragkit reproduce``
 (and the notebooks it runs) take them from. `check_environment`: the ``RAGKIT_*`` variables and
-the paths they name, checked before any work.
+the paths they name, checked before any work. `cpu_share` and `torch_cpu_share`: how many CPU
+threads an encoder call takes while ``ragkit reproduce --jobs N`` runs several kernels at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from importlib import metadata
 from pathlib import Path
@@ -27,6 +29,44 @@ def offline_defaults() -> None:
     who sets ``HF_HUB_OFFLINE=0`` may download models)."""
     for name, value in OFFLINE_DEFAULTS.items():
         os.environ.setdefault(name, value)
+
+# Names a file holding how many notebook kernels are running now; `ragkit reproduce --jobs N`
+# writes it as notebooks start and finish (see `cpu_share`).
+RUNNING_KERNELS = "RAGKIT_RUNNING_KERNELS"
+
+
+def cpu_share(base: int) -> int:
+    """Threads for one encoder call: `base` (what the process would use alone), or, while
+    ``RAGKIT_RUNNING_KERNELS`` names a file that says k kernels are running, this kernel's
+    share of the CPUs, ``cpu_count // k`` (at least 1, at most `base`). Two kernels that each
+    spin two threads on two cores run about 1.3x slower than two with one thread each (`ragkit
+    bench threads`); when the other kernel finishes, the one left takes the CPUs back at its
+    next call. The vectors do not depend on the thread count (tests/test_encoders.py checks it
+    bit for bit). A missing or unreadable file leaves `base`."""
+    path = os.environ.get(RUNNING_KERNELS)
+    if not path:
+        return base
+    try:
+        running = int(Path(path).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return base
+    return max(1, min(base, (os.cpu_count() or 1) // max(1, running)))
+
+
+@contextlib.contextmanager
+def torch_cpu_share():
+    """torch's thread count set to `cpu_share` of it for the block, and restored after."""
+    if not os.environ.get(RUNNING_KERNELS):
+        yield
+        return
+    import torch
+
+    base = torch.get_num_threads()
+    torch.set_num_threads(cpu_share(base))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(base)
 
 # The cache and results folders are made on demand; they must only not be files.
 # RAGKIT_BENCHMARKS_DIR is not here: the Makefile exports a default (../shared/benchmarks) that a

@@ -23,6 +23,39 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
+def _count_workers(path: Path, step: int) -> None:
+    import fcntl
+
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        now = int(path.read_text()) if path.exists() else 0
+        path.write_text(str(max(0, now + step)))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _share_cpus_between_workers(tmp_path_factory):
+    """Under ``pytest -n N`` (make test), the workers running at the moment share the CPUs:
+    each encoder, in a worker or in a notebook kernel it starts, takes ``cpu_count // running``
+    threads (`ragkit.environment.cpu_share`), and a worker left alone takes them all back."""
+    from ragkit.environment import RUNNING_KERNELS
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: nothing to share
+        yield
+        return
+    path = tmp_path_factory.getbasetemp().parent / "running_workers"
+    _count_workers(path, +1)
+    before = os.environ.get(RUNNING_KERNELS)
+    os.environ[RUNNING_KERNELS] = str(path)
+    try:
+        yield
+    finally:
+        _count_workers(path, -1)
+        if before is None:
+            os.environ.pop(RUNNING_KERNELS, None)
+        else:
+            os.environ[RUNNING_KERNELS] = before
+
+
 @pytest.fixture(autouse=True)
 def _results_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path / "results"))

@@ -151,6 +151,46 @@ def test_onnx_backend_gives_torch_vectors_and_its_own_cache_keys(embedder):
     assert onnx_emb.flags == []
 
 
+def test_cpu_share_divides_the_cpus_among_running_kernels_and_never_adds(tmp_path,
+                                                                         monkeypatch):
+    import os
+
+    from ragkit.environment import RUNNING_KERNELS, cpu_share
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.delenv(RUNNING_KERNELS, raising=False)
+    assert cpu_share(8) == 8 and cpu_share(3) == 3  # no runner: what the process had
+    share = tmp_path / "running"
+    monkeypatch.setenv(RUNNING_KERNELS, str(share))
+    assert cpu_share(8) == 8  # the file is not there (yet): unchanged
+    for running, base, want in ((1, 8, 8), (2, 8, 4), (3, 8, 2), (16, 8, 1), (2, 1, 1),
+                                (2, 3, 3), (0, 8, 8)):
+        share.write_text(str(running))
+        assert cpu_share(base) == want, (running, base)
+    share.write_text("two")
+    assert cpu_share(8) == 8  # unreadable: unchanged
+
+
+def test_onnx_vectors_are_the_same_bits_on_a_share_of_the_threads(tmp_path, monkeypatch):
+    import os
+
+    from ragkit.embed import Embedder
+    from ragkit.environment import RUNNING_KERNELS
+
+    texts = ["Gold members get 14 days.", "Refunds cover unused services only. " * 30,
+             "Access expires after 90 days of inactivity.", "x"] * 9
+    emb = Embedder(show_progress=False, cache=False, backend="onnx")
+    alone = emb.encode(texts)
+    graph = emb._graph()
+    monkeypatch.setattr(os, "cpu_count", lambda: 2 * graph.base_threads)
+    share = tmp_path / "running"
+    share.write_text("4")  # four kernels on twice this process's threads: half of them each
+    monkeypatch.setenv(RUNNING_KERNELS, str(share))
+    shared = emb.encode(texts)
+    assert max(1, graph.base_threads // 2) in graph.sessions  # made for the shared calls
+    assert np.array_equal(alone, shared)
+
+
 def test_onnx_backend_where_it_does_not_apply_is_an_error_or_torch():
     from ragkit.embed import Embedder
 
@@ -220,6 +260,47 @@ def test_prefilter_still_returns_k_hits_when_k_exist():
     assert (ids[0] >= 0).sum() == 10
     _, ids = ix.search(q, 3, where=lambda m: m["doc_id"] in {"d1", "d2"})
     assert sorted(ids[0][:2]) == [1, 2] and ids[0][2] == -1
+
+
+@needs_benchmarks()
+def test_encoder_floor_sums_the_tokens_of_what_the_cache_holds(tmp_path, monkeypatch):
+    from ragkit.embed import Embedder
+    from ragkit.experiments.speed import encoder_floor
+    from ragkit.report import read_rows
+
+    monkeypatch.setenv("RAGKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path / "results"))
+    with pytest.raises(SystemExit, match="no cached vectors"):
+        encoder_floor(smoke=True)
+    emb = Embedder(show_progress=False)
+    texts = ["short", "Refunds cover unused services only. " * 60, "a middling sentence here"]
+    with pytest.warns(UserWarning, match="exceed"):
+        emb.encode(texts)
+    want = sum(min(n, emb.max_tokens) for n in emb.count_tokens(texts))
+    assert emb.count_tokens(texts)[1] > emb.max_tokens  # the long one is cut at the limit
+    rows = encoder_floor(smoke=True)
+    assert rows[0][1] == 3 and rows[0][2] == f"{want:,}"
+    saved = {r["metric"]: r for r in read_rows(tmp_path / "results" / "bench_floor.jsonl")}
+    rate, floor = saved["tokens_per_s"]["value"], saved["floor_minutes"]["value"]
+    assert rate > 0 and floor == pytest.approx(want / rate / 60)
+    assert saved["floor_minutes"]["params"]["tokens"] == want
+
+
+@needs_benchmarks()
+@pytest.mark.slow  # starts five encoder processes (about 50 s)
+def test_thread_share_bench_runs_two_kernels_and_keeps_the_vectors(tmp_path, monkeypatch):
+    from ragkit.experiments.speed import thread_share
+    from ragkit.report import read_rows
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rows = thread_share(smoke=True)
+    assert [r[0] for r in rows] == ["1 kernel, every thread (reference)",
+                                    "2 kernels, every thread each", "2 kernels, CPU share each"]
+    saved = {(r["strategy"], r["metric"]): r["value"]
+             for r in read_rows(tmp_path / "bench_threads.jsonl")}
+    assert saved[("1 kernel, every thread (reference)", "time_vs_alone")] == 1.0
+    assert all(v == 1.0 for (_, m), v in saved.items() if m == "vectors_identical")
+    assert all(v > 0 for (_, m), v in saved.items() if m == "seconds")
 
 
 @needs_benchmarks()

@@ -51,6 +51,7 @@ import numpy as np
 
 from ..cache import VectorCache
 from ..config import get_settings, resolve_device
+from ..environment import torch_cpu_share
 from ..models import bundled_minilm, folder_fingerprint, resolve_model
 from .card import cached_card, card_key, read_card
 from .onnx import (ONNX_MODEL_TYPES, OnnxFallbackWarning, OnnxTransformer, checked_graph,
@@ -254,7 +255,7 @@ class Embedder:
 
         inputs = {k: v.to(self.device) for k, v in features.items()
                   if k in ("input_ids", "attention_mask", "token_type_ids")}
-        with torch.inference_mode():
+        with torch.inference_mode(), torch_cpu_share():
             return self.model[0].auto_model(**inputs).last_hidden_state
 
     def token_states(self, features: dict):
@@ -373,7 +374,7 @@ class Embedder:
             if self.backend == "onnx":  # no prompts here (see onnx_unsupported)
                 vecs = self._encode_onnx(todo)
             else:
-                with self._autocast():
+                with self._autocast(), torch_cpu_share():
                     vecs = self.model.encode(
                         todo, batch_size=self.batch_size, normalize_embeddings=True,
                         convert_to_numpy=True,

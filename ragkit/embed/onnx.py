@@ -46,20 +46,32 @@ class OnnxTransformer:
 
         names = graph_inputs(input_names)
         self.graph = graph if graph is not None else export_graph(auto_model, names)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = torch.get_num_threads()
-        opts.inter_op_num_threads = 1
         self.names = names
-        self.session = ort.InferenceSession(self.graph, opts,
-                                            providers=["CPUExecutionProvider"])
+        self.base_threads = torch.get_num_threads()
+        self.sessions: dict[int, Any] = {}  # by thread count (see `ragkit.environment.cpu_share`)
+        self.session = self.session_for(self.base_threads)
+
+    def session_for(self, threads: int) -> Any:
+        """An ONNX Runtime session on `threads` intra-op threads (made once per count)."""
+        if threads not in self.sessions:
+            import onnxruntime as ort
+
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            self.sessions[threads] = ort.InferenceSession(self.graph, opts,
+                                                          providers=["CPUExecutionProvider"])
+        return self.sessions[threads]
 
     def __call__(self, features: dict) -> "Any":
         import torch
 
+        from ..environment import cpu_share
+
         ids = features["input_ids"]
         feed = {n: (features[n] if n in features else torch.zeros_like(ids)).cpu().numpy()
                 .astype(np.int64) for n in self.names}
-        (states,) = self.session.run(None, feed)
+        (states,) = self.session_for(cpu_share(self.base_threads)).run(None, feed)
         return torch.from_numpy(states)
 
 

@@ -263,3 +263,184 @@ def precision_drift(smoke: bool = False) -> list[list]:
     print(text_table(["benchmark", "budget", "bf16 − fp32 recall@B (pts) [95 % CI]",
                       "wins/losses/ties", "n"], rows))
     return rows
+
+
+def _share_child(folder: str, part: int, parts: int, n: int) -> None:
+    """One kernel of `thread_share`: encode its share of the texts once every kernel is ready
+    (a file per kernel in `folder`), then write its seconds and vectors there."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from ..embed.encoders import Embedder
+
+    texts = _share_texts(n)[part::parts]
+    emb = Embedder(cache=False, show_progress=False)
+    emb.encode(texts[:2])  # load, export and check before the clock starts
+    out = Path(folder)
+    (out / f"ready{part}").write_text("1", encoding="utf-8")
+    while len(list(out.glob("ready*"))) < parts:
+        time.sleep(0.01)
+    t0 = time.perf_counter()
+    vecs = emb.encode(texts)
+    secs = time.perf_counter() - t0
+    np.save(out / f"vectors{part}.npy", vecs)
+    (out / f"seconds{part}.json").write_text(json.dumps(secs), encoding="utf-8")
+
+
+def _share_texts(n: int) -> list[str]:
+    from ..chunkers.fixed import FixedTokenChunker
+    from ..evaluate.benchmarks import load_chroma
+
+    chunker = FixedTokenChunker(250, 0, "cl100k_base")
+    return [c.text for d in load_chroma().documents for c in chunker.chunk(d)][:n]
+
+
+def _share_run(parts: int, n: int, running: int | None) -> tuple[float, "object"]:
+    """Wall seconds of `parts` kernels encoding n texts between them at once (the slowest
+    one's), and their vectors in text order; `running` is written to the file
+    ``RAGKIT_RUNNING_KERNELS`` names (None: the variable is unset, each takes every thread)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from ..environment import RUNNING_KERNELS
+
+    with tempfile.TemporaryDirectory(prefix="ragkit-share-") as tmp:
+        env = {k: v for k, v in os.environ.items() if k != RUNNING_KERNELS}
+        if running is not None:
+            share = Path(tmp) / "running"
+            share.write_text(str(running), encoding="utf-8")
+            env[RUNNING_KERNELS] = str(share)
+        code = ("import sys; from ragkit.experiments.speed import _share_child; "
+                "_share_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))")
+        procs = [subprocess.Popen([sys.executable, "-c", code, tmp, str(i), str(parts), str(n)],
+                                  env=env, stderr=subprocess.PIPE, text=True)
+                 for i in range(parts)]
+        for p in procs:
+            _, err = p.communicate()
+            if p.returncode:
+                raise RuntimeError(f"a thread_share kernel failed:\n{err[-2000:]}")
+        secs = max(json.loads((Path(tmp) / f"seconds{i}.json").read_text()) for i in range(parts))
+        pieces = [np.load(Path(tmp) / f"vectors{i}.npy") for i in range(parts)]
+    vecs = np.empty((n if not pieces else sum(len(p) for p in pieces), pieces[0].shape[1]),
+                    dtype=np.float32)
+    for i, piece in enumerate(pieces):
+        vecs[i::parts] = piece
+    return secs, vecs
+
+
+def thread_share(smoke: bool = False) -> list[list]:
+    """Two notebook kernels encoding at once on this machine, as ``ragkit reproduce --jobs 2``
+    runs them: each with every thread (each kernel's default), and each with its share of the
+    CPUs (`ragkit.environment.cpu_share`, what the runner now sets), against one kernel encoding
+    all the texts alone with every thread. Same texts (Chroma's 250-token chunks) split between
+    the two; the vectors of every arrangement are compared with the lone kernel's, bit for bit."""
+    import os
+
+    import numpy as np
+
+    from ..embed.encoders import model_label
+    from ..report.results import Recorder
+
+    n = 64 if smoke else 480
+    ref_secs, ref = _share_run(1, n, None)
+    arrangements = {"1 kernel, every thread (reference)": (ref_secs, ref),
+                    "2 kernels, every thread each": _share_run(2, n, None),
+                    "2 kernels, CPU share each": _share_run(2, n, 2)}
+    rec, rows = Recorder("bench_threads"), []
+    cpus = os.cpu_count() or 1
+    for label, (secs, vecs) in arrangements.items():
+        same = bool(np.array_equal(vecs, ref))
+        rows.append([label, n, f"{secs:.1f}", f"{n / secs:.1f}", f"{secs / ref_secs:.2f}",
+                     "yes" if same else f"no (max |Δ| {np.abs(vecs - ref).max():.1e})"])
+        common = {"experiment": "thread_share", "benchmark": "chroma", "strategy": label,
+                  "embedder": model_label(None), "params": {"texts": n, "cpus": cpus}}
+        rec.add(**common, metric="seconds", value=secs)
+        rec.add(**common, metric="time_vs_alone", value=secs / ref_secs)
+        rec.add(**common, metric="vectors_identical", value=float(same))
+    rec.save()
+    print(text_table(["arrangement", "texts", "wall s", "texts/s", "time × alone",
+                      "vectors identical"], rows))
+    return rows
+
+
+def _cached_lengths(cache_dir) -> list[int]:
+    """Token counts (prompt and special tokens included) of every text whose vector is in the
+    embedding cache under `cache_dir` (`Embedder` keys both caches by the same text key)."""
+    from ..cache import VectorCache
+
+    vectors, counts = VectorCache(cache_dir / "embeddings"), VectorCache(cache_dir / "token_counts")
+    found, _ = counts.get(vectors.keys())
+    return [int(v[0]) for v in found.values()]
+
+
+def _texts_of_lengths(tokenizer, source: str, lengths, specials: int) -> list[str]:
+    """A window of `source` for each length: about that many of `tokenizer`'s tokens, specials
+    included (each starts where the one before ended, wrapping round)."""
+    enc = tokenizer(source, add_special_tokens=False, return_offsets_mapping=True,
+                    truncation=False, verbose=False)
+    offsets, out, at = enc["offset_mapping"], [], 0
+    for n in lengths:
+        n = max(1, int(n) - specials)
+        if at + n > len(offsets):
+            at = 0
+        out.append(source[offsets[at][0]:offsets[at + n - 1][1]])
+        at += n
+    return out
+
+
+def encoder_floor(smoke: bool = False) -> list[list]:
+    """How long the encoder alone needs for what the cache holds: after ``make reproduce`` on a
+    fresh clone, the texts of every vector the course computed. The tokens the encoder reads
+    (each text's count, cut at the model's limit) are summed, and the default encoder's rate is
+    measured here on Chroma text cut to lengths drawn from the same counts; the floor is their
+    quotient, the wall time of a cold run whose every other step took no time. (The cache's
+    keys do not name their model: a cache that also holds another encoder's vectors, such as
+    EmbeddingGemma's from ``RAGKIT_GEMMA_DIR``, overstates the count.)"""
+    import os
+
+    import numpy as np
+
+    from ..config import get_settings
+    from ..embed.encoders import Embedder, model_label
+    from ..evaluate.benchmarks import load_chroma
+    from ..report.results import Recorder
+
+    cache_dir = get_settings().cache_dir
+    lengths = np.asarray(_cached_lengths(cache_dir), dtype=np.int64)
+    if not len(lengths):
+        raise SystemExit(f"{cache_dir}: no cached vectors with token counts; run make reproduce "
+                         "first (the floor is read from what it embedded)")
+    emb = Embedder(cache=False, show_progress=False)
+    limit = emb.max_tokens
+    read = np.minimum(lengths, limit)
+    rng = np.random.default_rng(0)
+    sample = rng.choice(read, size=64 if smoke else 960, replace=True)
+    source = "\n\n".join(d.text for d in load_chroma().documents)
+    specials = emb.count_tokens([""])[0]  # the prompt and special tokens of an empty text
+    texts = _texts_of_lengths(emb.tokenizer, source, sample, specials)
+    measured = np.minimum(emb.count_tokens(texts), limit)
+    secs, _ = _timed(emb, texts, 1)
+    rate = float(measured.sum()) / secs
+    floor = float(read.sum()) / rate
+    name = model_label(None)
+    rows = [[name, len(lengths), f"{int(read.sum()):,}", f"{rate:,.0f}", f"{floor / 60:.1f}",
+             os.cpu_count()]]
+    rec = Recorder("bench_floor")
+    common = {"experiment": "encoder_floor", "benchmark": "cache", "strategy": emb.backend,
+              "embedder": name, "params": {"texts": int(len(lengths)), "tokens": int(read.sum()),
+                                           "limit": limit, "sample": int(len(texts)),
+                                           "cpus": os.cpu_count()}}
+    rec.add(**common, metric="tokens_per_s", value=rate)
+    rec.add(**common, metric="floor_minutes", value=floor / 60)
+    rec.save()
+    print(text_table(["encoder", "cached texts", "tokens read", "tokens/s", "floor (min)",
+                      "CPUs"], rows))
+    return rows

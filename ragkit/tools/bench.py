@@ -5,6 +5,8 @@
     ragkit bench chunk-speed         # chars/s: structure vs langchain vs chonkie
     ragkit bench encoder-speed       # MiniLM on torch, ONNX Runtime and bf16, same texts
     ragkit bench precision           # bf16 vs fp32 vectors: paired recall@B on 3 benchmarks
+    ragkit bench threads             # 2 kernels encoding at once: all threads vs a CPU share
+    ragkit bench floor               # the encoder's minutes for every vector a cold run made
     ragkit bench rerank-speed        # cross-encoder pairs/s: one at a time vs batches of 16
     ragkit bench late --device cpu   # late chunking vs a plain forward pass, peak memory
     ragkit bench context-speed       # preambles/s per generator, prefix-reuse speed-up
@@ -40,11 +42,13 @@ from .common import prepare
 
 def _measurements() -> dict:
     from ..experiments.reproductions import anthropic_baseline, chroma_repro
-    from ..experiments.speed import chunk_speed, encoder_speed, precision_drift, rerank_speed
+    from ..experiments.speed import (chunk_speed, encoder_speed, precision_drift, rerank_speed,
+                                     thread_share, encoder_floor)
 
     return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
             "chunk-speed": chunk_speed, "encoder-speed": encoder_speed,
-            "rerank-speed": rerank_speed, "precision": precision_drift}
+            "rerank-speed": rerank_speed, "precision": precision_drift,
+            "threads": thread_share, "floor": encoder_floor}
 
 
 MEASUREMENTS = {
@@ -54,6 +58,8 @@ MEASUREMENTS = {
     "encoder-speed": "MiniLM on torch, ONNX Runtime and bf16, against the matmul rate",
     "rerank-speed": "cross-encoder pairs/s: one at a time vs batches of 16",
     "precision": "bf16 vs fp32 vectors: paired recall@B drift on the three benchmarks",
+    "threads": "two kernels encoding at once: every thread each vs a share of the CPUs",
+    "floor": "the encoder's time alone for every vector in the cache (after make reproduce)",
 }
 
 

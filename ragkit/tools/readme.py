@@ -303,6 +303,7 @@ def speed_section(folder: Path | None = None) -> str:
                           "that multiplies bfloat16 in hardware); every fraction is of the "
                           "float32 rate." if any(r["metric"] == "fraction_of_matmul_rate"
                                                  and r["value"] > 1 for r in rows) else ""))
+    out += _threads_and_floor(folder, bool(out))
     drift = folder / "bench_precision.jsonl"
     if drift.exists():
         rows = [r for r in read_rows(drift) if r["value"] is not None]
@@ -325,6 +326,44 @@ def speed_section(folder: Path | None = None) -> str:
             n = next(r["n_queries"] for r in rows if r["benchmark"] == name)
             out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _threads_and_floor(folder: Path, after: bool) -> list[str]:
+    """Two kernels sharing the CPUs (``bench_threads.jsonl``) and the encoder's floor for a
+    cold run (``bench_floor.jsonl``), as README lines; none where the files are not there."""
+    from ..report.results import read_rows
+
+    out: list[str] = []
+    threads = folder / "bench_threads.jsonl"
+    if threads.exists():
+        rows = read_rows(threads)
+        by = {(r["strategy"], r["metric"]): r for r in rows}
+        labels = list(dict.fromkeys(r["strategy"] for r in rows))
+        first = by[(labels[0], "seconds")]
+        out += ["", f"Two notebook kernels encoding at once (`ragkit bench threads`, "
+                f"{first['params']['texts']} texts split between them, "
+                f"{first['params']['cpus']} CPUs; measured {first['timestamp'][:10]} at commit "
+                f"{first['git_sha'][:7]}). `ragkit reproduce --jobs 2` gives each kernel its "
+                "share of the CPUs:", "",
+                "| arrangement | wall s | × one kernel alone | vectors identical to it |",
+                "|---|---|---|---|"]
+        for label in labels:
+            out.append(f"| {label} | {by[(label, 'seconds')]['value']:.1f} "
+                       f"| {by[(label, 'time_vs_alone')]['value']:.2f} "
+                       f"| {'yes' if by[(label, 'vectors_identical')]['value'] == 1 else 'no'} |")
+    floor = folder / "bench_floor.jsonl"
+    if floor.exists():
+        by = {r["metric"]: r for r in read_rows(floor)}
+        rate, mins = by["tokens_per_s"], by["floor_minutes"]
+        p = mins["params"]
+        out += ["", f"The floor of a cold `make reproduce` (`ragkit bench floor`, after one on "
+                f"a fresh clone): its cache holds {p['texts']:,} texts, {p['tokens']:,} tokens "
+                f"as the encoder reads them (each cut at {p['limit']}); at {rate['value']:,.0f} "
+                f"tokens/s ({mins['strategy']}, float32, {p['cpus']} CPUs, measured on Chroma "
+                f"text cut to the same lengths) the encoder alone needs "
+                f"{mins['value']:.1f} min, before any other step; measured "
+                f"{mins['timestamp'][:10]} at commit {mins['git_sha'][:7]}."]
+    return out[1:] if out and not after else out
 
 
 def reliability_table(folder: Path | None = None) -> str:

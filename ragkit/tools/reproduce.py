@@ -15,8 +15,11 @@ With ``--jobs N`` up to N notebooks run at once, each in its own kernel, in the 
 `stages` gives: a notebook whose cells read the rows other notebooks wrote
 (`READS_OTHER_ROWS`) starts after every notebook numbered below it has finished, and those
 numbered above it start after it has, as in a run one at a time; a notebook that measures
-throughput across the machine's cores (`RUNS_ALONE`) runs with no other. Each notebook's
-wall and CPU time are still its own; the total is the run's wall time.
+throughput across the machine's cores (`RUNS_ALONE`) runs with no other. While k kernels run,
+each encoder takes ``cpu_count // k`` threads (`ragkit.environment.cpu_share`; the runner keeps
+the count in the file ``RAGKIT_RUNNING_KERNELS`` names), so two kernels on two cores do not
+fight over them; the one left alone takes both back. Each notebook's wall and CPU time are
+still its own; the total is the run's wall time.
 
 (``python -m ragkit.tools.reproduce`` is the same.) A whole full run ends by regenerating the
 README's results section (`ragkit.tools.readme`).
@@ -25,11 +28,12 @@ README's results section (`ragkit.tools.readme`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..config import PROJECT_ROOT
 from .common import bounded, cache_state
@@ -186,18 +190,27 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
             _report(src.stem, secs, cells[src.stem], cpu[src.stem])
         return times, cells, cpu
     import multiprocessing
+    import tempfile
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    from ..cache import atomic_write_text
+    from ..environment import RUNNING_KERNELS
 
     by_number = {s.name[:2]: s for s in sources}
     context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with tempfile.TemporaryDirectory(prefix="ragkit-kernels-") as tmp, \
+            _environ(RUNNING_KERNELS, str(Path(tmp) / "running")) as share, \
+            ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         for stage in stages(list(by_number)):
             print(f"running {', '.join(by_number[n].name for n in stage)} ({profile}, "
                   f"{min(jobs, len(stage))} at once) ...", flush=True)
             running = {pool.submit(_execute_one, by_number[n], profile, out_dir, timeout):
                        by_number[n].stem for n in stage}
+            # each kernel's encoder takes its share of the CPUs (`ragkit.environment.cpu_share`)
+            atomic_write_text(share, str(min(jobs, len(running))))
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
+                atomic_write_text(share, str(max(1, min(jobs, len(running) - len(done)))))
                 for future in done:
                     stem = running.pop(future)
                     if future.exception() is not None:  # stop: nothing queued starts
@@ -210,6 +223,20 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     order = [s.stem for s in sources]
     return ({k: times[k] for k in order}, {k: cells[k] for k in order},
             {k: cpu[k] for k in order})
+
+@contextlib.contextmanager
+def _environ(name: str, value: str) -> Iterator[str]:
+    """`name` set to `value` for the block (and for the processes started in it), then put back."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield value
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
 
 def cache_mb(folder: Path) -> float:
     """Megabytes of cached vectors (embeddings and late-chunking) under the cache folder."""

@@ -291,6 +291,37 @@ def test_boards_rank_every_row_on_the_held_out_half_and_mark_tuned_rows(tmp_path
     assert len(everyone) == 2 and everyone.n.iloc[0] == 200
 
 
+def test_speed_section_gives_the_thread_share_and_the_cold_floor_from_their_rows(tmp_path,
+                                                                               monkeypatch):
+    from ragkit.tools import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_threads")
+    for label, secs, same in (("1 kernel alone", 20.0, 1.0), ("2 kernels, share", 22.0, 1.0),
+                              ("2 kernels, every thread", 24.0, 0.0)):
+        common = dict(experiment="thread_share", benchmark="chroma", strategy=label,
+                      embedder="all-MiniLM-L6-v2", params={"texts": 480, "cpus": 2})
+        rec.add(**common, metric="seconds", value=secs)
+        rec.add(**common, metric="time_vs_alone", value=secs / 20.0)
+        rec.add(**common, metric="vectors_identical", value=same)
+    rec.save()
+    text = readme.speed_section(tmp_path)
+    assert text.startswith("Two notebook kernels encoding at once")  # no blank line first
+    assert "| 2 kernels, share | 22.0 | 1.10 | yes |" in text
+    assert "| 2 kernels, every thread | 24.0 | 1.20 | no |" in text
+    floor = Recorder("bench_floor")
+    common = dict(experiment="encoder_floor", benchmark="cache", strategy="onnx",
+                  embedder="all-MiniLM-L6-v2",
+                  params={"texts": 95875, "tokens": 11778710, "limit": 256, "sample": 960,
+                          "cpus": 2})
+    floor.add(**common, metric="tokens_per_s", value=4999.0)
+    floor.add(**common, metric="floor_minutes", value=11778710 / 4999.0 / 60)
+    floor.save()
+    text = readme.speed_section(tmp_path)
+    assert "95,875 texts, 11,778,710 tokens" in text and "4,999 tokens/s" in text
+    assert "needs 39.3 min" in text
+
+
 def test_speed_section_is_generated_from_the_encoder_and_precision_rows(tmp_path, monkeypatch):
     """Issue 34: the encoder's throughput against the CPU's matmul rate, and bf16's recall@B
     drift, reach the README from their rows, never typed."""

@@ -93,10 +93,12 @@ def test_every_notebook_reading_the_results_folder_is_declared():
 
 TIMED_NOTEBOOK = """# %%
 import json, os, time
+from ragkit.environment import cpu_share
 start = time.time()
+share = cpu_share(64)  # the threads this kernel's encoder would take now
 time.sleep({sleep})
 path = os.path.join({folder!r}, "{name}.json")
-open(path, "w").write(json.dumps([start, time.time()]))
+open(path, "w").write(json.dumps([start, time.time(), share]))
 """
 
 
@@ -105,6 +107,7 @@ def test_jobs_run_a_stage_at_once_and_a_reader_after_everything_before_it(tmp_pa
                                                                          monkeypatch):
     from ragkit.tools import reproduce
 
+    before = os.environ.get("RAGKIT_RUNNING_KERNELS")  # set by conftest under pytest -n
     monkeypatch.setattr(reproduce, "READS_OTHER_ROWS", frozenset({"02"}))
     monkeypatch.setattr(reproduce, "RUNS_ALONE", frozenset())
     folder = tmp_path / "nb"
@@ -120,3 +123,8 @@ def test_jobs_run_a_stage_at_once_and_a_reader_after_everything_before_it(tmp_pa
     assert span["02_reader"][0] >= max(span["00_a"][1], span["01_b"][1])
     assert span["03_c"][0] >= span["02_reader"][1]
     assert all((tmp_path / "out" / f"{n}.ipynb").exists() for n in times)
+    # two kernels at once take half the CPUs each; a kernel alone takes them all
+    cpus = os.cpu_count() or 1
+    assert span["00_a"][2] == span["01_b"][2] == max(1, cpus // 2)
+    assert span["02_reader"][2] == span["03_c"][2] == cpus
+    assert os.environ.get("RAGKIT_RUNNING_KERNELS") == before  # put back after the run
