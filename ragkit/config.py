@@ -47,6 +47,11 @@ variable                                  `Settings` field and meaning
                                           document, in MB (default 1; tests only)
 ========================================  ==========================================================
 
+One variable is not a `Settings` field, because it changes while a process runs:
+``RAGKIT_RUNNING_KERNELS`` names a file holding how many notebook kernels run now (written by
+``ragkit reproduce --jobs N`` and by the tests under ``pytest -n``), read at each call by
+`running_kernels` for `ragkit.environment.cpu_share`. It is the runners' to set, not a reader's.
+
 A value ragkit cannot use is never replaced by a default: `get_settings` raises `SettingsError`
 naming the variable, its value and the allowed values (integers, numbers, choices, the 1/0
 flags), and `ragkit.environment.check_environment` adds the paths that must exist. The
@@ -209,6 +214,22 @@ def resolve_device(device: str | None = None) -> str:
     except ImportError:
         return "cpu"
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+RUNNING_KERNELS = "RAGKIT_RUNNING_KERNELS"
+
+
+def running_kernels() -> int | None:
+    """How many notebook kernels (or test workers) are running now, from the file
+    ``RAGKIT_RUNNING_KERNELS`` names; None where the variable is unset or the file is missing
+    or unreadable. Read at every call, because it changes while a process runs."""
+    path = os.environ.get(RUNNING_KERNELS)
+    if not path:
+        return None
+    try:
+        return int(Path(path).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None
 
 
 def seed_everything(seed: int | None = None) -> int:

@@ -16,7 +16,7 @@ import os
 from importlib import metadata
 from pathlib import Path
 
-from .config import Settings, SettingsError, _text, get_settings
+from .config import RUNNING_KERNELS, Settings, SettingsError, _text, get_settings, running_kernels
 from .models import ModelNotFound, locate_model
 
 # set by `offline_defaults` unless already set: no model download from the Hugging Face hub
@@ -30,25 +30,17 @@ def offline_defaults() -> None:
     for name, value in OFFLINE_DEFAULTS.items():
         os.environ.setdefault(name, value)
 
-# Names a file holding how many notebook kernels are running now; `ragkit reproduce --jobs N`
-# writes it as notebooks start and finish (see `cpu_share`).
-RUNNING_KERNELS = "RAGKIT_RUNNING_KERNELS"
-
-
 def cpu_share(base: int) -> int:
-    """Threads for one encoder call: `base` (what the process would use alone), or, while
-    ``RAGKIT_RUNNING_KERNELS`` names a file that says k kernels are running, this kernel's
-    share of the CPUs, ``cpu_count // k`` (at least 1, at most `base`). Two kernels that each
-    spin two threads on two cores run about 1.3x slower than two with one thread each (`ragkit
-    bench threads`); when the other kernel finishes, the one left takes the CPUs back at its
-    next call. The vectors do not depend on the thread count (tests/test_encoders.py checks it
-    bit for bit). A missing or unreadable file leaves `base`."""
-    path = os.environ.get(RUNNING_KERNELS)
-    if not path:
-        return base
-    try:
-        running = int(Path(path).read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
+    """Threads for one encoder call: `base` (what the process would use alone), or, while the
+    file ``RAGKIT_RUNNING_KERNELS`` names says k kernels are running
+    (`ragkit.config.running_kernels`), this kernel's share of the CPUs, ``cpu_count // k`` (at
+    least 1, at most `base`). Two kernels that each spin two threads on two cores run slower
+    than two with one thread each (`ragkit bench threads`); when the other kernel finishes, the
+    one left takes the CPUs back at its next call. The vectors do not depend on the thread
+    count (tests/test_embed_index.py checks it bit for bit). No file, or an unreadable one,
+    leaves `base`."""
+    running = running_kernels()
+    if running is None:
         return base
     return max(1, min(base, (os.cpu_count() or 1) // max(1, running)))
 
@@ -56,7 +48,7 @@ def cpu_share(base: int) -> int:
 @contextlib.contextmanager
 def torch_cpu_share():
     """torch's thread count set to `cpu_share` of it for the block, and restored after."""
-    if not os.environ.get(RUNNING_KERNELS):
+    if running_kernels() is None:
         yield
         return
     import torch
@@ -67,6 +59,7 @@ def torch_cpu_share():
         yield
     finally:
         torch.set_num_threads(base)
+
 
 # The cache and results folders are made on demand; they must only not be files.
 # RAGKIT_BENCHMARKS_DIR is not here: the Makefile exports a default (../shared/benchmarks) that a

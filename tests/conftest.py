@@ -26,10 +26,12 @@ def pytest_collection_modifyitems(config, items):
 def _count_workers(path: Path, step: int) -> None:
     import fcntl
 
+    from ragkit.cache import atomic_write_text
+
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         now = int(path.read_text()) if path.exists() else 0
-        path.write_text(str(max(0, now + step)))
+        atomic_write_text(path, str(max(0, now + step)))  # readers never see it half written
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -44,16 +46,12 @@ def _share_cpus_between_workers(tmp_path_factory):
         return
     path = tmp_path_factory.getbasetemp().parent / "running_workers"
     _count_workers(path, +1)
-    before = os.environ.get(RUNNING_KERNELS)
-    os.environ[RUNNING_KERNELS] = str(path)
     try:
-        yield
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(RUNNING_KERNELS, str(path))
+            yield
     finally:
         _count_workers(path, -1)
-        if before is None:
-            os.environ.pop(RUNNING_KERNELS, None)
-        else:
-            os.environ[RUNNING_KERNELS] = before
 
 
 @pytest.fixture(autouse=True)

@@ -76,7 +76,23 @@ def test_every_documented_variable_is_tested():
 
     documented = {w.strip("`") for w in ragkit.config.__doc__.split()
                   if w.startswith("``RAGKIT_") and "*" not in w}
-    assert documented == set(CASES)
+    assert documented == set(CASES) | {"RAGKIT_RUNNING_KERNELS"}  # not a field: see below
+
+
+def test_running_kernels_is_read_from_its_file_at_each_call(tmp_path, monkeypatch):
+    from ragkit.config import RUNNING_KERNELS, running_kernels
+
+    monkeypatch.delenv(RUNNING_KERNELS, raising=False)
+    assert running_kernels() is None
+    path = tmp_path / "running"
+    monkeypatch.setenv(RUNNING_KERNELS, str(path))
+    assert running_kernels() is None  # no file yet
+    path.write_text("2\n")
+    assert running_kernels() == 2
+    path.write_text("1")
+    assert running_kernels() == 1  # not cached: the runner rewrites it as kernels finish
+    path.write_text("")
+    assert running_kernels() is None  # unreadable: as if unset
 
 
 def _environ_reads(tree: ast.AST):

@@ -28,12 +28,11 @@ README's results section (`ragkit.tools.readme`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from ..config import PROJECT_ROOT
 from .common import bounded, cache_state
@@ -193,21 +192,24 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     import tempfile
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    from unittest.mock import patch
+
     from ..cache import atomic_write_text
-    from ..environment import RUNNING_KERNELS
+    from ..config import RUNNING_KERNELS
 
     by_number = {s.name[:2]: s for s in sources}
     context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
     with tempfile.TemporaryDirectory(prefix="ragkit-kernels-") as tmp, \
-            _environ(RUNNING_KERNELS, str(Path(tmp) / "running")) as share, \
+            patch.dict(os.environ, {RUNNING_KERNELS: str(Path(tmp) / "running")}), \
             ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        share = Path(tmp) / "running"
         for stage in stages(list(by_number)):
             print(f"running {', '.join(by_number[n].name for n in stage)} ({profile}, "
                   f"{min(jobs, len(stage))} at once) ...", flush=True)
+            # each kernel's encoder takes its share of the CPUs (`ragkit.environment.cpu_share`)
+            atomic_write_text(share, str(min(jobs, len(stage))))
             running = {pool.submit(_execute_one, by_number[n], profile, out_dir, timeout):
                        by_number[n].stem for n in stage}
-            # each kernel's encoder takes its share of the CPUs (`ragkit.environment.cpu_share`)
-            atomic_write_text(share, str(min(jobs, len(running))))
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 atomic_write_text(share, str(max(1, min(jobs, len(running) - len(done)))))
@@ -223,20 +225,6 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     order = [s.stem for s in sources]
     return ({k: times[k] for k in order}, {k: cells[k] for k in order},
             {k: cpu[k] for k in order})
-
-@contextlib.contextmanager
-def _environ(name: str, value: str) -> Iterator[str]:
-    """`name` set to `value` for the block (and for the processes started in it), then put back."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield value
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
-
 
 def cache_mb(folder: Path) -> float:
     """Megabytes of cached vectors (embeddings and late-chunking) under the cache folder."""
