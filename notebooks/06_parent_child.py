@@ -233,18 +233,34 @@ step_display(step_table(outcomes, S2B, budget=512))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers to exercises 1 and 2 (expand to read), with the values they suggest beside the
-# defaults; exercise 3's answer is the table above.
+# defaults (each mean with its 95 % interval, and the paired difference on the same
+# questions); exercise 3's answer is the table above.
+from ragkit.evaluate import paired
+from ragkit.report import finding, mean_ci
+
+
+def against_default(runs, suggested, default, metric, name):
+    a, b = runs[suggested].values(metric, B).align(runs[default].values(metric, B), join="inner")
+    return "   " + finding(paired(a, b), f"{name} {suggested}", f"{name} {default}", f"{metric}@{B}")
+
+
+kids = {}
 for ct in (160, 80):
     pc_a = ParentChildRetriever(small.documents, parents, embedder, child_tokens=ct, child_k=20)
-    a = run_experiment(small, embedder=embedder, k=K, chunks=list(pc_a.store.parents.values()),
-                       retriever=pc_a, label=f"small-to-big, children of {ct}")
-    print(f"1. children of {ct} tokens: recall@{B} {a.means[f'recall@B{B}']:.1%}")
+    kids[ct] = run_experiment(small, embedder=embedder, k=K,
+                              chunks=list(pc_a.store.parents.values()), retriever=pc_a,
+                              label=f"small-to-big, children of {ct}")
+    print(f"1. children of {ct} tokens: recall@{B} {mean_ci(kids[ct].values('recall', B))}")
+print(against_default(kids, 80, 160, "recall", "children of"))
+windows = {}
 for wn in (2, 1):
     wr = SentenceWindowRetriever(small.documents, embedder, window=wn)
-    a = run_experiment(small, embedder=embedder, k=K, chunks=wr.sentences, retriever=wr,
-                       label=f"sentence window {wn}", omega=False)
-    print(f"2. window {wn}: recall@{B} {a.means[f'recall@B{B}']:.1%}, "
-          f"IoU@{B} {a.means[f'iou@B{B}']:.1%}")
+    windows[wn] = run_experiment(small, embedder=embedder, k=K, chunks=wr.sentences,
+                                 retriever=wr, label=f"sentence window {wn}", omega=False)
+    print(f"2. window {wn}: recall@{B} {mean_ci(windows[wn].values('recall', B))}, "
+          f"IoU@{B} {mean_ci(windows[wn].values('iou', B))}")
+print(against_default(windows, 1, 2, "recall", "window"))
+print(against_default(windows, 1, 2, "iou", "window"))
 
 # %%
 print(rec.save())
