@@ -340,7 +340,7 @@ for units in (recursive_chunks, short):
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers to exercises 2 and 3 (expand to read). Exercise 1 is reading; the cell above shows it.
-from ragkit.evaluate import paired
+from ragkit.evaluate import versus
 from ragkit.report import finding, mean_ci
 
 passes = {}
@@ -351,8 +351,7 @@ for b in (100, 30):
     recall_at(o, course.queries, [20], per_query=True)
     passes[b] = o.values("pass@20").dropna()
     print(f"2. structural, budget {b}: Pass@20 {mean_ci(passes[b])} (95 % interval)")
-short30, default100 = passes[30].align(passes[100], join="inner")
-print("   " + finding(paired(short30, default100), "budget 30", "budget 100", "Pass@20"))
+print("   " + finding(versus(passes[30], passes[100]), "budget 30", "budget 100", "Pass@20"))
 print(f"3. {question.id}: gold rank alone {ranks.alone.get(question.id):.0f}, with the structural "
       f"preamble before {ranks.before.get(question.id):.0f}, after "
       f"{ranks.after.get(question.id):.0f} "

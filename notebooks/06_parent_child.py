@@ -235,13 +235,13 @@ step_display(step_table(outcomes, S2B, budget=512))
 # Answers to exercises 1 and 2 (expand to read), with the values they suggest beside the
 # defaults (each mean with its 95 % interval, and the paired difference on the same
 # questions); exercise 3's answer is the table above.
-from ragkit.evaluate import paired
+from ragkit.evaluate import versus
 from ragkit.report import finding, mean_ci
 
 
 def against_default(runs, suggested, default, metric, name):
-    a, b = runs[suggested].values(metric, B).align(runs[default].values(metric, B), join="inner")
-    return "   " + finding(paired(a, b), f"{name} {suggested}", f"{name} {default}", f"{metric}@{B}")
+    c = versus(runs[suggested].values(metric, B), runs[default].values(metric, B))
+    return "   " + finding(c, f"{name} {suggested}", f"{name} {default}", f"{metric}@{B}")
 
 
 kids = {}
