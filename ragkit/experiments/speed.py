@@ -329,9 +329,8 @@ def _share_run(parts: int, n: int, running: int | None) -> tuple[float, "object"
                 raise RuntimeError(f"a thread_share kernel failed:\n{err[-2000:]}")
         secs = max(json.loads((Path(tmp) / f"seconds{i}.json").read_text()) for i in range(parts))
         pieces = [np.load(Path(tmp) / f"vectors{i}.npy") for i in range(parts)]
-    vecs = np.empty((n if not pieces else sum(len(p) for p in pieces), pieces[0].shape[1]),
-                    dtype=np.float32)
-    for i, piece in enumerate(pieces):
+    vecs = np.empty((sum(len(p) for p in pieces), pieces[0].shape[1]), dtype=np.float32)
+    for i, piece in enumerate(pieces):  # kernel i took texts i, i + parts, ...
         vecs[i::parts] = piece
     return secs, vecs
 
