@@ -30,6 +30,7 @@ def offline_defaults() -> None:
     for name, value in OFFLINE_DEFAULTS.items():
         os.environ.setdefault(name, value)
 
+
 def cpu_share(base: int) -> int:
     """Threads for one encoder call: `base` (what the process would use alone), or, while the
     file ``RAGKIT_RUNNING_KERNELS`` names says k kernels are running

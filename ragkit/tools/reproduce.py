@@ -191,7 +191,6 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     import multiprocessing
     import tempfile
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
     from unittest.mock import patch
 
     from ..cache import atomic_write_text
