@@ -10,6 +10,8 @@
 - `index`: approximate faiss indexes built from shards, the metadata pre-filter kept
   (`ScaledIndex`);
 - `measure`: throughput per runner, an index sweep, build memory and cost against corpus size;
+- `ondisk`: an IVF index whose lists stay on disk (faiss `OnDiskInvertedLists`), built in
+  blocks, searched in a fresh process that reports its memory;
 - `static`: a million vectors of real text on two CPUs: MiniLM's input word embeddings averaged
   over sliding windows of the benchmark corpora (`StaticEmbedder`);
 - `ann`: exact, IVF-Flat, HNSW and IVF-PQ swept on one set of vectors: recall@10, latency,
@@ -42,6 +44,7 @@ _EXPORTS = {
     "fit_cost": "measure",
     "index_sweep": "measure",
     "repeat_corpus": "measure",
+    "runner_reading": "measure",
     "sweep_reading": "measure",
     "synthetic_vectors": "measure",
     "throughput": "measure",

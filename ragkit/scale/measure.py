@@ -5,7 +5,10 @@ the memory of building from shards, and cost fitted against corpus size.
   ``datasets.map(num_proc=2)`` and under Ray Data with two encoder actors; wall-clock seconds
   from cold stage objects (each worker loads its own encoder) to the last vector, as chars/s,
   chunks/s and encoder tokens/s. Every worker's encoder gets one CPU thread, so one process
-  uses one core and two use two.
+  uses one core and two use two; the runner ``"1 process, all threads"`` gives one process's
+  encoder every core (as the course runs it), the baseline a second worker has to beat, since
+  the encoder's matrix products already spread over the cores in one process.
+- `runner_reading`: what the runners' times say, in one sentence, against both baselines;
 - `synthetic_vectors`: vectors for a size sweep, drawn from real chunk vectors: each is a real
   vector, plus a random fraction (up to a half) of a second real vector, plus Gaussian noise,
   renormalised: it stays in the region real chunks occupy without copying them.
@@ -23,6 +26,7 @@ the memory of building from shards, and cost fitted against corpus size.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
@@ -50,17 +54,30 @@ def _rates(rows: dict[str, Any], docs: Sequence[Document], seconds: float) -> di
 
 
 def throughput(docs: Sequence[Document], chunker: str = "recursive:250/0",
-               runners: Sequence[str] = ("1 process", "2 processes", "ray 2 actors"),
+               runners: Sequence[str] = ("1 process", "1 process, all threads", "2 processes",
+                                         "ray 2 actors"),
                batch_size: int = 16, **chunk_params: Any
                ) -> tuple[dict[str, dict[str, float]], np.ndarray]:
     """({runner: rates}, the first runner's chunk vectors) for chunk + embed over `docs` (see
     the module docstring)."""
-    from .batches import run_datasets, run_local
-    from .raydata import run_ray
+    import torch
+
     from .stages import ChunkStage, EmbedStage
 
-    def stages():
-        return [ChunkStage(chunker, **chunk_params), EmbedStage(threads=1)]
+    def stages(threads: int = 1):
+        return [ChunkStage(chunker, **chunk_params), EmbedStage(threads=threads)]
+
+    threads_before = torch.get_num_threads()  # the in-process runners set it; put back after
+    try:
+        return _run_runners(stages, docs, runners, batch_size)
+    finally:
+        torch.set_num_threads(threads_before)
+
+
+def _run_runners(stages: Callable[..., list], docs: Sequence[Document], runners: Sequence[str],
+                 batch_size: int) -> tuple[dict[str, dict[str, float]], np.ndarray]:
+    from .batches import run_datasets, run_local
+    from .raydata import run_ray
 
     warm = stages()  # the encoder's one-off set-up (its ONNX export) is not a runner's cost
     run_local(warm, docs[:1])
@@ -70,6 +87,8 @@ def throughput(docs: Sequence[Document], chunker: str = "recursive:250/0",
         t0 = time.perf_counter()
         if runner == "1 process":
             rows = run_local(stages(), docs, batch_size=batch_size)
+        elif runner == "1 process, all threads":
+            rows = run_local(stages(os.cpu_count() or 1), docs, batch_size=batch_size)
         elif runner == "2 processes":
             rows = run_datasets(stages(), docs, num_proc=2, batch_size=batch_size)
         elif runner == "ray 2 actors":
@@ -82,6 +101,32 @@ def throughput(docs: Sequence[Document], chunker: str = "recursive:250/0",
             reference, vectors = ids, np.asarray(rows["vector"], np.float32)
         out[runner]["same_chunks_as_first"] = float(ids == reference)
     return out, vectors
+
+
+def runner_reading(rates: dict[str, dict[str, float]], cpus: int) -> str:
+    """One sentence from `throughput`'s rates: two one-thread workers set against one process
+    whose encoder has every thread (the honest baseline), and against the one-thread process.
+
+    >>> r = {"1 process": {"seconds": 40.0}, "1 process, all threads": {"seconds": 25.0},
+    ...      "2 processes": {"seconds": 24.0}}
+    >>> runner_reading(r, 2)
+    '2 processes took 24.0 s against 25.0 s for one process with every thread (2): 1.04x, and 1.67x the one-thread process (40.0 s).'
+    """
+    one = rates["1 process"]["seconds"]
+    every = rates.get("1 process, all threads", {}).get("seconds")
+    others = [name for name in rates if name not in ("1 process", "1 process, all threads")]
+    if not others:
+        return (f"One process took {one:.1f} s with one encoder thread"
+                + (f" and {every:.1f} s with every thread ({cpus})" if every else "")
+                + "; no second worker ran in this profile.")
+    parts = []
+    for name in others:
+        s = rates[name]["seconds"]
+        against = (f" against {every:.1f} s for one process with every thread ({cpus}): "
+                   f"{every / s:.2f}x, and" if every else ":")
+        parts.append(f"{name} took {s:.1f} s{against} {one / s:.2f}x the one-thread process "
+                     f"({one:.1f} s)")
+    return "; ".join(parts) + "."
 
 
 def synthetic_vectors(base: np.ndarray, n: int, seed: int = 13, noise: float = 0.5,

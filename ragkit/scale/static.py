@@ -101,6 +101,12 @@ class Windows:
     def __len__(self) -> int:
         return len(self.doc)
 
+    def rows(self, sel: slice | np.ndarray) -> "Windows":
+        """The windows `sel` picks (a slice: a block to embed at a time; an array of
+        positions: the windows a search returned)."""
+        return Windows(self.names, self.tokens, self.doc[sel], self.widths[sel],
+                       self.starts[sel], self.stride)
+
     def take(self, n: int) -> "Windows":
         """`n` windows evenly spaced over the list (all when fewer), in list order, so every
         corpus is represented whatever `n` (a fixed rule: no sampling)."""

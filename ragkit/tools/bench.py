@@ -14,6 +14,8 @@
     ragkit bench filter-speed        # metadata pre-filter at 1M rows: per-record loop vs mask
     ragkit bench ann                 # flat / IVF / HNSW / IVF-PQ on 1M windows of real text:
                                      # recall@10 vs latency, memory, build; the default it picks
+    ragkit bench ondisk --out DIR    # IVF-Flat with its lists on disk at 10M windows: recall,
+                                     # latency and the searching process's memory
     ragkit bench code                # code chunker vs fixed 1000/200 on Anthropic, tuned on a
                                      # split; Pass@k on their chunks
     ragkit bench prose               # Chroma: recall 82.4 and IoU 7.2 at once, tuned on a split
@@ -29,7 +31,8 @@ quick check that the machinery works, not a reproduction). The measurements them
 the library (`ragkit.experiments.reproductions`, `ragkit.experiments.speed`); `late`,
 `context-speed`, `scale`, `filter-speed` and `code` are `ragkit.tools.bench_late`,
 `ragkit.tools.bench_context`, `ragkit.tools.bench_scale`, `ragkit.tools.bench_filter` and
-`ragkit.tools.bench_code` (``ragkit bench late --help``); `ann` is `ragkit.tools.bench_ann`.
+`ragkit.tools.bench_code` (``ragkit bench late --help``); `ann` is `ragkit.tools.bench_ann`; `ondisk` is
+`ragkit.tools.bench_ondisk`.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ MEASUREMENTS = {
 def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     from . import (bench_ann, bench_code, bench_context, bench_filter, bench_late,
                    bench_late_quality, bench_prose, bench_scale, bench_splits)
-    from . import bench_answer_floor, bench_design, bench_rerank
+    from . import bench_answer_floor, bench_design, bench_ondisk, bench_rerank
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -83,6 +86,8 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
              "metadata pre-filter at 1M rows: per-record loop vs column mask"),
             ("ann", bench_ann,
              "flat / IVF / HNSW / IVF-PQ on 1M windows of real text: recall@10 vs latency"),
+            ("ondisk", bench_ondisk,
+             "IVF-Flat with its lists on disk at 10M windows: recall, latency, memory"),
             ("code", bench_code, "code chunker vs fixed 1000/200 on Anthropic, tuned on a split"),
             ("late-quality", bench_late_quality,
              "late vs naive chunk vectors per window and special-token pooling"),

@@ -4,7 +4,9 @@ by hand).
 The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->``, and the
 reliability table (from ``results/robustness.json``, written by ``make fuzz``) between
 ``<!-- reliability:start -->`` and ``<!-- reliability:end -->``, and the encoder's speed and
-bf16 drift (`speed_section`) between ``<!-- speed:start -->`` and ``<!-- speed:end -->``;
+bf16 drift (`speed_section`) between ``<!-- speed:start -->`` and ``<!-- speed:end -->``, and
+the scale figures (`ragkit.tools.readme_scale`) between ``<!-- scale:start -->`` and
+``<!-- scale:end -->``;
 `update_readme` replaces what
 is between each pair of markers and leaves the rest of the README alone. A full
 ``ragkit reproduce`` calls it; ``ragkit readme`` (or ``python -m ragkit.tools.readme``) runs it
@@ -482,9 +484,12 @@ def update_readme(readme: Path = PROJECT_ROOT / "README.md") -> bool:
     """Replace the table between the markers; returns True if the README changed."""
     text = readme.read_text(encoding="utf-8")
     new = text
+    from .readme_scale import SCALE, scale_section
+
     for (start, end), make in (((START, END), generated), (RELIABILITY, reliability_table),
-                               (TITLE, title_line), (SPEED, speed_section)):
-        if (start, end) in (TITLE, SPEED) and start not in text and end not in text:
+                               (TITLE, title_line), (SPEED, speed_section),
+                               (SCALE, scale_section)):
+        if (start, end) in (TITLE, SPEED, SCALE) and start not in text and end not in text:
             continue  # a README without these markers keeps its own title / speed text
         if start not in text or end not in text:
             raise ValueError(f"{readme}: markers {start} / {end} are missing")
