@@ -209,8 +209,10 @@ def run(n: int, widths: tuple[int, ...], stride: int | None, queries: int | None
     _print_table(rows)
     choice, line = choose_index(rows, target)
     print(line)
-    print("  (ScaledIndex's default is unchanged here: ivf_flat, nlist sqrt(n) rounded down to a "
-          "power of two, nprobe 16)")
+    from ..scale.index import DEFAULT_NPROBE, default_nlist
+
+    print(f"  (ScaledIndex's default at this size: IVF-Flat nlist={default_nlist(info['n'])} "
+          f"nprobe={DEFAULT_NPROBE}, the rule's choice on the committed 1M rows)")
 
     rec = Recorder("bench_ann")
     kept = rec.keep_saved(lambda r: r.get("benchmark") != f"static_windows_{info['n']}")
