@@ -106,6 +106,10 @@ def test_headline_and_title_numbers():
     # stack - dense per chunker: 0.30 - 0.04 i for the baselines, 0.17 for the router
     assert r["first_stage"] == pytest.approx(0.175, abs=0.01)
     assert r["title"] == "not supported"
+    # EmbeddingGemma on the router's chunks under the stack: 0.80 - 0.72
+    assert r["encoder"] == pytest.approx(0.08, abs=0.01)
+    assert "encoder" not in title_numbers([x for x in runs if x.config.encoder ==
+                                           "all-MiniLM-L6-v2"])[0]
 
 
 def test_saved_design_runs_keep_the_rule(monkeypatch):
