@@ -191,6 +191,29 @@ def test_onnx_vectors_are_the_same_bits_on_a_share_of_the_threads(tmp_path, monk
     assert np.array_equal(alone, shared)
 
 
+def test_the_onnx_path_follows_torchs_thread_count_at_each_call(monkeypatch):
+    """The ONNX graph is made once a process; an encoder asked for more threads after it was
+    made (bench scale's one process with every thread, after one-thread workers) gets them."""
+    import torch
+
+    from ragkit.embed import Embedder
+    from ragkit.environment import RUNNING_KERNELS
+
+    monkeypatch.delenv(RUNNING_KERNELS, raising=False)  # no CPU share: the count is torch's
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        emb = Embedder(show_progress=False, cache=False, backend="onnx")
+        one = emb.encode(["Gold members get 14 days."] * 4)
+        graph = emb._graph()
+        torch.set_num_threads(3)
+        three = emb.encode(["Gold members get 14 days."] * 4)
+        assert 3 in graph.sessions and 1 in graph.sessions
+        assert np.array_equal(one, three)
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_onnx_backend_where_it_does_not_apply_is_an_error_or_torch():
     from ragkit.embed import Embedder
 

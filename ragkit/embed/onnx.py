@@ -71,7 +71,9 @@ class OnnxTransformer:
         ids = features["input_ids"]
         feed = {n: (features[n] if n in features else torch.zeros_like(ids)).cpu().numpy()
                 .astype(np.int64) for n in self.names}
-        (states,) = self.session_for(cpu_share(self.base_threads)).run(None, feed)
+        # torch's thread count now, not at export: the graph is shared by every Embedder of
+        # the process, and a stage may set the count after another made the graph
+        (states,) = self.session_for(cpu_share(torch.get_num_threads())).run(None, feed)
         return torch.from_numpy(states)
 
 
