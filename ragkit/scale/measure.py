@@ -116,7 +116,7 @@ def runner_reading(rates: dict[str, dict[str, float]], cpus: int) -> str:
     every = rates.get("1 process, all threads", {}).get("seconds")
     others = [name for name in rates if name not in ("1 process", "1 process, all threads")]
     if not others:
-        return (f"One process took {one:.1f} s with one encoder thread"
+        return (f"one process took {one:.1f} s with one encoder thread"
                 + (f" and {every:.1f} s with every thread ({cpus})" if every else "")
                 + "; no second worker ran in this profile.")
     parts = []

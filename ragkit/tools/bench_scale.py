@@ -124,8 +124,9 @@ def _throughput_rows(rec, rates: dict, copies: int, docs: list, emb_name: str,
                                 "tokens": int(r["tokens"]), "load_average": load})
     if every and "2 processes" in rates:
         ratio = every / rates["2 processes"]["seconds"]
+        word = "faster" if ratio >= 1.05 else "slower" if ratio <= 0.95 else "no faster"
         print(f"  two one-thread processes against one process with every thread: {ratio:.2f}x "
-              f"({'faster' if ratio > 1 else 'no faster'}; on an idle machine only)")
+              f"({word}, within 5 % counted as no faster; on an idle machine only)")
 
 
 def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
