@@ -108,6 +108,10 @@ def test_headline_and_title_numbers():
     assert r["title"] == "not supported"
     # EmbeddingGemma on the router's chunks under the stack: 0.80 - 0.72
     assert r["encoder"] == pytest.approx(0.08, abs=0.01)
+    # a second encoder's stack/dense pair does not enter the first stage's median (MiniLM's)
+    with_pair = title_numbers(runs + [run("router", "dense", encoder="embeddinggemma",
+                                          level=0.1)])[0]
+    assert with_pair["first_stage"] == pytest.approx(r["first_stage"])
     assert "encoder" not in title_numbers([x for x in runs if x.config.encoder ==
                                            "all-MiniLM-L6-v2"])[0]
 

@@ -305,7 +305,8 @@ def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
 
     - **chunker**: the best simple baseline (chosen on the tune half) minus the median simple
       baseline, under the same retrieval (dense; the stack);
-    - **first stage**: the stack minus dense on the same chunks, the median over all chunkers;
+    - **first stage**: the stack minus dense on the same chunks, the median over all chunkers
+      (under MiniLM);
     - **encoder**: where another encoder was measured on the same chunks and retrieval, that
       encoder minus MiniLM, the median over the chunkers and first stages measured.
 
@@ -328,8 +329,8 @@ def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
                                            - float(np.median([_mean(r, m, split)
                                                               for r in simple])))
             lifts = []
-            for r in mine:
-                if r.config.first_stage != "stack":
+            for r in mine:  # MiniLM's chunkers: the encoder column is the encoder's share
+                if r.config.first_stage != "stack" or r.config.encoder != REFERENCE["encoder"]:
                     continue
                 twin = [d for d in mine if d.config.differs(r.config) == {"first_stage"}
                         and d.config.first_stage == "dense"]

@@ -418,7 +418,9 @@ def design_section(folder: Path | None = None) -> str:
     for title, (header, rows) in (("Which chunker, under your retrieval",
                                    guide.chunker_rows(found)),
                                   ("Which retrieval, on your chunks",
-                                   guide.retrieval_rows(found))):
+                                   guide.retrieval_rows(found)),
+                                  ("Which encoder, on the same chunks and retrieval",
+                                   guide.encoder_rows(found))):
         if rows:
             parts += [f"**{title}**", guide._md(header, rows)]
     costs = load_costs(load_results(folder))
