@@ -11,6 +11,8 @@ so the README's numbers follow the rows.
     ...          shard_p95_ms=3.0, workers=5)
     >>> p.vectors, p.shards, p.vector_bytes, p.encode_hours_per_worker * 3600, p.serial_p50_ms
     (5000, 5, 120000, 20.0, 10.0)
+    >>> p.build_hours_per_worker * 3600  # one whole shard each
+    10.0
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Plan:
     vector_bytes: int           # the lists: vectors + ids (centroids and metadata aside)
     shards: int
     encode_hours_per_worker: float   # every chunk through the encoder, split over the workers
-    build_hours_per_worker: float    # train + add + merge of every shard, split over the workers
+    build_hours_per_worker: float    # train + add + merge of the whole shards a worker builds
     shard_p50_ms: float
     shard_p95_ms: float
     serial_p50_ms: float        # one machine searching every shard in turn
@@ -51,13 +53,23 @@ class Plan:
             "measured here |",
             f"| encoding | {self.encode_hours_per_worker:,.0f} h on each of {self.workers:,} "
             "workers | every chunk at the measured chunks/s of one 2-CPU process |",
-            f"| index build | {self.build_hours_per_worker:,.1f} h on each of {self.workers:,} "
-            "workers | the measured train + add + merge of one shard x shards / workers |",
+            f"| index build | {_duration(self.build_hours_per_worker)} on each of "
+            f"{self.workers:,} workers | the measured train + add + merge of one shard x "
+            "the shards each worker builds (whole shards: ceil(shards / workers)) |",
             f"| query fan-out | {self.shards:,} shards a query: {self.shard_p50_ms:,.1f} / "
             f"{self.shard_p95_ms:,.1f} ms (p50 / p95) when each shard answers on its own "
             f"machine, plus the merge of {self.shards:,} top-k lists; {self.serial_p50_ms / 1000:,.1f} s "
             "when one machine searches every shard in turn | the measured shard's latency |",
         ]
+
+
+def _duration(hours: float) -> str:
+    """``6.0 min`` under an hour, else ``1.5 h``.
+
+    >>> _duration(0.1), _duration(2.25)
+    ('6.0 min', '2.2 h')
+    """
+    return f"{hours * 60:,.1f} min" if hours < 1 else f"{hours:,.1f} h"
 
 
 def plan(documents: int, chunks_per_document: float, dim: int, shard_vectors: int,
@@ -74,6 +86,6 @@ def plan(documents: int, chunks_per_document: float, dim: int, shard_vectors: in
                 shard_vectors=shard_vectors, workers=workers, vectors=vectors,
                 vector_bytes=vectors * (dim * FLOAT_BYTES + ID_BYTES), shards=shards,
                 encode_hours_per_worker=vectors / encode_chunks_per_s / workers / 3600,
-                build_hours_per_worker=shards * shard_build_s / workers / 3600,
+                build_hours_per_worker=math.ceil(shards / workers) * shard_build_s / 3600,
                 shard_p50_ms=shard_p50_ms, shard_p95_ms=shard_p95_ms,
                 serial_p50_ms=shards * shard_p50_ms)
