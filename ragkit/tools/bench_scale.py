@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .bench_ann import _load_average
 from .common import EXIT_FATAL, bounded, run_script
 
 INSTALL_RAY = "make setup, or pip install -e '.[scale]' in the ragkit folder"
@@ -82,15 +83,6 @@ def _rows_for(vectors: np.ndarray, start: int) -> dict:
             "start": [0] * n, "end": [0] * n, "text": [""] * n, "prefix": [""] * n,
             "strategy": ["synthetic"] * n,
             "metadata": [f'{{"part": {i % 3}}}' for i in ids], "vector": vectors}
-
-
-def _load_average() -> str:
-    import os
-
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:  # pragma: no cover - not on Linux or macOS
-        return "unknown"
 
 
 def _throughput_rows(rec, rates: dict, copies: int, docs: list, emb_name: str,
