@@ -70,7 +70,7 @@ print(f"{DOCS} of {len(corpus)} documents; {os.cpu_count()} CPUs; runners {RUNNE
 # The same documents through the same two stages (recursive 250-token chunks on MiniLM's
 # tokens, then MiniLM vectors). Each worker's encoder has one CPU thread, so one process uses
 # one core and two use both. The encoder already spreads one process's matrix products over
-# every core, so the baseline a second worker must beat is one process with every thread
+# every core, so a second worker is measured against one process with every thread
 # (the `x all threads` column), not the one-thread process. Times are wall-clock from cold
 # stage objects to the last vector (each worker loads its own encoder; Ray's time includes
 # starting its local cluster), and they mean something only on an otherwise idle machine.
