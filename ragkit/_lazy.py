@@ -17,13 +17,28 @@ from importlib import import_module
 from typing import Any
 
 
-def surface(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any],
-                                                            Callable[[], list[str]]]:
-    """The module-level ``__getattr__`` and ``__dir__`` of `package`, whose public names are
-    `exports` (name -> the submodule that defines it, relative to `package`)."""
+def surface(package: str, exports: dict[str, tuple[str, ...]]
+            ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__all__``, module-level ``__getattr__`` and ``__dir__`` of `package`, whose public
+    names are `exports` (a submodule, relative to `package` -> the names it defines there).
+
+    A name given by two submodules is an error, not a silent pick of one:
+
+    >>> surface("p", {"a": ("x",), "b": ("x", "y")})
+    Traceback (most recent call last):
+    ...
+    ValueError: p exports 'x' from both .a and .b
+    """
+    home: dict[str, str] = {}
+    for module, names in exports.items():
+        for name in names:
+            if name in home:
+                raise ValueError(f"{package} exports {name!r} from both .{home[name]} and "
+                                 f".{module}")
+            home[name] = module
 
     def __getattr__(name: str) -> Any:
-        module = exports.get(name)
+        module = home.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(import_module(f"{package}.{module}"), name)
@@ -31,6 +46,6 @@ def surface(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any]
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(exports))
+        return sorted(set(vars(sys.modules[package])) | set(home))
 
-    return __getattr__, __dir__
+    return list(home), __getattr__, __dir__

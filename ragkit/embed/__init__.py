@@ -11,14 +11,9 @@ importing this package loads neither torch nor a model.
 
 from .._lazy import surface
 
-_EXPORTS = {
-    "Embedder": "encoders",
-    "TruncationWarning": "encoders",
-    "compare_backends": "encoders",
-    "model_label": "encoders",
-    "LateEmbedder": "late",
-    "late_vectors": "late",
-    "LateChunkingWarning": "late_plan",
+_EXPORTS = {  # submodule -> the names it gives this package
+    "encoders": ("Embedder", "TruncationWarning", "compare_backends", "model_label"),
+    "late": ("LateEmbedder", "late_vectors"),
+    "late_plan": ("LateChunkingWarning",),
 }
-__all__ = list(_EXPORTS)
-__getattr__, __dir__ = surface(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = surface(__name__, _EXPORTS)

@@ -15,41 +15,16 @@ Names load on first use (`ragkit._lazy`).
 
 from .._lazy import surface
 
-_EXPORTS = {
-    "Outcome": "pipeline",
-    "Config": "design",
-    "effects": "design",
-    "saved_runs": "design",
-    "stack_steps": "design",
-    "title_numbers": "design",
-    "compare": "pipeline",
-    "recall_at": "pipeline",
-    "run_experiment": "pipeline",
-    "search_deep": "pipeline",
-    "CONTEXT_STAGES": "contextual",
-    "CONTROLS": "contextual",
-    "LLM_GENERATORS": "contextual",
-    "contextual_comparison": "contextual",
-    "contextual_retrieval": "contextual",
-    "contextual_table": "contextual",
-    "LATE_METRICS": "late",
-    "late_quality_sentences": "late",
-    "late_quality_table": "late",
-    "late_vs_naive": "late",
-    "naive_vs_late": "late",
-    "windowed_documents": "late",
-    "garble": "prune",
-    "gold_in_superseded": "prune",
-    "grow": "prune",
-    "anthropic_baseline": "reproductions",
-    "anthropic_pass": "reproductions",
-    "chroma_repro": "reproductions",
-    "chunk_speed": "speed",
-    "encoder_speed": "speed",
-    "rerank_speed": "speed",
-    "COURSE_CHUNKER": "preamble_sets",
-    "corpus_and_chunks": "preamble_sets",
-    "subset_documents": "preamble_sets",
+_EXPORTS = {  # submodule -> the names it gives this package
+    "pipeline": ("Outcome", "compare", "recall_at", "run_experiment", "search_deep"),
+    "design": ("Config", "effects", "saved_runs", "stack_steps", "title_numbers"),
+    "contextual": ("CONTEXT_STAGES", "CONTROLS", "LLM_GENERATORS", "contextual_comparison",
+                   "contextual_retrieval", "contextual_table"),
+    "late": ("LATE_METRICS", "late_quality_sentences", "late_quality_table", "late_vs_naive",
+             "naive_vs_late", "windowed_documents"),
+    "prune": ("garble", "gold_in_superseded", "grow"),
+    "reproductions": ("anthropic_baseline", "anthropic_pass", "chroma_repro"),
+    "speed": ("chunk_speed", "encoder_speed", "rerank_speed"),
+    "preamble_sets": ("COURSE_CHUNKER", "corpus_and_chunks", "subset_documents"),
 }
-__all__ = list(_EXPORTS)
-__getattr__, __dir__ = surface(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = surface(__name__, _EXPORTS)

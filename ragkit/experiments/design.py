@@ -73,14 +73,16 @@ class Config:
     encoder: str
     simple: bool = False
 
-    @property
-    def label(self) -> str:
-        rerank = "" if self.reranker == "none" else f"+{self.reranker}"
-        return f"{self.chunker}+{self.first_stage}{rerank}"
-
     def params(self) -> dict[str, Any]:
+        """The factors as a results row's params (``factor_<name>``), with the baseline mark."""
         return {f"factor_{f}": getattr(self, f) for f in FACTORS} | {
             "simple_baseline": self.simple}
+
+    @property
+    def label(self) -> str:
+        """``chunker+first_stage``, with ``+reranker`` when there is one."""
+        rerank = "" if self.reranker == "none" else f"+{self.reranker}"
+        return f"{self.chunker}+{self.first_stage}{rerank}"
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Config:

@@ -18,35 +18,15 @@ Names load on first use (`ragkit._lazy`).
 
 from .._lazy import surface
 
-_EXPORTS = {
-    "BM25Retriever": "retrievers",
-    "matched_terms": "retrievers",
-    "DenseRetriever": "retrievers",
-    "Hit": "base",
-    "HybridRetriever": "retrievers",
-    "Retriever": "base",
-    "TfidfRetriever": "retrievers",
-    "newest_first": "retrievers",
-    "MetadataColumns": "index",
-    "VectorIndex": "index",
-    "Where": "index",
-    "matches": "index",
-    "Catalog": "filters",
-    "filter_flips": "filters",
-    "flip_reason": "filters",
-    "readings_report": "filters",
-    "readings_summary": "filters",
-    "OnnxCrossEncoderScorer": "rerank",
-    "detect_kind": "rerank",
-    "is_code": "rerank",
-    "make_reranker": "rerank",
-    "ParentChildRetriever": "parents",
-    "SentenceWindowRetriever": "parents",
-    "comparison_strategies": "parents",
-    "LateDenseRetriever": "late",
-    "STACK_WEIGHTS": "stack",
-    "make_retriever": "stack",
-    "stack_retriever": "stack",
+_EXPORTS = {  # submodule -> the names it gives this package
+    "retrievers": ("BM25Retriever", "matched_terms", "DenseRetriever", "HybridRetriever",
+                   "TfidfRetriever", "newest_first"),
+    "base": ("Hit", "Retriever"),
+    "index": ("MetadataColumns", "VectorIndex", "Where", "matches"),
+    "filters": ("Catalog", "filter_flips", "flip_reason", "readings_report", "readings_summary"),
+    "rerank": ("OnnxCrossEncoderScorer", "detect_kind", "is_code", "make_reranker"),
+    "parents": ("ParentChildRetriever", "SentenceWindowRetriever", "comparison_strategies"),
+    "late": ("LateDenseRetriever",),
+    "stack": ("STACK_WEIGHTS", "make_retriever", "stack_retriever"),
 }
-__all__ = list(_EXPORTS)
-__getattr__, __dir__ = surface(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = surface(__name__, _EXPORTS)

@@ -22,35 +22,15 @@ Names load on first use (`ragkit._lazy`).
 
 from .._lazy import surface
 
-_EXPORTS = {
-    "ChunkStage": "stages",
-    "EmbedStage": "stages",
-    "LateEmbedStage": "stages",
-    "build_shards_ray": "raydata",
-    "connect": "raydata",
-    "run_ray": "raydata",
-    "Stage": "batches",
-    "batch_to_chunks": "batches",
-    "documents_to_batch": "batches",
-    "run_datasets": "batches",
-    "run_local": "batches",
-    "ShardError": "shards",
-    "ShardSet": "shards",
-    "ShardWarning": "shards",
-    "build_shards": "shards",
-    "write_row_shards": "shards",
-    "ScaledIndex": "index",
-    "build_peak_memory": "measure",
-    "fit_cost": "measure",
-    "index_sweep": "measure",
-    "repeat_corpus": "measure",
-    "runner_reading": "measure",
-    "sweep_reading": "measure",
-    "synthetic_vectors": "measure",
-    "throughput": "measure",
-    "StaticEmbedder": "static",
-    "choose_index": "ann",
-    "neighbour_structure": "ann",
+_EXPORTS = {  # submodule -> the names it gives this package
+    "stages": ("ChunkStage", "EmbedStage", "LateEmbedStage"),
+    "raydata": ("build_shards_ray", "connect", "run_ray"),
+    "batches": ("Stage", "batch_to_chunks", "documents_to_batch", "run_datasets", "run_local"),
+    "shards": ("ShardError", "ShardSet", "ShardWarning", "build_shards", "write_row_shards"),
+    "index": ("ScaledIndex",),
+    "measure": ("build_peak_memory", "fit_cost", "index_sweep", "repeat_corpus", "runner_reading",
+                "sweep_reading", "synthetic_vectors", "throughput"),
+    "static": ("StaticEmbedder",),
+    "ann": ("choose_index", "neighbour_structure"),
 }
-__all__ = list(_EXPORTS)
-__getattr__, __dir__ = surface(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = surface(__name__, _EXPORTS)

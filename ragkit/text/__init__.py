@@ -21,21 +21,13 @@ Names load on first use (`ragkit._lazy`).
 
 from .._lazy import surface
 
-_EXPORTS = {
-    "Corpus": "corpus",
-    "DocumentError": "documents",
-    "blocks_for": "markdown",
-    "load_corpus": "corpus",
-    "load_document": "documents",
-    "parse_markdown": "markdown",
-    "walk_files": "corpus",
-    "html_to_markdown": "html",
-    "Tokenizer": "tokens",
-    "get_tokenizer": "tokens",
-    "Heading": "headings",
-    "heading_path_at": "headings",
-    "pack_sentences": "sentences",
-    "sentence_spans": "sentences",
+_EXPORTS = {  # submodule -> the names it gives this package
+    "corpus": ("Corpus", "load_corpus", "walk_files"),
+    "documents": ("DocumentError", "load_document"),
+    "markdown": ("blocks_for", "parse_markdown"),
+    "html": ("html_to_markdown",),
+    "tokens": ("Tokenizer", "get_tokenizer"),
+    "headings": ("Heading", "heading_path_at"),
+    "sentences": ("pack_sentences", "sentence_spans"),
 }
-__all__ = list(_EXPORTS)
-__getattr__, __dir__ = surface(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = surface(__name__, _EXPORTS)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import prepare
+from .common import add_smoke, prepare
 
 
 def _measurements() -> dict:
@@ -76,8 +76,7 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="NAME")
     for name, help_line in MEASUREMENTS.items():
         s = sub.add_parser(name, help=help_line)
-        s.add_argument("--smoke", action="store_true",
-                       help="a small slice, to check the machinery")
+        add_smoke(s)
     for name, module, help_line in (
             ("late", bench_late, "late chunking vs a plain forward pass, peak memory"),
             ("context-speed", bench_context, "preambles/s per generator, prefix-reuse speed-up"),

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import bounded, run_script
+from .common import add_smoke, bounded, run_script
 
 DEFAULT_WINDOWS = (64, 32)
 
@@ -241,8 +241,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=bounded(1, 1024), default=None,
                    help="faiss threads (default: faiss's own setting, all cores); on a busy "
                         "machine 1 keeps a single exact query from waiting on a second thread")
-    p.add_argument("--smoke", action="store_true",
-                   help="20,000 windows and a reduced grid, to check the machinery")
+    add_smoke(p, "20,000 windows and a reduced grid")
 
 
 def run_args(args: argparse.Namespace) -> list[dict[str, Any]]:

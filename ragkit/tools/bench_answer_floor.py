@@ -40,7 +40,7 @@ import time
 from typing import Any, Sequence
 
 from ..evaluate.answer import ANSWER_FLOOR as FLOOR, strongest_answer_model as strongest
-from .common import bounded, run_script
+from .common import add_smoke, bounded, names, run_script
 
 SETS = ("staged", "golden-numeric")
 PASSAGE_CHUNKER = "sentences(128,minilm)"
@@ -206,9 +206,10 @@ def run(models: Sequence[str], smoke: bool = False, threads: int | None = None,
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from ..evaluate.answer import ANSWER_MODELS
 
-    p.add_argument("--models", default=",".join(ANSWER_MODELS),
+    p.add_argument("--models", type=names(tuple(ANSWER_MODELS), "model(s)", empty=False),
+                   default=",".join(ANSWER_MODELS),
                    help=f"comma-separated, from {', '.join(ANSWER_MODELS)} (default: all)")
-    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    add_smoke(p)
     p.add_argument("--golden-sample", type=bounded(1, 100_000), default=None, metavar="N",
                    help="ask an evenly spaced N of the golden questions (default: all of them)")
     p.add_argument("--threads", type=bounded(1, 256), default=None,
@@ -217,16 +218,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_args(args: argparse.Namespace) -> int:
-    from ..evaluate.answer import ANSWER_MODELS
-    from .common import EXIT_USAGE
-
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in models if m not in ANSWER_MODELS]
-    if unknown or not models:
-        print(f"ragkit bench answer-floor: unknown model(s) {unknown or models}; choose from "
-              f"{', '.join(ANSWER_MODELS)}", file=sys.stderr)
-        return EXIT_USAGE
-    run(models, smoke=args.smoke, threads=args.threads, golden_sample=args.golden_sample)
+    run(args.models, smoke=args.smoke, threads=args.threads, golden_sample=args.golden_sample)
     return 0
 
 

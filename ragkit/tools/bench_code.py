@@ -44,7 +44,7 @@ from typing import Any, Sequence
 
 from ..evaluate.splits import split_of
 from ..report.tables import text_table
-from .common import run_script
+from .common import MAX_SIZE, add_smoke, names, numbers, run_script
 
 BUDGETS = (512, 1024, 2048)
 METRICS = ("pass", "recall")
@@ -266,32 +266,22 @@ def compare_code(sizes: Sequence[int] = (1000, 1500, 2000), smoke: bool = False,
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sizes", default="1000,1500,2000",
-                   help="code chunk sizes (characters) tried on the tune half")
-    p.add_argument("--contextual", default="structural,gemma",
+    p.add_argument("--sizes", type=numbers(50, MAX_SIZE), default=[1000, 1500, 2000],
+                   help="code chunk sizes (characters, at least 50) tried on the tune half, "
+                        "comma-separated (default 1000,1500,2000)")
+    from ..contextualize import GENERATORS
+
+    p.add_argument("--contextual", type=names(tuple(GENERATORS), "generator(s)"),
+                   default="structural,gemma",
                    help="preamble generators tried on Anthropic's chunks (LLM ones from the "
                         "committed cache); empty for none")
     p.add_argument("--gemma-contextual", action="store_true",
                    help="also embed the contextual chunks with EmbeddingGemma (slow on a CPU)")
-    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    add_smoke(p)
 
 
 def run_args(args: argparse.Namespace) -> dict[str, Any]:
-    try:
-        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
-        raise SystemExit(f"ragkit bench code: --sizes must be integers, got {args.sizes!r}")
-    if not sizes or min(sizes) < 50:
-        raise SystemExit(f"ragkit bench code: --sizes must be integers of at least 50, "
-                         f"got {args.sizes!r}")
-    from ..contextualize import GENERATORS
-
-    contextual = [g.strip() for g in args.contextual.split(",") if g.strip()]
-    bad = sorted(set(contextual) - set(GENERATORS))
-    if bad:
-        raise SystemExit(f"ragkit bench code: unknown --contextual generator(s) {bad}; choose "
-                         f"from {', '.join(GENERATORS)}")
-    return compare_code(sizes, smoke=args.smoke, contextual=contextual,
+    return compare_code(args.sizes, smoke=args.smoke, contextual=args.contextual,
                         gemma_contextual=args.gemma_contextual)
 
 

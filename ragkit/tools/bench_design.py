@@ -35,7 +35,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from .common import run_script
+from .common import add_smoke, names, run_script
 
 BENCHMARKS = ("course", "chroma", "anthropic")
 
@@ -196,12 +196,12 @@ def run_steps(benchmarks: Sequence[str]) -> list:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
-                   help="comma-separated: course, chroma, anthropic")
-    p.add_argument("--rerank", default="",
+    p.add_argument("--benchmarks", type=names(BENCHMARKS, "benchmark(s)"),
+                   default=",".join(BENCHMARKS), help="comma-separated: course, chroma, anthropic")
+    p.add_argument("--rerank", type=names(BENCHMARKS, "benchmark(s)"), default="",
                    help="benchmarks on which the router's stack is also run with the "
                         "cross-encoder (comma-separated; none by default)")
-    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    add_smoke(p)
     p.add_argument("--second-encoder", action="store_true",
                    help="run the router's chunks with EmbeddingGemma (RAGKIT_GEMMA_DIR) on "
                         "--benchmarks instead, keeping the other saved runs")
@@ -214,28 +214,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the effects from the saved runs; run nothing")
 
 
-def _names(text: str, flag: str) -> list[str]:
-    names = [b.strip() for b in text.split(",") if b.strip()]
-    unknown = sorted(set(names) - set(BENCHMARKS))
-    if unknown:
-        raise SystemExit(f"ragkit bench design: {flag}: unknown benchmark(s) {unknown}; "
-                         f"choose from {', '.join(BENCHMARKS)}")
-    return names
-
-
 def run_args(args: argparse.Namespace) -> list:
     if args.report:
         from ..experiments.design import print_effects, saved_runs
 
         return print_effects(saved_runs())
     if args.costs:
-        return run_costs(_names(args.benchmarks, "--benchmarks"))
+        return run_costs(args.benchmarks)
     if args.steps:
-        return run_steps(_names(args.benchmarks, "--benchmarks"))
+        return run_steps(args.benchmarks)
     if args.second_encoder:
-        return run_second_encoder(_names(args.benchmarks, "--benchmarks"))
-    return run_design(_names(args.benchmarks, "--benchmarks"), _names(args.rerank, "--rerank"),
-                      smoke=args.smoke)
+        return run_second_encoder(args.benchmarks)
+    return run_design(args.benchmarks, args.rerank, smoke=args.smoke)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench design") -> int:

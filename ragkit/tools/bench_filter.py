@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .common import bounded, run_script
+from .common import add_smoke, bounded, run_script
 
 REGIONS = ("eu", "us", "uk", "apac", "global")
 DOC_TYPES = ("policy", "faq", "runbook", "contract")
@@ -115,7 +115,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="records (default 1,000,000; at most 100,000,000)")
     p.add_argument("--repeats", type=bounded(1, 100), default=3,
                    help="timed runs of each (best kept)")
-    p.add_argument("--smoke", action="store_true", help="20,000 records, to check the machinery")
+    add_smoke(p, "20,000 records")
 
 
 def run_args(args: argparse.Namespace) -> list[dict[str, Any]]:

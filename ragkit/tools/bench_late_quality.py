@@ -28,7 +28,7 @@ import sys
 from typing import Any, Sequence
 
 from ..report.tables import text_table
-from .common import run_script
+from .common import MAX_SIZE, add_smoke, names, numbers, run_script
 
 SPECIALS = ("edges", "exclude", "every")
 METRICS = (("recall@k", "all"), ("ndcg@10", "all"), ("precision@k", "cross_reference"))
@@ -142,26 +142,17 @@ def late_quality(model: str | None = None, windows: Sequence[int] = (0, 512, 128
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="encoder folder or hub id (default: MiniLM)")
-    p.add_argument("--windows", default="0,512,128",
-                   help="macro-window sizes in tokens, 0 for the model's own limit")
-    p.add_argument("--specials", default=",".join(SPECIALS),
+    p.add_argument("--windows", type=numbers(0, MAX_SIZE), default=[0, 512, 128],
+                   help="macro-window sizes in tokens, 0 for the model's own limit, "
+                        "comma-separated (default 0,512,128)")
+    p.add_argument("--specials", type=names(SPECIALS, "pooling(s)", empty=False),
+                   default=",".join(SPECIALS),
                    help="ways of pooling the special tokens and prompt: edges, exclude, every")
-    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    add_smoke(p)
 
 
 def run_args(args: argparse.Namespace) -> list[list[Any]]:
-    try:
-        windows = [int(w) for w in args.windows.split(",") if w.strip()]
-    except ValueError:
-        raise SystemExit(f"ragkit bench late-quality: --windows must be integers, got "
-                         f"{args.windows!r}")
-    specials = [s.strip() for s in args.specials.split(",") if s.strip()]
-    bad = sorted(set(specials) - set(SPECIALS))
-    if not windows or min(windows) < 0 or bad or not specials:
-        raise SystemExit("ragkit bench late-quality: " + (
-            f"unknown --specials {bad}; choose from {', '.join(SPECIALS)}" if bad or not specials
-            else "--windows must be integers >= 0"))
-    return late_quality(args.model, windows, specials, smoke=args.smoke)
+    return late_quality(args.model, args.windows, args.specials, smoke=args.smoke)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench late-quality") -> int:

@@ -44,7 +44,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .bench_ann import _load_average, _peak_rss_mib, _spread, _widths
-from .common import EXIT_USAGE, bounded, run_script
+from .common import EXIT_USAGE, add_smoke, bounded, numbers, run_script
 
 DEFAULT_WINDOWS = tuple(range(8, 257, 8))
 
@@ -187,7 +187,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="vectors (windows), default 10,000,000")
     p.add_argument("--nlist", type=bounded(1, 1 << 20), default=None,
                    help="IVF cells (default 4096; 256 with --smoke)")
-    p.add_argument("--nprobes", type=lambda v: [int(x) for x in v.split(",")],
+    p.add_argument("--nprobes", type=numbers(1, 1 << 20),
                    default=[16, 64, 256], help="cells probed, comma-separated (default 16,64,256)")
     p.add_argument("--window", type=_widths, default=DEFAULT_WINDOWS,
                    help="window widths in tokens (default 8,16,...,256)")
@@ -198,8 +198,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cap", type=bounded(1, 1 << 30), default=1024,
                    help="the cap (MiB) on the searching process's own memory (default 1024)")
     p.add_argument("--keep", action="store_true", help="keep the index in --out")
-    p.add_argument("--smoke", action="store_true",
-                   help="200,000 windows and 256 cells, to check the machinery")
+    add_smoke(p, "200,000 windows and 256 cells")
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench ondisk") -> int:

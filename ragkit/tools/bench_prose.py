@@ -42,7 +42,7 @@ import sys
 from typing import Any, Sequence
 
 from ..report.tables import text_table
-from .common import run_script
+from .common import MAX_K, MAX_SIZE, add_smoke, numbers, run_script
 
 TARGET = {"recall": 0.824, "iou": 0.072}  # Chroma's MiniLM table, k = 5: the two bests
 BASE_PIPELINES = ("dense", "hybrid")
@@ -234,26 +234,17 @@ def run_prose(sizes: Sequence[int] = (64, 96, 128, 160, 200),
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sizes", default="64,96,128,160,200",
-                   help="sentence-group sizes (MiniLM tokens) tried on the tune half")
-    p.add_argument("--candidates", default="",
+    p.add_argument("--sizes", type=numbers(1, MAX_SIZE), default=[64, 96, 128, 160, 200],
+                   help="sentence-group sizes (MiniLM tokens) tried on the tune half, "
+                        "comma-separated (default 64,96,128,160,200)")
+    p.add_argument("--candidates", type=numbers(1, MAX_K, empty=True), default=[],
                    help="first-stage hits the cross-encoder rescores; one pipeline per value "
                         "(e.g. 20,50; none by default: slow on a CPU)")
-    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    add_smoke(p)
 
 
 def run_args(args: argparse.Namespace) -> dict[str, Any]:
-    lists = {}
-    for flag in ("sizes", "candidates"):
-        text = getattr(args, flag)
-        try:
-            lists[flag] = [int(s) for s in text.split(",") if s.strip()]
-        except ValueError:
-            raise SystemExit(f"ragkit bench prose: --{flag} must be integers, got {text!r}")
-        if (not lists[flag] and flag == "sizes") or min(lists[flag], default=1) <= 0:
-            raise SystemExit(f"ragkit bench prose: --{flag} must be positive integers, "
-                             f"got {text!r}")
-    return run_prose(lists["sizes"], lists["candidates"], smoke=args.smoke)
+    return run_prose(args.sizes, args.candidates, smoke=args.smoke)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench prose") -> int:

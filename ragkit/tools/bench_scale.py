@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .bench_ann import _load_average
-from .common import EXIT_FATAL, bounded, run_script
+from .common import EXIT_FATAL, add_smoke, bounded, run_script
 
 INSTALL_RAY = "make setup, or pip install -e '.[scale]' in the ragkit folder"
 
@@ -202,7 +202,7 @@ def run(copies: int, sizes: list[int], nprobes: list[int], n_queries: int,
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--smoke", action="store_true", help="a small slice, to check the machinery")
+    add_smoke(p)
     p.add_argument("--copies", type=bounded(1, 1000), default=None,
                    help="course corpus copies (default 2)")
     p.add_argument("--sizes", default=None,

@@ -61,6 +61,11 @@ MAX_SIZE = 1_000_000    # a chunker's SIZE and OVERLAP (characters or tokens)
 MAX_LIMIT = 1_000_000   # chunk --limit: chunks printed
 
 
+def add_smoke(p: argparse.ArgumentParser, what: str = "a small slice") -> None:
+    """The ``--smoke`` flag of every bench: it runs `what` instead, to check the machinery."""
+    p.add_argument("--smoke", action="store_true", help=f"{what}, to check the machinery")
+
+
 def whole_number(value: str, low: int, high: int) -> int:
     """`value` as a whole number from `low` to `high` (``1,000,000`` and ``1_000_000`` read as
     one million); `argparse.ArgumentTypeError` saying which bound it passed (a number too long
@@ -95,6 +100,48 @@ def bounded(low: int, high: int):
 
     number.__name__ = "whole number"
     return number
+
+
+def numbers(low: int, high: int, empty: bool = False):
+    """An argparse type: comma-separated whole numbers, each from `low` to `high`
+    (`whole_number`), in the order given; an empty list only where `empty` allows one.
+
+    >>> numbers(50, 1000)("1000, 1500")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be at most 1000, got 1500
+    >>> numbers(1, 10, empty=True)(" , ")
+    []
+    """
+    def parse(value: str) -> list[int]:
+        found = [whole_number(piece, low, high) for piece in value.split(",") if piece.strip()]
+        if not found and not empty:
+            raise argparse.ArgumentTypeError(f"needs at least one number, got {value!r}")
+        return found
+
+    parse.__name__ = "comma-separated whole numbers"
+    return parse
+
+
+def names(choices: tuple[str, ...] | list[str], what: str, empty: bool = True):
+    """An argparse type: comma-separated names, each one of `choices` (`what` says what they
+    are, in the error), in the order given; an empty list only where `empty` allows one.
+
+    >>> names(("course", "chroma"), "benchmark(s)")("chroma, wiki")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: unknown benchmark(s) ['wiki']; choose from course, chroma
+    """
+    def parse(value: str) -> list[str]:
+        found = [name.strip() for name in value.split(",") if name.strip()]
+        unknown = sorted(set(found) - set(choices))
+        if unknown or (not found and not empty):
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {unknown or [value]}; choose from {', '.join(choices)}")
+        return found
+
+    parse.__name__ = "comma-separated names"
+    return parse
 
 
 def environment_error() -> str | None:

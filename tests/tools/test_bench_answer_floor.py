@@ -139,8 +139,10 @@ def test_a_rerun_keeps_the_rows_of_a_model_it_does_not_measure(fake_models):
 
 
 def test_unknown_models_are_refused_before_any_work(capsys):
-    assert bench.main(["--models", "gpt-9"]) == 2
-    assert "unknown model(s) ['gpt-9']" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--models", "gpt-9"])
+    assert e.value.code == 2
+    assert "argument --models: unknown model(s) ['gpt-9']" in capsys.readouterr().err
 
 
 def course_dir():
