@@ -19,6 +19,7 @@ import numpy as np
 
 from ..evaluate.runs import Metric, common, per_query, versus
 from ..evaluate.stats import interval, ratio_effect
+from .prose import points
 from .claims import (CLAIMS, HELD, NOT_ATTRIBUTABLE, UNMEASURABLE, Claim, Select, _golden_records,
                      decide, subset_ids)
 
@@ -229,7 +230,7 @@ def claims_for(*prefixes: str) -> list[Claim]:
 def show(table, digits: int = 1):
     """A claim-check table for reading: values in %, the interval beside the estimate."""
     def pct(v):
-        return "–" if v is None or v != v else f"{100 * v:.{digits}f}"
+        return points(v, digits)
 
     out = table.copy()
     out["claimed"] = [pct(v) if v is not None else "direction" for v in table.claimed]

@@ -24,6 +24,7 @@ from ..evaluate.budget import BUDGETS, DEFAULT_BUDGET
 from ..evaluate.runs import Metric, per_query
 from ..evaluate.runs import versus as _versus
 from ..evaluate.stats import Comparison, interval
+from .prose import points
 
 MAIN_BENCHMARKS = ("course", "chroma", "anthropic")
 # experiments whose runs are the grid points of a tuning sweep (`ragkit bench prose`): left
@@ -275,9 +276,5 @@ def markdown(b: pd.DataFrame, max_rows: int = 12) -> str:
                      f"{fmt_ci(r['recall'], r['recall_low'], r['recall_high'])} | "
                      f"{fmt_ci(r['pass'], r['pass_low'], r['pass_high'])} | "
                      f"{fmt_ci(r['iou'], r['iou_low'], r['iou_high'])} | "
-                     f"{_pct(r['recall@5'])} | {r['n']} |")
+                     f"{points(r['recall@5'])} | {r['n']} |")
     return "\n".join(lines)
-
-
-def _pct(v: float) -> str:
-    return "–" if v != v else f"{100 * v:.1f}"

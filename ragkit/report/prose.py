@@ -34,6 +34,12 @@ def pct(x: float, digits: int = 1) -> str:
     return f"{100 * x:.{digits}f} %"
 
 
+def points(x: float | None, digits: int = 1) -> str:
+    """A share in points, for a table cell: ``points(0.7834) -> '78.3'``; a dash where there is
+    no value (None or NaN), so an empty cell is never printed as ``nan``."""
+    return "–" if x is None or x != x else f"{100 * x:.{digits}f}"
+
+
 def bound(x: float, digits: int = 1, scale: float = 100.0, signed: bool = True) -> str:
     """One end of an interval, in points by default. An end that is not 0 but would round to
     0 keeps the digits that show its sign, so a verdict read from it ("beats": the low end is

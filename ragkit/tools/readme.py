@@ -60,6 +60,7 @@ def results_table(folder: Path | None = None, max_rows: int = 10) -> str:
 def claims_table(folder: Path | None = None) -> str:
     """The claim check (notebook 07's table) as Markdown, claims only (no sensitivity rows)."""
     from ..report.claim_check import check_claims
+    from ..report.prose import points
     from ..report.results import load_results, load_scores
 
     folder = folder or PROJECT_ROOT / "results"
@@ -68,21 +69,18 @@ def claims_table(folder: Path | None = None) -> str:
         return ""
     out = check_claims(df, load_scores(folder), sensitivity=False)
 
-    def pct(v):
-        return "–" if v is None or v != v else f"{100 * v:.1f}"
-
     lines = ["| source | claim | metric | claimed | ours | baseline | effect [95 % CI] | n | "
              "verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for r in out.to_dict("records"):
         verdict = r["verdict"] + (f" ({r['reason']})" if r["reason"] else "")
         effect = "–" if r["estimate"] != r["estimate"] else \
-            f"{pct(r['estimate'])} [{pct(r['low'])}, {pct(r['high'])}]"
+            f"{points(r['estimate'])} [{points(r['low'])}, {points(r['high'])}]"
         claimed = "direction" if r["claimed"] is None or r["claimed"] != r["claimed"] \
-            else pct(r["claimed"])
+            else points(r["claimed"])
         metric = r["metric"] + (" (cross-reference questions)" if r["subset"] != "all" else "")
         lines.append(f"| {r['source']} | {r['claim']} | {metric} | {claimed} | "
-                     f"{pct(r['ours'])} | {pct(r['baseline'])} | {effect} | {r['n'] or '–'} | "
-                     f"{verdict} |")
+                     f"{points(r['ours'])} | {points(r['baseline'])} | {effect} | "
+                     f"{r['n'] or '–'} | {verdict} |")
     return "\n".join(lines) + (
         "\n\nValues in %. Each claim's metric, configuration, baseline, subset and tolerance "
         "(10 % of the claimed value) are declared in `ragkit/report/claims.py` before any number is "
