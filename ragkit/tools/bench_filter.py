@@ -18,12 +18,14 @@ filter is timed, not the vector search after it; rows go to ``results/bench_filt
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 import time
 from typing import Any, Callable
 
 import numpy as np
 
+from ..types import as_date, effective_date
 from .common import add_smoke, bounded, run_script
 
 REGIONS = ("eu", "us", "uk", "apac", "global")
@@ -52,11 +54,12 @@ def filters(n: int) -> dict[str, Any]:
     return {
         "region = eu": {"region": "eu"},
         "region in (eu, global), policy": {"region": ["eu", "global"], "doc_type": "policy"},
-        "effective_date in 2022-2023": {
-            "effective_date": lambda d: d is not None and "2022-01-01" <= d <= "2023-12-31"},
+        "effective_date in 2022-2023": {  # dates compared as dates (ragkit.types)
+            "effective_date": lambda d: d is not None
+            and dt.date(2022, 1, 1) <= as_date(d) <= dt.date(2023, 12, 31)},
         "doc_id in 50 ids": {"doc_id": [f"doc{(k * 7919) % docs}" for k in range(50)]},
         "callable on the record": lambda m: m.get("region") in ("eu", "global")
-        and m.get("effective_date", "") <= "2023-06-30",
+        and (effective_date(m) or dt.date.max) <= dt.date(2023, 6, 30),
     }
 
 
