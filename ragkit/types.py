@@ -168,6 +168,11 @@ class Span:
     def __len__(self) -> int:
         return self.end - self.start
 
+    @property
+    def span(self) -> tuple[int, int]:
+        """``(start, end)``, as a `Chunk`'s: what span arithmetic reads from either."""
+        return (self.start, self.end)
+
 
 def merge_gold(gold: Sequence[Span]) -> tuple[Span, ...]:
     """One question's gold with the spans that share characters merged into one span.

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..text.tokens import count_tokens as _count
-from ..types import Chunk, Query
+from ..types import Chunk, Query, Span
 from .spans import Range, _span_scores, covered_fraction, subtract_all, union
 
 BUDGETS = (256, 512, 1024, 2048, 4096)   # cl100k_base tokens
@@ -156,23 +156,10 @@ def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None 
     and tokens used, for one answerable query's packed context."""
     gold = [(g.doc_id, g.start, g.end) for g in query.gold]
     out = _span_scores(list(packed.spans), gold)
-    pieces = [_Range(d, s, e) for d, s, e in packed.spans]
+    pieces = [Span(d, s, e) for d, s, e in packed.spans]
     whole = [covered_fraction(g, pieces, texts.get(g.doc_id) if texts else None) >= 1.0
              for g in query.gold]
     out["pass"] = float(np.mean(whole)) if whole else 0.0
     out["hit"] = float(all(whole)) if whole else 0.0
     out["tokens"] = float(packed.tokens)
     return out
-
-
-@dataclass(frozen=True)
-class _Range:
-    """A stand-in with a chunk's `doc_id` and `span`, for `covered_fraction`."""
-
-    doc_id: str
-    start: int
-    end: int
-
-    @property
-    def span(self) -> Range:
-        return (self.start, self.end)
