@@ -29,7 +29,7 @@ from ragkit.scale.shards import JOURNAL, MANIFEST
 from ragkit.text import load_corpus
 from ragkit.types import Document
 
-# In make test (and so in CI): 30 s on an idle 2-core machine, about two minutes on a loaded one.
+pytestmark = pytest.mark.slow  # about two minutes on a loaded 2-core machine
 
 RAY = str(Path(sys.executable).with_name("ray"))
 COLUMNS = ("row", "chunk_id", "doc_id", "start", "end", "text", "prefix", "strategy",
