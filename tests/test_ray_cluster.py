@@ -29,17 +29,41 @@ from ragkit.scale.shards import JOURNAL, MANIFEST
 from ragkit.text import load_corpus
 from ragkit.types import Document
 
-pytestmark = pytest.mark.slow  # about two minutes on a loaded 2-core machine
+# In make test: 30 s on an idle 2-core machine, about two minutes on a loaded one. One group:
+# its three tests share the module's cluster, so they run on one pytest-xdist worker.
+pytestmark = [pytest.mark.long, pytest.mark.xdist_group("ray-cluster")]
 
 RAY = str(Path(sys.executable).with_name("ray"))
 COLUMNS = ("row", "chunk_id", "doc_id", "start", "end", "text", "prefix", "strategy",
            "metadata", "tokens", "truncated")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(n: int) -> list[int]:
+    """n distinct ports free now (each socket held open until all are chosen)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _own_ports(node: int) -> list[str]:
+    """Every port a node listens on, its own: under ``make test`` another Ray (notebook 09,
+    tests/test_raydata.py) may be starting workers on this machine at the same moment, from
+    Ray's default worker range (10002-19999), and a port one Ray finds free can be taken by
+    the other before it binds (a driver that loses that race is aborted, taking its pytest
+    worker with it). So each node draws workers from a range below Linux's ephemeral ports
+    (32768+) and apart from Ray's default, offset by this process's id, and the rest of its
+    ports are free ones chosen here."""
+    low = 20000 + (os.getpid() % 60) * 200 + node * 100
+    agent, grpc, runtime, metrics, manager, objects = _free_ports(6)
+    return [f"--min-worker-port={low}", f"--max-worker-port={low + 99}",
+            f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={grpc}",
+            f"--runtime-env-agent-port={runtime}", f"--metrics-export-port={metrics}",
+            f"--node-manager-port={manager}", f"--object-manager-port={objects}"]
 
 
 def _die_with_this_process() -> None:
@@ -92,7 +116,7 @@ def cluster():
     from ragkit.scale import connect
 
     ray.shutdown()
-    port = _free_port()
+    port, = _free_ports(1)
     address = f"127.0.0.1:{port}"
     tmp = Path(tempfile.mkdtemp(prefix="rk-ray-"))  # short: Ray's socket paths have a limit
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -102,9 +126,10 @@ def cluster():
     before = os.environ.get("RAY_ADDRESS")
     try:
         procs.append(_start(["--head", f"--port={port}", "--include-dashboard=false",
-                             f"--temp-dir={tmp / 'ray'}"], env, logs[0]))
+                             f"--temp-dir={tmp / 'ray'}", *_own_ports(0)], env, logs[0]))
         _wait_started(procs, logs)
-        procs.append(_start([f"--address={address}", "--num-gpus=1"], env, logs[1]))
+        procs.append(_start([f"--address={address}", "--num-gpus=1", *_own_ports(1)], env,
+                            logs[1]))
         _wait_started(procs, logs)
         os.environ["RAY_ADDRESS"] = address
         connect()  # what the pipeline calls: ray.init(address=RAY_ADDRESS), no num_cpus
