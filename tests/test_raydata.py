@@ -101,3 +101,29 @@ def test_a_shard_from_rows_staged_in_any_order_is_the_single_process_shard(tmp_p
     assert (tmp_path / "shard-00000.parquet").read_bytes() == single.shards[0].read_bytes()
     assert entry["sha256"] == single.manifest["shards"][0]["sha256"]
     assert entry["rows"] == len(single) and entry["first_row"] == 0
+
+
+def test_the_ray_runner_stops_the_ray_it_started_and_only_that(fake_ray, monkeypatch):
+    """`throughput`'s Ray runner stops a Ray it started (left to the interpreter's exit, a
+    notebook kernel is killed by SIGTERM mid-shutdown and Ray prints a stack dump), and leaves
+    a Ray that was up before it alone."""
+    from ragkit.scale import measure
+    from ragkit.scale.batches import run_local
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    stops = []
+    sys.modules["ray"].shutdown = lambda: (stops.append(1), fake_ray.clear())
+
+    def run_ray(stages, docs, concurrency, batch_size):
+        connect(num_cpus=concurrency + 1)  # starts (the fake) Ray, as the real runner does
+        return run_local(stages, docs, batch_size=batch_size)
+
+    monkeypatch.setattr(raydata, "run_ray", run_ray)
+    docs = [Document("a", "Refunds are paid within ten days of the request. " * 6)]
+    rates, _ = measure.throughput(docs, runners=("1 process", "ray 2 actors"))
+    assert rates["ray 2 actors"]["same_chunks_as_first"] == 1.0 and rates["ray 2 actors"]["chunks"]
+    assert stops == [1] and not fake_ray  # started by the runner: stopped
+
+    connect()  # a Ray the caller started before
+    measure.throughput(docs, runners=("ray 2 actors",))
+    assert stops == [1] and len(fake_ray) == 1  # left up

@@ -92,15 +92,32 @@ def _run_runners(stages: Callable[..., list], docs: Sequence[Document], runners:
         elif runner == "2 processes":
             rows = run_datasets(stages(), docs, num_proc=2, batch_size=batch_size)
         elif runner == "ray 2 actors":
+            ray_was_up = _ray_is_up()
             rows = run_ray(stages(), docs, concurrency=2, batch_size=batch_size)
         else:
             raise ValueError(f"unknown runner {runner!r}")
         out[runner] = _rates(rows, docs, time.perf_counter() - t0)
+        if runner == "ray 2 actors" and not ray_was_up:
+            _stop_ray()
         ids = [str(i) for i in rows["chunk_id"]]
         if reference is None:
             reference, vectors = ids, np.asarray(rows["vector"], np.float32)
         out[runner]["same_chunks_as_first"] = float(ids == reference)
     return out, vectors
+
+
+def _ray_is_up() -> bool:
+    return "ray" in sys.modules and sys.modules["ray"].is_initialized()
+
+
+def _stop_ray() -> None:
+    """Stop the Ray that the Ray runner started here (its start-up is part of its time; its
+    shutdown is not). Left up, it is stopped at the interpreter's exit, which under load takes
+    longer than a notebook runner waits for a kernel to exit: the kernel is then sent SIGTERM
+    and Ray prints a stack dump for it."""
+    import ray
+
+    ray.shutdown()
 
 
 def runner_reading(rates: dict[str, dict[str, float]], cpus: int) -> str:
