@@ -63,6 +63,32 @@ def test_datasets_map_with_two_processes_matches_one(stages, docs, single):
     _same(single, run_datasets(stages, docs, num_proc=2, batch_size=3))
 
 
+class _BarsSeen:
+    """A stage that records, in each worker, whether progress bars would be drawn there."""
+
+    def __call__(self, batch):
+        import datasets
+        from transformers.utils import logging as hf_logging
+
+        seen = hf_logging.is_progress_bar_enabled() or datasets.is_progress_bar_enabled()
+        return {"bars": [seen] * len(batch["doc_id"])}
+
+
+def test_forked_workers_draw_no_progress_bars_and_the_setting_comes_back(docs):
+    # in a notebook, a bar drawn in a forked worker (the encoder loading its weights) is a
+    # widget message the kernel will not send from a fork: it prints the message whole
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.enable_progress_bar()
+    out = run_datasets([_BarsSeen()], docs, num_proc=2, batch_size=2)
+    assert len(out["bars"]) == len(docs) and not any(out["bars"])
+    assert hf_logging.is_progress_bar_enabled()  # the caller's setting, back
+    hf_logging.disable_progress_bar()
+    run_datasets([_BarsSeen()], docs, num_proc=2, batch_size=2)
+    assert not hf_logging.is_progress_bar_enabled()
+    hf_logging.enable_progress_bar()
+
+
 @pytest.mark.slow  # starts a Ray runtime (about 35 s); test_raydata.py covers the module
 def test_ray_data_local_mode_matches_one_process(stages, docs, single):
     # Ray comes with `make setup`: no skip (a missing Ray is an install error here)

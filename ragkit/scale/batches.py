@@ -135,20 +135,26 @@ def concat(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def run_datasets(stages: Sequence[Stage], docs: Iterable[Document], num_proc: int = 1,
                  batch_size: int = 64) -> dict[str, Any]:
     """The stages under ``datasets.Dataset.map(batched=True, num_proc=num_proc)``, one map per
-    stage; rows come back in document order."""
+    stage; rows come back in document order. Progress bars (datasets', and transformers' as each
+    worker loads its encoder) are off meanwhile: in a notebook, a bar drawn by a forked worker
+    is a widget message the kernel refuses to send from a fork, and prints whole instead."""
     import datasets
+    from transformers.utils import logging as hf_logging
 
     ds = datasets.Dataset.from_dict(documents_to_batch(docs))
-    quiet = not datasets.utils.logging.is_progress_bar_enabled()
+    bars = (datasets.utils.logging.is_progress_bar_enabled(), hf_logging.is_progress_bar_enabled())
     datasets.disable_progress_bars()
+    hf_logging.disable_progress_bar()
     try:
         for stage in stages:
             ds = ds.map(stage, batched=True, batch_size=batch_size, num_proc=num_proc
                         if num_proc > 1 else None, remove_columns=ds.column_names,
                         load_from_cache_file=False, keep_in_memory=True)
     finally:
-        if not quiet:
+        if bars[0]:
             datasets.enable_progress_bars()
+        if bars[1]:
+            hf_logging.enable_progress_bar()
     cols = ds.to_dict()
     if "vector" in cols:
         cols["vector"] = np.asarray(cols["vector"], np.float32).reshape(len(ds), -1)
