@@ -54,7 +54,7 @@ constraints: setup
 
 # make test: every module's tests and every notebook in the smoke profile, on TEST_WORKERS
 # processes (pytest-xdist), each property test at TEST_EXAMPLES examples. make test-all adds the
-# tests marked slow (the same notebook twice, a Ray local-mode run, timing benches) and runs the
+# tests marked slow (the same notebook twice, timing benches) and runs the
 # property tests at 1,000 examples. Both print their wall time and their 20 slowest tests.
 # --dist loadgroup: one worker runs the notebooks in order (each reuses the vectors the ones
 # before it cached) while the other starts on the long tests, then both share the rest.

@@ -89,7 +89,7 @@ def test_forked_workers_draw_no_progress_bars_and_the_setting_comes_back(docs):
     hf_logging.enable_progress_bar()
 
 
-@pytest.mark.slow  # starts a Ray runtime (about 35 s); test_raydata.py covers the module
+@pytest.mark.long  # starts a Ray runtime here (about 35 s): in make test, as the cluster test is
 def test_ray_data_local_mode_matches_one_process(stages, docs, single):
     # Ray comes with `make setup`: no skip (a missing Ray is an install error here)
     import ray
