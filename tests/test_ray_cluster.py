@@ -51,13 +51,13 @@ def _free_ports(n: int) -> list[int]:
 
 
 def _own_ports(node: int) -> list[str]:
-    """Every port a node listens on, its own: under ``make test`` another Ray (notebook 09,
-    tests/test_raydata.py) may be starting workers on this machine at the same moment, from
-    Ray's default worker range (10002-19999), and a port one Ray finds free can be taken by
-    the other before it binds (a driver that loses that race is aborted, taking its pytest
-    worker with it). So each node draws workers from a range below Linux's ephemeral ports
-    (32768+) and apart from Ray's default, offset by this process's id, and the rest of its
-    ports are free ones chosen here."""
+    """Every port a node listens on, its own: under ``make test`` another Ray (the local one of
+    tests/test_stages.py, or a user's) may be starting workers on this machine at the same
+    moment, from Ray's default worker range (10002-19999), and a port one Ray finds free can be
+    taken by the other before it binds (a driver that loses that race is aborted, taking its
+    pytest worker with it). So each node draws workers from a range below Linux's ephemeral
+    ports (32768+) and apart from Ray's default, offset by this process's id, and the rest of
+    its ports are free ones chosen here."""
     low = 20000 + (os.getpid() % 60) * 200 + node * 100
     agent, grpc, runtime, metrics, manager, objects = _free_ports(6)
     return [f"--min-worker-port={low}", f"--max-worker-port={low + 99}",

@@ -79,14 +79,17 @@ def test_forked_workers_draw_no_progress_bars_and_the_setting_comes_back(docs):
     # widget message the kernel will not send from a fork: it prints the message whole
     from transformers.utils import logging as hf_logging
 
-    hf_logging.enable_progress_bar()
-    out = run_datasets([_BarsSeen()], docs, num_proc=2, batch_size=2)
-    assert len(out["bars"]) == len(docs) and not any(out["bars"])
-    assert hf_logging.is_progress_bar_enabled()  # the caller's setting, back
-    hf_logging.disable_progress_bar()
-    run_datasets([_BarsSeen()], docs, num_proc=2, batch_size=2)
-    assert not hf_logging.is_progress_bar_enabled()
-    hf_logging.enable_progress_bar()
+    before = hf_logging.is_progress_bar_enabled()
+    try:
+        hf_logging.enable_progress_bar()
+        out = run_datasets([_BarsSeen()], docs, num_proc=2, batch_size=2)
+        assert len(out["bars"]) == len(docs) and not any(out["bars"])
+        assert hf_logging.is_progress_bar_enabled()  # the caller's setting, back
+        hf_logging.disable_progress_bar()
+        run_datasets([_BarsSeen()], docs, num_proc=2, batch_size=2)
+        assert not hf_logging.is_progress_bar_enabled()
+    finally:
+        (hf_logging.enable_progress_bar if before else hf_logging.disable_progress_bar)()
 
 
 @pytest.mark.long  # starts a Ray runtime here (about 35 s): in make test, as the cluster test is
