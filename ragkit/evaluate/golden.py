@@ -272,10 +272,10 @@ def build_golden(questions: str | Path, docs: Mapping[str, Document], out: str |
     """Resolve every quote to a span; write the span-anchored records to `out` if given."""
     records, problems = check_questions(questions, docs)
     if out is not None:
-        from ..cache import atomic_write_text
+        from ..files import write_whole
 
-        atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                                       for r in records))
+        write_whole(out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                 for r in records).encode("utf-8"))
     return records, problems
 
 

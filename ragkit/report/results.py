@@ -227,19 +227,27 @@ def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def append_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Add rows to a results file. The read and the rewrite happen under a lock file next to
-    it (``.<name>.lock``), so runs appending to one file at once keep every row. A `path`
-    that is a symlink is resolved first: the lock and the rows go next to and into its target,
-    and the link stays a link."""
+    """Add rows at the end of a results file, in place (`ragkit.files.append_bytes`): the
+    rows already there are left as they are, byte for byte, and the file keeps its mode,
+    its inode and so its hard links. The existing rows are read first (a file that is not
+    JSON rows is refused, `ResultsFileError`), and the read and the append happen under a
+    lock file next to it (``.<name>.lock``), so runs appending to one file at once keep every
+    row. A `path` that is a symlink is resolved first: the lock and the rows go next to and
+    into its target, and the link stays a link."""
     import os
 
     from filelock import FileLock
 
+    from ..files import append_bytes
+
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
+    new = sorted(rows, key=_sort_key)
     with FileLock(str(path.parent / f".{path.name}.lock")):
-        old = read_rows(path) if path.exists() else []
-        write_rows(path, [*old, *rows])
+        if path.exists():
+            read_rows(path)
+        append_bytes(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
+                                   for r in new).encode("utf-8"))
 
 
 class ResultsFileError(ValueError):

@@ -37,6 +37,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..files import shown
 from .common import (EXIT_BUG, EXIT_FATAL, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, MAX_K, MAX_LIMIT,
                      MAX_SIZE, Parser, environment_error, positive_int, whole_number)
 
@@ -242,14 +243,15 @@ def cmd_chunk(a) -> int:
             rows.append({"id": c.id, "doc_id": c.doc_id, "start": c.start, "end": c.end,
                          "prefix": c.prefix, "text": c.text, "strategy": c.strategy})
     if a.out:
-        from ..cache import atomic_write_text
+        from ..files import write_whole
 
         try:
-            atomic_write_text(a.out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                                             for r in rows))
+            write_whole(a.out, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                       for r in rows).encode("utf-8"))
         except OSError as e:
-            raise CliError(f"--out {a.out}: cannot be written ({e.strerror or e})") from None
-        print(f"{len(rows)} chunks written to {a.out}")
+            raise CliError(f"--out {shown(a.out)}: cannot be written ({e.strerror or e})"
+                           ) from None
+        print(f"{len(rows)} chunks written to {shown(a.out)}")
     else:
         for r in rows[: a.limit]:
             body = " ".join(r["text"].split())

@@ -40,18 +40,39 @@ def modules() -> list[str]:
     return out
 
 
+# What pdoc writes at the top of its output folder: a folder of only these (a reference built
+# before `ragkit docs` left its marker) is one `ragkit docs` made.
+PDOC_NAMES = ("index.html", "search.js", "ragkit.html", "ragkit")
+
+
 def build(out: Path = OUT) -> list[str]:
-    """Write the reference into `out` (replacing what is there); the warnings pdoc gave."""
+    """Write the reference into `out`, replacing it only when it is one that `ragkit docs`
+    made (`ragkit.tools.outputs.check_folder`: new, empty, or holding its marker); the
+    warnings pdoc gave. `OutputError` for any other folder or a file: nothing is removed."""
     import pdoc
     import pdoc.render
 
+    from .outputs import check_folder, mark_folder
+
+    check_folder(out, "--out", "docs", also=_pdoc_only(out))
     pdoc.render.configure(docformat="restructuredtext", footer_text="ragkit")
     if out.exists():
         shutil.rmtree(out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pdoc.pdoc(*modules(), output_directory=out)
+    mark_folder(out, "docs")
     return [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
+def _pdoc_only(out: Path) -> tuple[str, ...]:
+    """The names in `out` when every one of them is one pdoc writes (a reference built before
+    the marker), else none."""
+    try:
+        names = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    except OSError:
+        return ()
+    return tuple(names) if names and names <= set(PDOC_NAMES) else ()
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit docs") -> int:
@@ -61,11 +82,18 @@ def main(argv: list[str] | None = None, prog: str = "ragkit docs") -> int:
                    help="the folder to write (default: %(default)s)")
     args = p.parse_args(argv)
     prepare()
-    problems = build(args.out)
+    from ..files import shown
+    from .outputs import OutputError
+
+    try:
+        problems = build(args.out)
+    except OutputError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
     for line in problems:
         print(f"{prog}: {line}", file=sys.stderr)
     pages = sum(1 for _ in args.out.rglob("*.html"))
-    print(f"{args.out}: {pages} pages" + (f", {len(problems)} warning(s)" if problems else ""))
+    print(f"{shown(args.out)}: {pages} pages" + (f", {len(problems)} warning(s)" if problems else ""))
     return 1 if problems else 0
 
 

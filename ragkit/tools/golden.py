@@ -17,6 +17,7 @@ import warnings
 
 from ..evaluate.golden import GoldenWarning, build_golden
 from ..evaluate.questions import GoldenError
+from ..files import shown
 from ..text.corpus import load_corpus
 from ..text.documents import DocumentError
 from .outputs import OutputError, check_output
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:
         return 2
     except (DocumentError, GoldenError) as e:
         print(e)
+        return 3
+    except OSError as e:  # OUT's folder cannot be made, the disk is full: nothing written
+        print(f"{prog}: OUT {shown(a.out)}: cannot be written ({e.strerror or e})",
+              file=sys.stderr)
         return 3
     for line in corpus.summary():
         print(line)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..retrieve.base import Retriever
-from .common import bounded, prepare
+from .common import Parser, bounded, prepare
 
 
 def hf_documents(name: str, config: str | None, split: str, text_field: str,
@@ -54,8 +54,12 @@ def build(a: argparse.Namespace) -> int:
     from ..scale.index import ScaledIndex
     from ..scale.shards import build_shards
     from ..scale.stages import ChunkStage, EmbedStage
+    from .outputs import mark_folder
 
     out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    mark_folder(out, "index")  # first: a run stopped half-way may be resumed
+    fingerprint = CorpusFingerprint(a.strategy)
     if a.hf_dataset:
         docs, total = hf_documents(a.hf_dataset, a.hf_config, a.split, a.text_field, a.id_field)
     else:
@@ -67,6 +71,7 @@ def build(a: argparse.Namespace) -> int:
         for line in corpus.summary():  # README, hidden/backup files, duplicates, other types
             print(line, file=sys.stderr)
         docs, total = iter(corpus.documents), len(corpus.documents)
+    docs = fingerprint.watch(docs)
     stages = [ChunkStage(a.strategy, context=a.context), EmbedStage(a.embedder)]
     shards = build_shards(docs, out / "shards", stages, shard_docs=a.shard_docs,
                           num_proc=a.num_proc, total_docs=total, progress=True)
@@ -79,8 +84,85 @@ def build(a: argparse.Namespace) -> int:
               "(their rows say truncated=true)", file=sys.stderr)
     index = ScaledIndex.from_shards(out / "shards", kind=a.kind, metadata=False, progress=True)
     path = index.save(out / "index")
+    fingerprint.save(out)
     print(f"{a.kind} index of {len(index):,} vectors: {path}")
     return 0
+
+
+FINGERPRINT = "corpus.json"  # in OUT: the documents (id -> text hash) and chunker it holds
+NAMES_SHOWN = 8
+
+
+class CorpusFingerprint:
+    """What an index was built from: each document's id and the sha256 of its text, and the
+    chunker. `watch` records the documents as they pass to the shards; `save` writes
+    ``OUT/corpus.json``; `check_corpus` compares a corpus with it."""
+
+    def __init__(self, strategy: str):
+        self.strategy = strategy
+        self.documents: dict[str, str] = {}
+
+    def watch(self, docs: Iterator[Any]) -> Iterator[Any]:
+        from ..types import text_hash
+
+        for doc in docs:
+            self.documents[doc.id] = text_hash(doc.text)
+            yield doc
+
+    def save(self, out: Path) -> None:
+        import json
+
+        from ..files import write_whole
+
+        write_whole(out / FINGERPRINT, json.dumps(
+            {"strategy": self.strategy, "documents": self.documents}, indent=1,
+            sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def _names(ids: list[str]) -> str:
+    from ..files import shown
+
+    return ", ".join(shown(i) for i in ids[:NAMES_SHOWN]) + (
+        f", ... and {len(ids) - NAMES_SHOWN} more" if len(ids) > NAMES_SHOWN else "")
+
+
+def check_corpus(folder: str | Path, documents: Sequence[Any]) -> None:
+    """`ValueError` naming the documents of `documents` that differ from those the index in
+    `folder` was built from (``corpus.json``: a changed text, a document not in it); an index
+    built before fingerprints is checked by `check_spans` instead."""
+    from .. import jsonio
+    from ..types import text_hash
+
+    path = Path(folder) / FINGERPRINT
+    if not path.is_file():
+        return
+    try:
+        built = jsonio.loads(path.read_text(encoding="utf-8"))["documents"]
+        assert isinstance(built, dict)
+    except (ValueError, KeyError, TypeError, AssertionError, OSError) as e:
+        raise ValueError(f"{path}: not a corpus fingerprint ragkit can read ({e}); rebuild "
+                         "the index with `ragkit index`") from None
+    if not any(d.id in built for d in documents):
+        return  # none of them: `evaluate_index` says so
+    changed = [d.id for d in documents if d.id in built and built[d.id] != text_hash(d.text)]
+    new = [d.id for d in documents if d.id not in built]
+    if changed or new:
+        parts = ([f"{len(changed)} document(s) changed since it was built ({_names(changed)})"]
+                 if changed else []) + ([f"{len(new)} not in it ({_names(new)})"] if new else [])
+        raise ValueError(f"was built from another version of this corpus: {'; '.join(parts)}; "
+                         "rebuild it with `ragkit index`, or evaluate with --strategies")
+
+
+def check_spans(documents: Sequence[Any], chunks: Sequence[Any]) -> None:
+    """`ValueError` naming the documents whose text no longer holds their chunks' text at the
+    chunks' spans (an index built before fingerprints, from another version of a document)."""
+    by_id = {d.id: d for d in documents}
+    changed = sorted({c.doc_id for c in chunks
+                      if by_id[c.doc_id].text[c.start:c.end] != c.text})
+    if changed:
+        raise ValueError(f"was built from another version of this corpus: {len(changed)} "
+                         f"document(s) changed since it was built ({_names(changed)}); "
+                         "rebuild it with `ragkit index`, or evaluate with --strategies")
 
 
 CHUNK_READ = ("row", "chunk_id", "doc_id", "start", "end", "text", "prefix", "strategy",
@@ -200,10 +282,12 @@ def evaluate_index(bench: Any, folder: str, embedder: Any, k: int,
     from ..experiments.pipeline import run_experiment
 
     retriever = IndexRetriever(folder, embedder, nprobe)
+    check_corpus(folder, bench.documents)
     chunks = retriever.chunks_of({d.id for d in bench.documents})
     if not chunks:
         raise ValueError(f"{folder} holds none of the {len(bench.documents)} documents of "
                          "this corpus: build the index from the same documents")
+    check_spans(bench.documents, chunks)
     return run_experiment(bench, chunks=chunks, retriever=retriever, k=k,
                           label=f"index:{Path(folder).name}")
 
@@ -227,15 +311,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", choices=["ivf_flat", "ivf_pq", "hnsw"], default="ivf_flat")
 
 
+def _built_before(out: Path) -> tuple[str, ...]:
+    """("shards",) when `out` holds the shards of an index built before the marker file."""
+    from ..scale.shards import MANIFEST
+
+    return ("shards",) if (out / "shards" / MANIFEST).is_file() else ()
+
+
 def main(argv: list[str] | None = None, prog: str = "ragkit index") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=prog, description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     a = p.parse_args(argv)
     if not a.source and not a.hf_dataset:
         p.error("give a folder of documents or --hf-dataset NAME")
     if a.source and not Path(a.source).is_dir():
         p.error(f"{a.source}: no such folder")
+    from .outputs import OutputError, check_folder
+
+    try:  # new, empty, or an index folder (resumed): never a folder of the reader's
+        check_folder(a.out, "--out", "index", also=_built_before(Path(a.out)))
+    except OutputError as e:
+        p.error(str(e))
     prepare()
     try:
         return build(a)
