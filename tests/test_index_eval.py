@@ -72,3 +72,52 @@ def test_the_eval_command_prints_and_records_the_budgeted_metrics(tiny, tmp_path
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert {r["budget"] for r in rows if r["metric"] == "pass@B"} == set(BUDGETS)
     assert {r["experiment"] for r in rows} == {"eval_index"}
+
+
+@pytest.mark.parametrize("fingerprint", [True, False], ids=["fingerprint", "built-before"])
+def test_an_index_of_an_edited_corpus_is_refused_naming_the_documents(tiny, tmp_path,
+                                                                       fingerprint, capsys):
+    """Issue 51, case 4: the index of a corpus, then two of its documents edited (3 KB put in
+    front): eval --index scored 0 % and exited 0. Now exit 3, one line naming both documents,
+    both with the corpus fingerprint the index records and (an index built before it) by its
+    chunks no longer found at their spans."""
+    from ragkit.tools.cli import main
+
+    root, _ = tiny
+    index = tmp_path / "ix"
+    shutil.copytree(root / "ix", index)
+    assert (index / index_build.FINGERPRINT).is_file()
+    if not fingerprint:
+        (index / index_build.FINGERPRINT).unlink()
+    corpus = tmp_path / "corpus"
+    shutil.copytree(root / "corpus", corpus)
+    for name in DOCS[:2]:
+        path = corpus / f"{name}.md"
+        text = path.read_text(encoding="utf-8")
+        head, sep, body = text.partition("\n---\n") if text.startswith("---") else ("", "", text)
+        path.write_text(head + sep + "Prepended. " * 280 + "\n\n" + body, encoding="utf-8")
+    code = main(["eval", "--corpus", str(corpus), "--golden", str(root / "golden.jsonl"),
+                 "--index", str(index), "--results", str(tmp_path / "rows.jsonl")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and len(err) == 1, err
+    assert "another version of this corpus" in err[0] and "2 document(s) changed" in err[0]
+    assert DOCS[0] in err[0] and DOCS[1] in err[0] and DOCS[2] not in err[0]
+    assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_a_truncated_index_file_is_one_line(tiny, tmp_path, capsys):
+    """Issue 51, case 10: a truncated index.faiss under eval --index was faiss's RuntimeError
+    traceback (exit 4); now one line naming the file, exit 3."""
+    from ragkit.tools.cli import main
+
+    root, _ = tiny
+    index = tmp_path / "ix"
+    shutil.copytree(root / "ix", index)
+    data = (index / "index.faiss").read_bytes()
+    (index / "index.faiss").write_bytes(data[: len(data) // 2])
+    code = main(["eval", "--corpus", str(root / "corpus"), "--golden",
+                 str(root / "golden.jsonl"), "--index", str(index), "--results",
+                 str(tmp_path / "rows.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 3 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "index.faiss: not a faiss index ragkit can read" in err

@@ -252,7 +252,13 @@ class ScaledIndex:
             info = jsonio.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise ValueError(f"{path.with_suffix('.json')}: not readable JSON ({e})") from None
-        index = faiss.read_index(str(path.with_suffix(".faiss")))
+        try:
+            index = faiss.read_index(str(path.with_suffix(".faiss")))
+        except RuntimeError as e:  # a truncated or foreign file: faiss's "read error"
+            reason = " ".join(str(e).split())
+            reason = reason.split("Error: ")[-1][:160] if "Error: " in reason else reason[:160]
+            raise ValueError(f"{path.with_suffix('.faiss')}: not a faiss index ragkit can read "
+                             f"({reason}); rebuild it with `ragkit index`") from None
         meta = MetadataColumns()
         for t in ShardSet(shards).tables(["doc_id", "metadata"]):
             meta.extend({**json.loads(m), "doc_id": d} for d, m in
