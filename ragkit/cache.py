@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -233,3 +234,83 @@ class JsonlCache:
         recs.sort(key=lambda r: r["key"])
         atomic_write_text(self.path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False)
                                              + "\n" for r in recs))
+
+
+class Claims:
+    """Which cache keys some process is computing right now, so that two processes filling one
+    cache (two notebook kernels under ``ragkit reproduce --jobs 2``) never compute the same
+    entry at once: a process `take`\\ s a slice of what it lacks, computes it, `put`\\ s it in
+    the cache and `release`\\ s the claim; another process that lacks the same keys works on
+    the rest, and waits for a key only when it has nothing else left.
+
+    A claim is one small JSON file (``<folder>/.claims/<pid>-<n>.json``: the process id and the
+    keys), made under an exclusive `fcntl.flock` on ``.claims/.lock``, so two processes cannot
+    claim one key. A claim whose process has ended (it crashed or was killed before releasing)
+    no longer counts, and is removed by the next `take`; so is a file that cannot be read.
+    """
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder) / ".claims"
+        self._n = 0
+        self.unusable: str | None = None  # why claims cannot be made here (a read-only cache)
+
+    @staticmethod
+    def _alive(pid: int) -> bool:
+        if pid == os.getpid():
+            return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # alive, owned by someone else
+            return True
+        return True
+
+    def _others(self) -> set[str]:
+        """Keys claimed by other live processes (stale and unreadable claims are removed)."""
+        keys: set[str] = set()
+        for path in self.folder.glob("*.json"):
+            try:
+                rec = json.loads(path.read_text(encoding="utf-8"))
+                pid, claimed = int(rec["pid"]), rec["keys"]
+            except (OSError, ValueError, KeyError, TypeError):
+                rec = None
+            if rec is None or not self._alive(pid):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            if pid != os.getpid():
+                keys.update(claimed)
+        return keys
+
+    def take(self, keys: Iterable[str], limit: int) -> tuple[list[str], Path | None]:
+        """Up to `limit` of `keys` that no other process has claimed, claimed now for this
+        one: (those keys, the claim to `release`). ([], None) when every key is claimed by
+        another process. Where claims cannot be written (a read-only cache), every process
+        works alone: the first `limit` keys, unclaimed."""
+        keys = list(keys)
+        if self.unusable is not None:
+            return keys[:limit], None
+        import fcntl
+
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with open(self.folder / ".lock", "a+") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                others = self._others()
+                mine = [k for k in keys if k not in others][:limit]
+                if not mine:
+                    return [], None
+                self._n += 1
+                path = self.folder / f"{os.getpid()}-{self._n}.json"
+                atomic_write_text(path, json.dumps({"pid": os.getpid(), "keys": mine}))
+                return mine, path
+        except OSError as e:
+            self.unusable = f"{e.strerror or e}"
+            return keys[:limit], None
+
+    @staticmethod
+    def release(claim: Path | None) -> None:
+        if claim is not None:
+            with contextlib.suppress(OSError):
+                claim.unlink()

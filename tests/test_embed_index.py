@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 
@@ -43,7 +44,7 @@ def test_cache_hit_makes_no_model_call(tmp_path, monkeypatch):
     assert first.stats["encoded"] == 2
     second = Embedder(show_progress=False)  # a new process would look the same
     calls = []
-    for owner, name in ((type(second.model), "encode"), (Embedder, "_encode_onnx")):
+    for owner, name in ((type(second.model), "encode"), (Embedder, "_encode_batches")):
         monkeypatch.setattr(owner, name,
                             lambda *a, **k: calls.append(1) or pytest.fail("model was called"))
     v2 = second.encode(texts)
@@ -407,3 +408,101 @@ def test_the_exported_onnx_graph_is_cached_on_disk_and_a_damaged_copy_is_re_expo
     key = onnx_backend.graph_key("fp", ["input_ids", "attention_mask"])
     assert key != onnx_backend.graph_key("fp2", ["input_ids", "attention_mask"])
     assert key == onnx_backend.graph_key("fp", ["attention_mask", "input_ids"])
+
+
+# texts whose order by characters is not their order by tokens: code and numbers take more
+# tokens per character than prose, so a sort by characters mixes lengths in a batch
+MIXED = ([f"x{i}=f({i},{i+1});" * (3 + i % 7) for i in range(40)]
+         + [("The refund window is fourteen days for members. " * (1 + i % 5)) for i in range(40)]
+         + ["0x1f 0x2e 0x3d " * (2 + i % 9) for i in range(30)])
+
+
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_batches_sorted_by_tokens_give_the_same_bits_as_sentence_transformers_order(backend):
+    from ragkit.embed import Embedder
+
+    emb = Embedder(show_progress=False, cache=False, backend=backend, batch_size=16)
+    counts = emb.count_tokens(MIXED)
+    batches = emb.batches(counts)
+    order = np.concatenate(batches)
+    assert sorted(order.tolist()) == list(range(len(MIXED)))
+    assert [counts[i] for i in order] == sorted(counts, reverse=True)  # longest first, by tokens
+    by_chars = sorted(range(len(MIXED)), key=lambda i: -len(MIXED[i]))
+    assert [counts[i] for i in by_chars] != sorted(counts, reverse=True)  # a real difference
+    ours = emb.encode(MIXED)
+    if backend == "torch":  # sentence-transformers' own encode sorts by characters
+        ref = emb.model.encode(MIXED, batch_size=16, normalize_embeddings=True,
+                               convert_to_numpy=True)
+    else:  # the same transformer in batches of characters-sorted texts, and each text alone
+        ref = np.empty_like(ours)
+        for i in range(0, len(by_chars), 16):
+            idx = by_chars[i: i + 16]
+            ref[idx] = emb._run([MIXED[j] for j in idx], emb._graph())
+        alone = np.stack([emb._run([t], emb._graph())[0] for t in MIXED[:12]])
+        np.testing.assert_array_equal(ours[:12], alone)
+    if backend == "onnx":  # the CPU default (float32 MiniLM): the record's bits
+        np.testing.assert_array_equal(ours, ref)
+    else:  # torch's kernels depend on the batch's padded shape in the last bits (~7e-8)
+        np.testing.assert_allclose(ours, ref, atol=1e-6, rtol=0)
+
+
+_CLAIM_CHILD = """
+import json, sys, time
+from pathlib import Path
+from ragkit.embed import Embedder
+Embedder.slice_size = 8
+part, folder = int(sys.argv[1]), Path(sys.argv[2])
+texts = json.loads((folder / "texts.json").read_text())
+mine = texts[:60] if part == 0 else texts[20:]  # 40 texts wanted by both
+emb = Embedder(show_progress=False)
+emb.count_tokens(["warm up"]); emb.encode(["warm up " + str(part)])
+(folder / f"ready{part}").write_text("1")
+while len(list(folder.glob("ready*"))) < 2:
+    time.sleep(0.01)
+before = emb.stats["encoded"]
+vecs = emb.encode(mine)
+import numpy as np
+np.save(folder / f"vectors{part}.npy", vecs)
+(folder / f"encoded{part}").write_text(str(emb.stats["encoded"] - before))
+"""
+
+
+def test_two_processes_filling_one_cache_encode_each_text_once(tmp_path):
+    import os
+
+    from ragkit.embed import Embedder
+
+    texts = [f"{t} ({i})" for i, t in enumerate(MIXED[:80])]
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    env = {**os.environ, "RAGKIT_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", _CLAIM_CHILD, str(p), str(tmp_path)],
+                              env=env, stderr=subprocess.PIPE, text=True) for p in (0, 1)]
+    for p in procs:
+        assert p.wait(timeout=300) == 0, p.stderr.read()
+    encoded = [int((tmp_path / f"encoded{p}").read_text()) for p in (0, 1)]
+    assert sum(encoded) == len(texts) and min(encoded) > 0  # each text once, both worked
+    v0, v1 = (np.load(tmp_path / f"vectors{p}.npy") for p in (0, 1))
+    np.testing.assert_array_equal(v0[20:], v1[:40])  # the shared texts: the same bits
+    ref = Embedder(show_progress=False, cache=False).encode(texts)
+    np.testing.assert_array_equal(v0, ref[:60])
+    np.testing.assert_array_equal(v1, ref[20:])
+    assert not list((tmp_path / "cache" / "embeddings" / ".claims").glob("*.json"))
+
+
+def test_a_claim_left_by_a_dead_process_does_not_block_the_cache(tmp_path):
+    from ragkit.cache import Claims
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    claims = Claims(tmp_path)
+    claims.folder.mkdir(parents=True)
+    (claims.folder / "stale.json").write_text(json.dumps({"pid": dead.pid, "keys": ["a", "b"]}))
+    (claims.folder / "torn.json").write_text('{"pid": ')
+    (claims.folder / "alive.json").write_text(json.dumps({"pid": os.getppid(), "keys": ["c"]}))
+    mine, claim = claims.take(["a", "b", "c", "d"], limit=3)
+    assert mine == ["a", "b", "d"] and claim.exists()
+    assert sorted(p.name for p in claims.folder.glob("*.json")) == sorted(["alive.json",
+                                                                            claim.name])
+    assert claims.take(["c"], limit=5) == ([], None)  # only another live process's key left
+    Claims.release(claim)
+    assert not claim.exists()

@@ -13,6 +13,10 @@ Three things an embedder must not do silently:
   shards (see `ragkit.cache`), so a second run makes no model call;
 - mix spaces: query and document prompts (EmbeddingGemma has both) are part of the cache key.
 
+Texts are batched by their token count, longest first (`Embedder.batches`), so a batch pads
+little; and a cache shared by two processes (two notebook kernels) is filled a claimed slice at a
+time (`ragkit.cache.Claims`), so no text is encoded by both.
+
 What a warm run needs to know about the model besides its vectors (the backend decision, the
 input limit, the prompts, the dimension) is kept in a JSON model card (`ragkit.embed.card`): a
 run whose vectors and token counts are all cached never loads the model.
@@ -276,17 +280,36 @@ class Embedder:
             vecs = torch.nn.functional.normalize(features["sentence_embedding"], p=2, dim=1)
         return vecs.float().cpu().numpy()
 
-    def _encode_onnx(self, texts: list[str]) -> np.ndarray:
-        """As `SentenceTransformer.encode`: longest texts first, in batches; ONNX transformer."""
-        from tqdm.auto import tqdm
+    def batches(self, counts: Sequence[int]) -> list[np.ndarray]:
+        """Positions of texts cut into batches of `batch_size`, longest first by token count
+        (`counts`, the encoder's own, as the truncation check measured them; ties keep their
+        order). Sorting by tokens rather than characters keeps padding small: fixed-size chunks
+        have equal characters but not equal tokens, since code and prose differ in characters
+        per token. A text's vector does not depend on the batch it shares (tests compare them
+        bit for bit), so the order changes the time only."""
+        order = np.argsort(-np.minimum(np.asarray(counts, dtype=np.int64), self.max_tokens),
+                           kind="stable")
+        return [order[i: i + self.batch_size] for i in range(0, len(order), self.batch_size)]
 
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+    def _encode_batches(self, texts: list[str], counts: Sequence[int], kind: Kind,
+                        bar=None) -> np.ndarray:
+        """Unit vectors for `texts`, batch by batch in `batches` order, on the chosen backend
+        (ONNX Runtime's transformer, or sentence-transformers' encode one batch at a time, so
+        that its own sort by characters does not undo the sort by tokens)."""
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        starts = range(0, len(texts), self.batch_size)
-        quiet = not (self.show_progress and len(texts) > 256)
-        for i in tqdm(starts, desc="Batches", disable=quiet):
-            idx = order[i: i + self.batch_size]
-            out[idx] = self._run([texts[j] for j in idx], self._graph())
+        prompt = self.prompt(kind)
+        for idx in self.batches(counts):
+            batch = [texts[j] for j in idx]
+            if self.backend == "onnx":  # no prompts here (see onnx_unsupported)
+                out[idx] = self._run(batch, self._graph())
+            else:
+                with self._autocast(), torch_cpu_share():
+                    out[idx] = self.model.encode(
+                        batch, batch_size=len(batch), normalize_embeddings=True,
+                        convert_to_numpy=True, show_progress_bar=False,
+                        prompt=prompt or None).astype(np.float32)
+            if bar is not None:
+                bar.update(len(batch))
         return out
 
     @property
@@ -342,53 +365,86 @@ class Embedder:
         return [int(found[k][0]) for k in keys]
 
     def _check_lengths(self, texts: Sequence[str], kind: Kind,
-                       keys: Sequence[str] | None = None) -> None:
+                       keys: Sequence[str] | None = None) -> list[int]:
+        """Each text's `count_tokens`; texts over the limit are counted and reported (a
+        warning, or an error with ``on_overflow="error"``)."""
         lengths = (self._lengths(texts, keys, kind) if keys is not None
                    else self.count_tokens(texts, kind) if texts else [])
         over = [n for n in lengths if n > self.max_tokens]
         self.last_truncated = len(over)
         if not over:
-            return
+            return lengths
         self.stats["truncated"] += len(over)
         msg = (f"{len(over)} of {len(texts)} {kind} texts exceed {self.name}'s limit of "
                f"{self.max_tokens} tokens (longest {max(over)}); the encoder truncates them")
         if self.on_overflow == "error":
             raise ValueError(msg)
         warnings.warn(msg, TruncationWarning, stacklevel=3)
+        return lengths
 
     def encode(self, texts: Sequence[str], kind: Kind = "document") -> np.ndarray:
         """Vectors for `texts` (cached). `kind` selects the model's query/document prompt."""
         texts = list(texts)
-        dim = None
         keys = self._keys(texts, kind)
         # every text is measured, cached or not, so each call reports its own truncations
-        self._check_lengths(texts, kind, keys)
+        lengths = self._check_lengths(texts, kind, keys)
         found, missing = self._cache.get(keys) if self._cache else ({}, list(dict.fromkeys(keys)))
         if missing and self.backend == "onnx" and self._graph() is None:
             return self.encode(texts, kind)  # fell back to torch: torch's keys, looked up anew
-        self.stats["cache_hits"] += len(texts) - len(missing)
+        encoded = self.stats["encoded"]
         if missing:
-            by_key = dict(zip(keys, texts))
-            todo = [by_key[k] for k in missing]
-            prompt = self.prompt(kind)
-            if self.backend == "onnx":  # no prompts here (see onnx_unsupported)
-                vecs = self._encode_onnx(todo)
-            else:
-                with self._autocast(), torch_cpu_share():
-                    vecs = self.model.encode(
-                        todo, batch_size=self.batch_size, normalize_embeddings=True,
-                        convert_to_numpy=True,
-                        show_progress_bar=self.show_progress and len(todo) > 256,
-                        prompt=prompt or None,
-                    ).astype(np.float32)
-            self.stats["encoded"] += len(todo)
-            if self._cache:
-                self._cache.put(missing, vecs)
-            found.update(zip(missing, vecs))
+            found.update(self._fill(missing, dict(zip(keys, texts)), dict(zip(keys, lengths)),
+                                    kind))
+        self.stats["cache_hits"] += len(texts) - (self.stats["encoded"] - encoded)
         if not texts:
-            dim = self.dimension
-            return np.zeros((0, dim), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    #: texts a process claims at a time while it fills a shared cache (`_fill`)
+    slice_size = 512
+
+    def _fill(self, missing: list[str], by_key: dict[str, str], count: dict[str, int],
+              kind: Kind) -> dict[str, np.ndarray]:
+        """Vectors for the `missing` keys, longest texts first, a slice at a time. With a
+        cache, each slice is claimed before it is encoded and stored when done
+        (`ragkit.cache.Claims`), and between slices the cache is read again: another process
+        filling the same cache (the other notebook kernel of ``ragkit reproduce --jobs 2``)
+        encodes what this one has not claimed, and a text is never encoded by both. When
+        every key left is another process's claim, this one waits for it."""
+        import time
+
+        from tqdm.auto import tqdm
+
+        from ..cache import Claims
+
+        missing = sorted(missing, key=lambda k: -min(count[k], self.max_tokens))
+        claims = Claims(self._cache.folder) if self._cache else None
+        out: dict[str, np.ndarray] = {}
+        with tqdm(total=len(missing), desc="Encoding", unit="text",
+                  disable=not (self.show_progress and len(missing) > 256)) as bar:
+            while missing:
+                mine, claim = (claims.take(missing, self.slice_size) if claims
+                               else (missing, None))
+                if mine:
+                    try:
+                        vecs = self._encode_batches([by_key[k] for k in mine],
+                                                    [count[k] for k in mine], kind, bar)
+                        if self._cache:
+                            self._cache.put(mine, vecs)
+                    finally:
+                        Claims.release(claim)
+                    out.update(zip(mine, vecs))
+                    self.stats["encoded"] += len(mine)
+                else:  # every key left is being encoded by another process
+                    time.sleep(0.2)
+                rest = [k for k in missing if k not in out]
+                if self._cache and rest:
+                    theirs, missing = self._cache.get(rest)  # what the others stored meanwhile
+                    bar.update(len(theirs))
+                    out.update(theirs)
+                else:
+                    missing = rest
+        return out
 
     def _autocast(self):
         """bfloat16 autocast on the CPU when asked for (``precision="bf16"``); otherwise
