@@ -305,3 +305,36 @@ def test_late_quality_table_reads_the_saved_paired_rows_and_their_verdicts():
     assert "beats naive in 1, loses in 1, no measurable difference in 1" in gemma
     assert "beats naive in 0, loses in 0, no measurable difference in 1" in minilm
     assert late_quality_table(pd.DataFrame()).empty
+
+
+def test_windows_that_recur_across_window_settings_are_encoded_once(embedder):
+    """A sweep over overlaps shares windows (the first window of every document, and every
+    document that fits in one): the memo keeps windows, not batches, so each recurring window
+    runs through the encoder once, and the vectors are the bits a fresh run gives."""
+    from ragkit.embed import late as late_module
+
+    long_doc, short_doc = Document("long", _words(700)), Document("short", _words(40))
+    chunks = [*_doc_chunks(long_doc, _sentences(long_doc.text)),
+              *_doc_chunks(short_doc, _sentences(short_doc.text))]
+    late_module.STATES.clear()
+    seen: list[list[int]] = []
+
+    def counting(late):
+        forward = late.forward
+        late.forward = lambda batch: seen.extend(map(tuple, batch)) or forward(batch)
+        return late
+
+    with pytest.warns(LateChunkingWarning):
+        counting(LateEmbedder(embedder, window=64, overlap=16, cache=False)).embed(
+            [long_doc, short_doc], chunks)
+        first = len(seen)
+        swept = counting(LateEmbedder(embedder, window=64, overlap=8, cache=False))
+        vecs = swept.embed([long_doc, short_doc], chunks)
+    assert len(seen) == len(set(seen))  # no window went through the encoder twice
+    assert swept.stats["windows"] > len(seen) - first  # some of the second run's were reused
+    late_module.STATES.clear()
+    with pytest.warns(LateChunkingWarning):
+        fresh = LateEmbedder(embedder, window=64, overlap=8, cache=False).embed(
+            [long_doc, short_doc], chunks)
+    np.testing.assert_array_equal(vecs, fresh)
+    late_module.STATES.clear()

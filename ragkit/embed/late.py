@@ -90,13 +90,15 @@ CACHE_VERSION = 1
 
 
 class _StateMemo:
-    """Token states of recent window batches, kept in this process up to `max_bytes`.
+    """Token states of recent windows, kept in this process up to `max_bytes`.
 
-    The windows of a document depend on the document alone, not on its chunks, and the batches
-    are formed from the sorted windows, so a second chunker over the same documents asks for
-    the very same batches: they are taken from here instead of running the encoder again —
-    bit-identical, because the key is the batch's exact token ids and the model's identity.
-    Least recently used batches go first."""
+    A window's states depend on its token ids and the model alone, not on the chunks nor on
+    the other windows of its batch, so a window that recurs (a second chunker over the same
+    documents, a window sweep whose first window or whole short document is the same at every
+    size and overlap, an exercise re-running a configuration) is taken from here instead of
+    running the encoder again. Keyed by the window's exact token ids and the model's identity;
+    on the CPU's default path (ONNX Runtime, float32) the states are bit-identical whatever the
+    batch (tests check it). Least recently used windows go first."""
 
     def __init__(self, max_bytes: int = 1_500_000_000):
         from collections import OrderedDict
@@ -106,10 +108,9 @@ class _StateMemo:
         self.hits = self.misses = 0
 
     @staticmethod
-    def key(model: str, batch: Sequence[Sequence[int]]) -> str:
+    def key(model: str, window: Sequence[int]) -> str:
         h = hashlib.sha256(model.encode())
-        for ids in batch:
-            h.update(np.asarray(ids, dtype=np.int64).tobytes() + b"|")
+        h.update(np.asarray(window, dtype=np.int64).tobytes())
         return h.hexdigest()
 
     def get(self, key: str):
@@ -136,7 +137,7 @@ class _StateMemo:
         self.bytes = 0
 
 
-STATES = _StateMemo()  # one per process: notebook 05 runs three chunkers over each benchmark
+STATES = _StateMemo()  # one per process: notebook 05 runs three chunkers and a window sweep
 
 
 # -- tokens ---------------------------------------------------------------------------------
@@ -290,16 +291,21 @@ class LateEmbedder:
                             "dtype": self.dtype, "backend": self.embedder.backend})
         for batch in self.batches(jobs):
             ids = [plans[d].window_ids(k) for _, d, k in batch]
-            key = STATES.key(model, ids)
-            states = STATES.get(key) if self.memo else None
-            if states is None:
-                states = self.forward(ids)
-                if self.memo:
-                    STATES.put(key, states)
+            keys = [STATES.key(model, w) for w in ids]
+            states = [STATES.get(key) if self.memo else None for key in keys]
+            # only the windows the memo lacks go through the encoder, each distinct one once
+            todo = list({keys[i]: i for i, st in enumerate(states) if st is None}.values())
+            if todo:
+                fresh = self.forward([ids[i] for i in todo])
+                got = {keys[i]: fresh[row, : len(ids[i])] for row, i in enumerate(todo)}
+                for key, st in got.items():
+                    if self.memo:
+                        STATES.put(key, st.clone())
+                states = [got[key] if st is None else st for key, st in zip(keys, states)]
+                self.stats["forward_tokens"] += sum(len(ids[i]) for i in todo)
             for i, (_, d, k) in enumerate(batch):
                 plans[d].take(k, states[i])
             self.stats["windows"] += len(batch)
-            self.stats["forward_tokens"] += sum(n for n, _, _ in batch)
         means = [p.means() for p in plans]
         _require(all(len(m) == len(p.lo_v) for m, p in zip(means, plans)),
                  "not exactly one vector per chunk")
