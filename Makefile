@@ -75,9 +75,13 @@ smoke: setup
 
 # Notebooks executed at a time (ragkit reproduce --jobs): 07, which reads the others' rows, waits
 # for those before it; 09, which times one process against two, runs alone.
+# PRECISION=bf16: the encoder and late chunking under bfloat16 autocast, an opt-in written to
+# results/bf16/ (never over the float32 record) and checked against the record's verdicts
+# (ragkit verdict-diff); refused on a machine without bfloat16 arithmetic.
 REPRODUCE_JOBS ?= 2
+PRECISION ?= fp32
 reproduce: setup
-	$(PY) -m ragkit reproduce --profile full --jobs $(REPRODUCE_JOBS)
+	$(PY) -m ragkit reproduce --profile full --jobs $(REPRODUCE_JOBS) --precision $(PRECISION)
 
 # The API reference, generated from the docstrings by pdoc into docs/api/ (not committed); any
 # pdoc warning fails the build.

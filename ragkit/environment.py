@@ -62,6 +62,27 @@ def torch_cpu_share():
         torch.set_num_threads(base)
 
 
+def bf16_unavailable(device: str = "cpu") -> str | None:
+    """Why bfloat16 would not pay off on `device` (None: it has bfloat16 arithmetic). On a CPU,
+    oneDNN (torch's CPU kernels) is asked whether it has bfloat16 instructions (AVX512-BF16 or
+    AMX); without them torch emulates bfloat16 in float32 and runs slower than float32 itself
+    (measured on an AMD EPYC with AVX2 only: 128 texts of MiniLM under bf16 autocast 76 s,
+    float32 10–15 s). ``make reproduce PRECISION=bf16`` refuses with this reason."""
+    import torch
+
+    if device.startswith("cuda"):
+        return None if torch.cuda.is_bf16_supported() else f"{device} has no bfloat16 support"
+    try:
+        native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a torch without the probe: assume none
+        native = False
+    if native:
+        return None
+    return ("this CPU has no bfloat16 arithmetic (oneDNN finds no AVX512-BF16 or AMX; torch "
+            f"reports {torch.backends.cpu.get_cpu_capability()}), so bf16 would run several "
+            "times slower than float32 here")
+
+
 # The cache and results folders are made on demand; they must only not be files.
 # RAGKIT_BENCHMARKS_DIR is not here: the Makefile exports a default (../shared/benchmarks) that a
 # clone may not have, and `ragkit.evaluate.benchmarks` names the variable when a file is missing.

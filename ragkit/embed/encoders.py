@@ -36,7 +36,10 @@ units: torch runs under bfloat16 autocast (ONNX Runtime's graph is float32, so t
 torch). The vectors move (``ragkit bench encoder-speed`` gives the largest difference and the
 lowest cosine to float32, ``ragkit bench precision`` the paired recall@B drift on the three
 benchmarks); the precision is part of the cache key and of `flags`. The default stays float32.
-Late chunking (`ragkit.embed.late`) reads the transformer's token states in float32 always.
+Late chunking (`ragkit.embed.late`) runs its windows under the same autocast (its token states
+are summed in float64 either way), and its cache key names the precision too.
+``make reproduce PRECISION=bf16`` runs the whole course so (`ragkit.tools.reproduce`), on a
+machine with bfloat16 arithmetic only (`ragkit.environment.bf16_unavailable`).
 
     >>> emb = Embedder()                                  # doctest: +SKIP
     >>> emb.encode(["refund window", "data retention"]).shape  # doctest: +SKIP
@@ -259,7 +262,7 @@ class Embedder:
 
         inputs = {k: v.to(self.device) for k, v in features.items()
                   if k in ("input_ids", "attention_mask", "token_type_ids")}
-        with torch.inference_mode(), torch_cpu_share():
+        with torch.inference_mode(), torch_cpu_share(), self._autocast():
             return self.model[0].auto_model(**inputs).last_hidden_state
 
     def token_states(self, features: dict):

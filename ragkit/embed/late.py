@@ -288,7 +288,8 @@ class LateEmbedder:
         jobs = [(p.window_length(k), d, k) for d, p in enumerate(plans)
                 for k in range(len(p.windows))]
         model = json.dumps({"fingerprint": self.embedder.fingerprint, "device": self.device,
-                            "dtype": self.dtype, "backend": self.embedder.backend})
+                            "dtype": self.dtype, "backend": self.embedder.backend,
+                            "precision": self.embedder.precision})
         for batch in self.batches(jobs):
             ids = [plans[d].window_ids(k) for _, d, k in batch]
             keys = [STATES.key(model, w) for w in ids]
@@ -321,6 +322,7 @@ class LateEmbedder:
                 "overlap": "window//4" if self.overlap is None else self.overlap,
                 "specials": self.specials, "dtype": self.dtype,
                 **({"backend": b} if (b := self.embedder.backend) != "torch" else {}),
+                **({"precision": p} if (p := self.embedder.precision) != "fp32" else {}),
                 "late_version": CACHE_VERSION}
 
     def embed_document(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:

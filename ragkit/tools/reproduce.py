@@ -234,7 +234,7 @@ def cache_mb(folder: Path) -> float:
 def write_times(profile: str, times: dict[str, float], total: float,
                 cells: dict | None = None, cache_at_start: float | None = None,
                 cpu: dict | None = None, load_at_start: float | None = None,
-                jobs: int = 1) -> Path:
+                jobs: int = 1, precision: str = "fp32") -> Path:
     import json
     import platform
 
@@ -257,12 +257,14 @@ def write_times(profile: str, times: dict[str, float], total: float,
                   "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {},
                   "cpu_s": cpu or {}, "total_cpu_s": round(sum((cpu or {}).values()), 1),
                   "load_average_at_start": load_at_start, "jobs": jobs,
+                  "precision": precision,
                   "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         # the last whole run of each cache state (empty, warm) is kept, so a run on a warm
         # cache does not hide how long a fresh clone takes, nor the other way round
         state = cache_state(cache_at_start or 0.0)
         summary = {k: record[k] for k in ("total_s", "total_cpu_s", "cpus", "finished", "jobs",
-                                          "vector_cache_mb_at_start", "load_average_at_start")}
+                                          "vector_cache_mb_at_start", "load_average_at_start",
+                                          "precision")}
         before = old.get("by_cache", {})
         if not before and old.get("total_s") and old.get("finished") is None:
             # a record written before states were kept: it stands for its own state
@@ -287,6 +289,11 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
                    help="seconds per cell (at most a week)")
     p.add_argument("--jobs", type=bounded(1, 64), default=1,
                    help="notebooks run at once, in separate kernels (see `stages`)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="fp32 (the record) or bf16: the encoder and late chunking under "
+                        "bfloat16 autocast, rows and executed notebooks written to "
+                        "results/bf16/ (never over the record), then compared with the record "
+                        "by `ragkit verdict-diff`; refused where the machine has no bfloat16")
     args = p.parse_args(argv)
     from ..environment import offline_defaults
 
@@ -296,20 +303,83 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
     from ..config import get_settings
 
+    record = get_settings().results_dir if args.profile == "full" else None
+    if args.precision == "bf16":
+        os.environ["RAGKIT_PROFILE"] = args.profile
+        record = get_settings().results_dir
+        refused = bf16_setup(record)
+        if refused:
+            print(f"{prog}: --precision bf16 refused: {refused}", file=sys.stderr)
+            return 3
+        out_dir = get_settings().results_dir / "notebooks"
+
     cache_at_start = cache_mb(get_settings().cache_dir)
     load = round(os.getloadavg()[0], 2)  # other work on the machine inflates wall times
     t0 = time.time()
     times, cells, cpu = run_notebooks(sources, args.profile, out_dir, args.timeout, args.jobs)
     total = time.time() - t0
-    write_times(args.profile, times, total, cells, cache_at_start, cpu, load, args.jobs)
-    if args.profile == "full" and not only:
+    write_times(args.profile, times, total, cells, cache_at_start, cpu, load, args.jobs,
+                args.precision)
+    if args.profile == "full" and not only and args.precision == "fp32":
         from .readme import update_readme
 
         update_readme()
     print(f"total: {total:.1f}s wall, {sum(cpu.values()):.1f}s kernel CPU for {len(sources)} "
-          f"notebooks ({args.profile} profile, {args.jobs} at once; load average {load} at the "
-          "start)")
+          f"notebooks ({args.profile} profile, {args.precision}, {args.jobs} at once; load "
+          f"average {load} at the start)")
+    if args.precision == "bf16":
+        return check_against_record(record, get_settings().results_dir,
+                                    NOTEBOOKS if args.profile == "full" else
+                                    PROJECT_ROOT / "results/smoke/notebooks", out_dir)
     return 0
+
+
+def bf16_setup(record: Path) -> str | None:
+    """Point this run (and the kernels it starts) at bfloat16 and at ``<record>/bf16/``, seeded
+    with the record's bench rows, which no notebook writes and some notebooks read (07's
+    leaderboard, 05's late-quality table): they stay the float32 record's, so the only factor
+    that differs between the two runs is the precision of what the notebooks encode. Returns why
+    bf16 is refused on this machine (`ragkit.environment.bf16_unavailable`), else None."""
+    import shutil
+
+    from ..config import get_settings
+    from ..environment import bf16_unavailable
+
+    why = bf16_unavailable(get_settings().device if get_settings().device != "auto" else
+                           "cuda" if _cuda() else "cpu")
+    if why:
+        return why
+    target = record / "bf16"
+    (target / "runs").mkdir(parents=True, exist_ok=True)
+    for pattern in ("bench_*.jsonl", "splits.json", "runs/bench_*.parquet"):
+        for src in record.glob(pattern):
+            shutil.copyfile(src, target / src.relative_to(record))
+    os.environ["RAGKIT_EMBED_PRECISION"] = "bf16"
+    os.environ["RAGKIT_RESULTS_DIR"] = str(target)
+    return None
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def check_against_record(record: Path, other: Path, record_notebooks: Path,
+                         other_notebooks: Path) -> int:
+    """`ragkit verdict-diff` of this run against the record, printed and written to
+    ``<other>/verdict_diff.json``: 0 when no verdict, pick or closing line differs, else 1."""
+    import json
+
+    from ..cache import atomic_write_text
+    from .verdict_diff import compare, report
+
+    found = compare(record, other, record_notebooks, other_notebooks)
+    for line in report(found):
+        print(line)
+    atomic_write_text(other / "verdict_diff.json", json.dumps(found, indent=1, sort_keys=True)
+                      + "\n")
+    return 1 if found["differing"] else 0
 
 
 if __name__ == "__main__":
