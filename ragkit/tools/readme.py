@@ -363,7 +363,51 @@ def _threads_and_floor(folder: Path, after: bool) -> list[str]:
                 f"text cut to the same lengths) the encoder alone needs "
                 f"{mins['value']:.1f} min, before any other step; measured "
                 f"{mins['timestamp'][:10]} at commit {mins['git_sha'][:7]}."]
+    out += _cold_runs(folder)
     return out[1:] if out and not after else out
+
+
+def _cold_runs(folder: Path) -> list[str]:
+    """The whole course's wall time at each precision, from ``reproduce_times.json`` (float32,
+    the record: on an empty and on a warm vector cache) and ``bf16/reproduce_times.json`` with
+    ``bf16/verdict_diff.json`` (the opt-in bf16 run and its check against the record); where no
+    bf16 run is recorded, the reason the float32 run's machine gave for refusing it."""
+    import json
+
+    path = folder / "reproduce_times.json"
+    if not path.exists():
+        return []
+    t = json.loads(path.read_text(encoding="utf-8"))
+    runs = t.get("by_cache", {})
+
+    def run(r: dict | None) -> str:
+        if not r:
+            return "not recorded"
+        return (f"**{r['total_s'] / 60:.1f} min** ({r['cpus']} CPUs, {r.get('jobs') or 1} "
+                f"notebooks at a time, load average {r.get('load_average_at_start')} at the "
+                f"start, {r['finished'][:10]})")
+
+    out = ["", f"The whole course in float32 (`make reproduce`, the record): from an empty vector "
+           f"cache (a fresh clone) {run(runs.get('empty'))}; with the vectors cached "
+           f"{run(runs.get('warm'))}."]
+    bf16 = folder / "bf16" / "reproduce_times.json"
+    check = folder / "bf16" / "verdict_diff.json"
+    if bf16.exists() and check.exists():
+        b = json.loads(bf16.read_text(encoding="utf-8"))
+        found = json.loads(check.read_text(encoding="utf-8"))
+        drift = "; ".join(f"{name} {c['largest']:+.2f} points" for name, c
+                          in sorted(found["recall_at_b"].items()))
+        n_diff = sum(len(v) for v in found["differing"].values())
+        out.append(f"In bfloat16 (`make reproduce PRECISION=bf16`, rows in `results/bf16/`): "
+                   f"from an empty cache {run(b.get('by_cache', {}).get('empty'))}. Its check "
+                   f"against the record (`ragkit verdict-diff results results/bf16`): largest "
+                   f"paired recall@B difference {drift}; verdict, pick and closing lines that "
+                   f"differ: {n_diff} of {sum(found['verdict_lines'].values())}.")
+    elif t.get("bf16_here"):
+        out.append("No bfloat16 run is recorded: `make reproduce PRECISION=bf16` refuses on a "
+                   f"machine without bfloat16 arithmetic, and the record's machine said: "
+                   f"\"{t['bf16_here']}\".")
+    return out
 
 
 def reliability_table(folder: Path | None = None) -> str:

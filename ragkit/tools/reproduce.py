@@ -257,7 +257,7 @@ def write_times(profile: str, times: dict[str, float], total: float,
                   "vector_cache_mb_at_start": cache_at_start, "slowest_cells": cells or {},
                   "cpu_s": cpu or {}, "total_cpu_s": round(sum((cpu or {}).values()), 1),
                   "load_average_at_start": load_at_start, "jobs": jobs,
-                  "precision": precision,
+                  "precision": precision, "bf16_here": _bf16_here(),
                   "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         # the last whole run of each cache state (empty, warm) is kept, so a run on a warm
         # cache does not hide how long a fresh clone takes, nor the other way round
@@ -357,6 +357,16 @@ def bf16_setup(record: Path) -> str | None:
     os.environ["RAGKIT_EMBED_PRECISION"] = "bf16"
     os.environ["RAGKIT_RESULTS_DIR"] = str(target)
     return None
+
+
+def _bf16_here() -> str:
+    """"available", or why this machine refuses ``--precision bf16`` (for the README)."""
+    from ..environment import bf16_unavailable
+
+    try:
+        return bf16_unavailable("cuda" if _cuda() else "cpu") or "available"
+    except ImportError:  # no torch: nothing was encoded here either
+        return "torch is not installed"
 
 
 def _cuda() -> bool:

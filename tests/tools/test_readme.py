@@ -379,3 +379,26 @@ def test_the_timing_line_says_how_many_notebooks_ran_at_once(tmp_path, monkeypat
     assert "With an empty vector cache (a fresh clone) it took **5.0 min** (" in line
     record = json.loads((tmp_path / "reproduce_times.json").read_text())
     assert record["jobs"] == 2 and record["by_cache"]["warm"]["jobs"] == 2
+
+
+def test_the_speed_section_gives_both_precisions_cold_runs_and_the_check(tmp_path):
+    from ragkit.tools.readme import _cold_runs
+
+    run = {"total_s": 2400.0, "cpus": 2, "jobs": 2, "load_average_at_start": 0.4,
+           "finished": "2026-12-06T07:00:00+00:00"}
+    times = {"by_cache": {"empty": run, "warm": {**run, "total_s": 330.0}},
+             "bf16_here": "this CPU has no bfloat16 arithmetic"}
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(times))
+    text = "\n".join(_cold_runs(tmp_path))
+    assert "empty vector cache (a fresh clone) **40.0 min**" in text
+    assert "with the vectors cached **5.5 min**" in text
+    assert 'the record\'s machine said: "this CPU has no bfloat16 arithmetic"' in text
+    (tmp_path / "bf16").mkdir()
+    (tmp_path / "bf16" / "reproduce_times.json").write_text(json.dumps(
+        {"by_cache": {"empty": {**run, "total_s": 1440.0}}}))
+    (tmp_path / "bf16" / "verdict_diff.json").write_text(json.dumps(
+        {"recall_at_b": {"chroma": {"largest": -0.42}}, "verdict_lines": {"07": 30},
+         "differing": {"07": ["- a beats b", "+ no measurable difference"]}}))
+    text = "\n".join(_cold_runs(tmp_path))
+    assert "from an empty cache **24.0 min**" in text and "chroma -0.42 points" in text
+    assert "differ: 2 of 30" in text and "refuses" not in text
