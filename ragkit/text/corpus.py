@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..files import shown
 from ..types import Document
 from .documents import (CODE_SUFFIXES, HTML_SUFFIXES, MARKDOWN_SUFFIXES, SIDECAR, TEXT_SUFFIXES,
                         CsvQuoteError, DocumentError, csv_table, date_problem, decode_text,
@@ -34,27 +35,28 @@ def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     try:
         text = normalize_newlines(decode_text(side.read_bytes(), str(side)))
     except OSError as e:
-        return {}, [f"{side}:1: cannot be read ({e.strerror or e})"]
+        return {}, [f"{shown(side)}:1: cannot be read ({e.strerror or e})"]
     except DocumentError as e:
         return {}, [str(e)]
+    where = shown(side)
     rows: dict[str, dict[str, Any]] = {}
     bad: dict[str, str] = {}
     header, lines = csv_table(text)
     if isinstance(header, csv.Error):
-        return {}, [f"{side}:1: not a readable CSV file ({header})"]
+        return {}, [f"{where}:1: not a readable CSV file ({header})"]
     if not header or "path" not in [h.strip() for h in header]:
-        return {}, [f"{side}:1: the header has no 'path' column (got {header!r})"]
+        return {}, [f"{where}:1: the header has no 'path' column (got {header!r})"]
     header = [h.strip() for h in header]
     problems = []
     for line_no, row in lines:
         if isinstance(row, CsvQuoteError):
-            problems.append(f"{side}:{line_no}: {row}")
+            problems.append(f"{where}:{line_no}: {row}")
             continue
         if isinstance(row, csv.Error):
-            problems.append(f"{side}:{line_no}: not a readable CSV row ({row})")
+            problems.append(f"{where}:{line_no}: not a readable CSV row ({row})")
             break
         if len(row) != len(header):
-            why = f"{side}:{line_no}: {len(row)} fields, but the header has {len(header)}"
+            why = f"{where}:{line_no}: {len(row)} fields, but the header has {len(header)}"
             rel = row[header.index("path")].strip() if header.index("path") < len(row) else ""
             if rel:
                 bad[rel] = why
@@ -64,15 +66,15 @@ def _read_sidecar(folder: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         rec = dict(zip(header, row))
         rel = rec.pop("path").strip()
         if not rel:
-            problems.append(f"{side}:{line_no}: row has no 'path'")
+            problems.append(f"{where}:{line_no}: row has no 'path'")
             continue
         rec = {k: (v if v not in ("", "null") else None) for k, v in rec.items()}
         date = date_problem(rec.get("effective_date"))
         if date:
-            bad[rel] = f"{side}:{line_no}: {date}"
+            bad[rel] = f"{where}:{line_no}: {date}"
             continue
         if rel in rows:
-            problems.append(f"{side}:{line_no}: a second row for {rel!r}")
+            problems.append(f"{where}:{line_no}: a second row for {rel!r}")
             continue
         rows[rel] = rec
     for rel, where in bad.items():
@@ -140,8 +142,8 @@ class Corpus:
 
 
 def _names(items: list[str]) -> str:
-    shown = ", ".join(items[:NAMES_SHOWN])
-    return shown + (f", ... and {len(items) - NAMES_SHOWN} more" if len(items) > NAMES_SHOWN
+    listed = ", ".join(shown(i) for i in items[:NAMES_SHOWN])
+    return listed + (f", ... and {len(items) - NAMES_SHOWN} more" if len(items) > NAMES_SHOWN
                     else "")
 
 
@@ -173,19 +175,44 @@ def summarize_left_out(ignored: Iterable[str], skipped: Iterable[Skipped]) -> li
     return out
 
 
-def _count_files(folder: str) -> int:
+def _count_files(folder: str | Path) -> int:
+    """Files under `folder`, counted without recursion (a folder 1,100 deep is counted)."""
     import os
 
-    return sum(len(files) for _, _, files in os.walk(folder, onerror=lambda e: None))
+    count, stack = 0, [os.fspath(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            count += 1
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return count
+
+
+def _not_utf8(name: str) -> bool:
+    """A name holding bytes that are not UTF-8 (read by Python as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _walk(folder: Path, include_hidden: bool = True
           ) -> tuple[list[Path], list[str], list[Skipped]]:
     """(files, problems, skipped): every file under `folder`, sorted, following links to files
-    and folders. Real folders are walked before links to folders, so a folder reached twice
-    is read from its real path and the link is listed in `skipped` as a duplicate. Without
-    `include_hidden`, hidden entries and backup files are listed in `skipped`, not walked."""
-    import errno
+    and folders. Real folders are walked (depth first, without recursion: a folder 1,100 deep
+    is walked) before links to folders, so a folder reached twice is read from its real path
+    and the link is listed in `skipped` as a duplicate. Without `include_hidden`, hidden
+    entries and backup files are listed in `skipped`, not walked. A name that is not UTF-8 is
+    a problem (the file is skipped), printed escaped (`ragkit.files.shown`)."""
     import os
 
     files: list[Path] = []
@@ -194,65 +221,85 @@ def _walk(folder: Path, include_hidden: bool = True
     seen_dirs: dict[str, Path] = {}
     linked: list[Path] = []
 
-    def walk(d: Path, via_link: bool = False) -> None:
-        try:
-            real = os.path.realpath(d)
-            if real in seen_dirs:
-                skipped.append(Skipped(str(d), "duplicate", f"same folder as {seen_dirs[real]}",
-                                       _count_files(real)))
-                return
-            seen_dirs[real] = d
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
-        except OSError as e:
-            problems.append(f"{d}:1: folder cannot be read ({e.strerror or e}); its files "
-                            "were skipped")
-            return
-        for entry in entries:
-            p = Path(entry.path)
+    def walk(top: Path) -> None:
+        stack: list[tuple[Path, str | None]] = [(top, None)]
+        while stack:
+            d, real = stack.pop()
             try:
-                is_link = entry.is_symlink()
-                if not include_hidden:
-                    kind = hidden_or_backup(entry.name)
-                    if kind:
-                        is_dir = entry.is_dir(follow_symlinks=False)
-                        skipped.append(Skipped(str(p) + ("/" if is_dir else ""), kind,
-                                               files=_count_files(p) if is_dir else 1))
-                        continue
-                if is_link:
-                    try:
-                        os.stat(p)
-                    except FileNotFoundError:
-                        problems.append(f"{p}:1: link to {os.readlink(p)!r}, which does not "
-                                        "exist (dangling link)")
-                        continue
-                    except OSError as e:
-                        if e.errno == errno.ELOOP:
-                            problems.append(f"{p}:1: link that loops back on itself")
-                        else:
-                            problems.append(f"{p}:1: link cannot be followed "
-                                            f"({e.strerror or e})")
-                        continue
-                if entry.is_dir():
-                    if is_link and os.path.realpath(p) in {
-                            os.path.realpath(x) for x in p.parents}:
-                        problems.append(f"{p}:1: link to a folder above it (a loop); not "
-                                        "followed")
-                        continue
-                    if is_link:
-                        linked.append(p)  # after the real folders
-                    else:
-                        walk(p)
-                elif entry.is_file():
-                    files.append(p)
-                else:
-                    problems.append(f"{p}:1: not a regular file (a pipe, socket or device)")
+                # a real (not linked) subfolder's real path is its parent's and its name:
+                # realpath on each of 1,100 nested folders would be quadratic
+                real = real or os.path.realpath(d)
+                if real in seen_dirs:
+                    skipped.append(Skipped(str(d), "duplicate",
+                                           f"same folder as {shown(seen_dirs[real])}",
+                                           _count_files(real)))
+                    continue
+                seen_dirs[real] = d
+                entries = sorted(os.scandir(d), key=lambda e: e.name)
             except OSError as e:
-                problems.append(f"{p}:1: cannot be read ({e.strerror or e})")
+                problems.append(f"{shown(d)}:1: folder cannot be read ({e.strerror or e}); its "
+                                "files were skipped")
+                continue
+            subfolders: list[Path] = []
+            for entry in entries:
+                _entry(entry, subfolders)
+            stack.extend((sub, os.path.join(real, sub.name))  # in name order, depth first
+                         for sub in reversed(subfolders))
+
+    def _entry(entry: os.DirEntry, subfolders: list[Path]) -> None:
+        p = Path(entry.path)
+        try:
+            if _not_utf8(entry.name):
+                problems.append(f"{shown(p)}:1: the name is not valid UTF-8; skipped (rename "
+                                "it to read it)")
+                return
+            is_link = entry.is_symlink()
+            if not include_hidden:
+                kind = hidden_or_backup(entry.name)
+                if kind:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    skipped.append(Skipped(str(p) + ("/" if is_dir else ""), kind,
+                                           files=_count_files(p) if is_dir else 1))
+                    return
+            if is_link and _bad_link(p, problems):
+                return
+            if entry.is_dir():
+                if is_link and os.path.realpath(p) in {os.path.realpath(x) for x in p.parents}:
+                    problems.append(f"{shown(p)}:1: link to a folder above it (a loop); not "
+                                    "followed")
+                elif is_link:
+                    linked.append(p)  # after the real folders
+                else:
+                    subfolders.append(p)
+            elif entry.is_file():
+                files.append(p)
+            else:
+                problems.append(f"{shown(p)}:1: not a regular file (a pipe, socket or device)")
+        except OSError as e:
+            problems.append(f"{shown(p)}:1: cannot be read ({e.strerror or e})")
 
     walk(folder)
     while linked:
         walk(linked.pop(0))
     return sorted(files), problems, skipped
+
+
+def _bad_link(p: Path, problems: list[str]) -> bool:
+    """True (and the problem noted) for a link that cannot be followed: dangling, looping."""
+    import errno
+    import os
+
+    try:
+        os.stat(p)
+    except FileNotFoundError:
+        problems.append(f"{shown(p)}:1: link to {shown(repr(os.readlink(p)))}, which does not "
+                        "exist (dangling link)")
+    except OSError as e:
+        problems.append(f"{shown(p)}:1: link that loops back on itself" if e.errno == errno.ELOOP
+                        else f"{shown(p)}:1: link cannot be followed ({e.strerror or e})")
+    else:
+        return False
+    return True
 
 
 def walk_files(folder: Path) -> tuple[list[Path], list[str]]:
@@ -287,7 +334,7 @@ def _one_path_per_file(folder: Path, files: list[Path]) -> tuple[list[Path], lis
         for p in paths:
             if p != first:
                 how = "a link to" if os.path.islink(p) else "same file as"
-                dups.append(Skipped(str(p), "duplicate", f"{how} {first}"))
+                dups.append(Skipped(str(p), "duplicate", f"{how} {shown(first)}"))
     return sorted(keep), sorted(dups, key=lambda s: s.path)
 
 
@@ -305,7 +352,7 @@ def load_corpus(folder: str | Path, strict: bool = True,
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise DocumentError(f"{folder}: not a folder")
+        raise DocumentError(f"{shown(folder)}: not a folder")
     allowed = set(suffixes) if suffixes else (MARKDOWN_SUFFIXES | TEXT_SUFFIXES | CODE_SUFFIXES
                                               | HTML_SUFFIXES)
     sidecar, errors = _read_sidecar(folder)
@@ -331,7 +378,7 @@ def load_corpus(folder: str | Path, strict: bool = True,
         inputs.append(str(path))
         meta = sidecar.get(rel)
         if meta and "__bad_sidecar_row__" in meta:
-            errors.append(f"{path}:1: skipped, its metadata row is wrong: "
+            errors.append(f"{shown(path)}:1: skipped, its metadata row is wrong: "
                           f"{meta['__bad_sidecar_row__']}")
             continue
         try:
@@ -340,13 +387,15 @@ def load_corpus(folder: str | Path, strict: bool = True,
             errors.append(str(e))
             continue
         if doc.id in seen:
-            errors.append(f"{path}:1: doc_id {doc.id!r} is already used by {seen[doc.id]}")
+            errors.append(f"{shown(path)}:1: doc_id {shown(repr(doc.id))} is already used by "
+                          f"{shown(seen[doc.id])}")
             continue
         seen[doc.id] = path
         docs.append(doc)
     missing = sorted(m for m in sidecar if m not in rels)
     errors.extend(sidecar[m]["__bad_sidecar_row__"] if "__bad_sidecar_row__" in sidecar[m]
-                  else f"{folder / SIDECAR}:1: row for {m!r}, but no such file" for m in missing)
+                  else f"{shown(folder / SIDECAR)}:1: row for {shown(repr(m))}, but no such file"
+                  for m in missing)
     if strict and errors:
-        raise DocumentError(f"{len(errors)} problem(s) in {folder}:\n" + "\n".join(errors))
+        raise DocumentError(f"{len(errors)} problem(s) in {shown(folder)}:\n" + "\n".join(errors))
     return Corpus(docs, errors, ignored, skipped, sorted(inputs))

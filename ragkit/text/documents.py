@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..files import shown
 from ..types import METADATA_FIELDS, Document, as_date
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
@@ -212,6 +213,58 @@ def _yaml_loader():
     return Loader
 
 
+# The most values (mappings, lists, scalars, each alias counted as what it stands for) a front
+# matter may expand to: a few hundred bytes of nested aliases (&a / *a) expand to billions.
+FRONT_MATTER_VALUES = 10_000
+
+
+def _load_capped(raw: str, path: str) -> Any:
+    """The YAML in `raw`, once its node graph is known to expand to at most
+    `FRONT_MATTER_VALUES` values (`DocumentError` past it, or for an alias to itself)."""
+    loader = _yaml_loader()(raw)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node, FRONT_MATTER_VALUES)
+        if size == _LOOP or size > FRONT_MATTER_VALUES:
+            what = ("holds an alias inside its own anchor (a loop)" if size == _LOOP else
+                    f"expands to more than {FRONT_MATTER_VALUES:,} values through its aliases")
+            raise DocumentError(f"{path}:1: front matter {what} (&name / *name); skipped")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+_LOOP = -1
+
+
+def _expanded_size(root: Any, cap: int) -> int:
+    """How many values the YAML node `root` stands for once every alias is expanded, counted
+    without expanding (each node's size once): a number past `cap` as soon as the count passes
+    it, `_LOOP` for a node inside itself."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        kids = node.value if isinstance(node.value, list) else []
+        kids = [x for kid in kids for x in (kid if isinstance(kid, tuple) else (kid,))]
+        if done:
+            sizes[key] = 1 + sum(sizes[id(k)] for k in kids)
+            open_.discard(key)
+            if sizes[key] > cap:
+                return sizes[key]
+        elif key in open_:
+            return _LOOP
+        elif key not in sizes:
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes)
+    return sizes[id(root)]
+
+
 def split_front_matter(text: str, path: str = "<text>") -> tuple[dict[str, Any], str, int]:
     """(metadata, body, number of lines before the body). No front matter -> ({}, text, 0)."""
     import yaml
@@ -226,7 +279,7 @@ def split_front_matter(text: str, path: str = "<text>") -> tuple[dict[str, Any],
         raise DocumentError(f"{path}:1: front matter opened with '---' is never closed")
     raw = text[m.end():end.start()]
     try:
-        meta = yaml.load(raw, Loader=_yaml_loader()) if raw.strip() else {}
+        meta = _load_capped(raw, path) if raw.strip() else {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = (mark.line + 2) if mark is not None else 1
@@ -298,27 +351,29 @@ def load_document(path: str | Path, metadata: dict[str, Any] | None = None,
     Line endings that are a CR alone are read as LF (offsets unchanged).
     """
     path = Path(path)
+    where = shown(path)  # in messages: a newline or a terminal code in the name escaped
     fmt = _format_of(path)
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise DocumentError(f"{path}:1: cannot be read ({e.strerror or e})") from None
-    text = normalize_newlines(_decode(data, str(path)))
+        raise DocumentError(f"{where}:1: cannot be read ({e.strerror or e})") from None
+    text = normalize_newlines(_decode(data, where))
     meta: dict[str, Any] = {}
     line_offset = 0
     if fmt == "markdown":
-        meta, text, line_offset = split_front_matter(text, str(path))
+        meta, text, line_offset = split_front_matter(text, where)
     if fmt == "html":
         from .html import html_to_markdown
 
-        text = html_to_markdown(text, str(path))
+        text = html_to_markdown(text, where)
         fmt = "markdown"
     if not text.strip():
-        raise DocumentError(f"{path}:1: the document is empty (no text after any front matter)")
+        raise DocumentError(f"{where}:1: the document is empty (no text after any front matter)")
     meta = {**meta, **(metadata or {})}
     ident = doc_id or meta.get("doc_id") or path.stem
     if not isinstance(ident, str) or not ident.strip():
-        raise DocumentError(f"{path}:2: doc_id must be a non-empty string, got {ident!r}")
+        raise DocumentError(f"{where}:2: doc_id must be a non-empty string, got "
+                            f"{shown(repr(ident))}")
     ident = unicodedata.normalize("NFC", ident)  # a file name in NFD (macOS) is the same id
     meta.setdefault("title", _guess_title(text, path))
     meta["format"] = fmt

@@ -77,7 +77,74 @@ def _folder_cases() -> list[tuple[str, Callable[[Path], None], int, str]]:
         ("sidecar without path column", files(metadata__csv=b"file,title\nx.py,X\n",
                                               x__py=b"x = 1\n"), 2, "no 'path' column"),
         ("fifo", lambda d: os.mkfifo(d / "pipe.md"), 1, "not a regular file"),
+        # issue 51: front matter whose aliases expand to 10^9 values (MemoryError for the
+        # whole folder), an alias inside its own anchor, a name that is not UTF-8 (a
+        # UnicodeEncodeError ended the run); folders 1,100 deep: `deep_folders_case`
+        ("yaml alias bomb", files(bomb__md=yaml_bomb(9)), 1, "through its aliases"),
+        ("yaml alias loop", files(loop__md=b"---\na: &a [x, *a]\n---\nbody\n"), 1, "a loop"),
+        ("name not UTF-8", lambda d: (d / os.fsdecode(b"bad\xffname.md")).write_bytes(GOOD_MD),
+         1, "not valid UTF-8"),
     ]
+
+
+def yaml_bomb(levels: int) -> bytes:
+    """Front matter of `levels` levels of aliases, each ten of the level below (a few hundred
+    bytes that stand for 10^levels values), and a body."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, levels + 1)]
+    return ("---\n" + "\n".join(lines) + "\n---\n# Bomb\n\nbody\n").encode()
+
+
+def deep_folders(root: Path, depth: int) -> Path:
+    """A chain of `depth` nested folders under `root`, made one by one (``os.makedirs``
+    recurses), with one document at the bottom; the bottom folder."""
+    import os
+
+    here = os.fspath(root)
+    for _ in range(depth):
+        here = os.path.join(here, "d")
+        os.mkdir(here)
+    Path(here, "deep.md").write_bytes(b"# Deep\n\nat the bottom\n")
+    return Path(here)
+
+
+def remove_deep(root: Path) -> None:
+    """Remove what `deep_folders` made under `root`, bottom up (``shutil.rmtree`` recurses)."""
+    import os
+
+    here = os.path.join(os.fspath(root), "d")
+    chain = []
+    while os.path.isdir(here):
+        chain.append(here)
+        here = os.path.join(here, "d")
+    for folder in reversed(chain):
+        for name in os.listdir(folder):
+            if name != "d":
+                os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+
+
+def deep_folders_case(area: Area, folder: Path) -> None:
+    """Folders nested 1,100 deep (past Python's recursion limit): every document read
+    (the walk recursed: RecursionError), through the CLI too."""
+    from ...text.corpus import load_corpus
+    from .base import run_cli
+
+    def check() -> None:
+        root = folder / "deep"
+        root.mkdir()
+        (root / "good.md").write_bytes(GOOD_MD)
+        try:
+            deep_folders(root, 1100)
+            corpus = load_corpus(root, strict=False)
+            expect(len(corpus.documents) == 2 and not corpus.errors,
+                   f"{len(corpus.documents)} documents, problems {corpus.errors[:2]}")
+            out = run_cli(["chunk", str(root), "--limit", "0"])
+            expect(out.returncode == 0 and "Traceback" not in out.stderr,
+                   f"chunk: exit {out.returncode}: {out.stderr[-300:]}")
+        finally:
+            remove_deep(root)
+    area.case("folders 1,100 deep: every document read", check)
 
 
 def _load_with_faults(folder: Path, unreadable: set[str]):
@@ -256,4 +323,5 @@ def folders_area(folder: Path, quick: bool = False) -> Area:
                         f"expected one 'cannot be read' problem, got {corpus.errors}")
             area.case(f"unreadable {what}{' (nested)' if nested else ''}", check)
     left_out_cases(area, folder, quick)
+    deep_folders_case(area, folder)
     return area
