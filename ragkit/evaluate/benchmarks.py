@@ -24,6 +24,7 @@ from typing import Any
 
 from ..cache import atomic_write_bytes
 from ..config import get_settings
+from ..files import shown
 from ..types import Chunk, Document, Query, Span
 
 CHROMA_COMMIT = "d451fc4cf56e417b755994b4ca5212fd5057c0d2"
@@ -260,6 +261,23 @@ def load_course(data_dir: str | Path | None = None) -> Benchmark:
     return Benchmark("course", corpus.documents, queries, info={"smoke_docs": smoke_docs})
 
 
+def _name_skipped(problem: Any, errors: list[str]) -> Any:
+    """`problem` (a `Problem`), its "unknown document 'X'" said as what it is when X is the
+    name of a file the load skipped: "document 'X' was skipped (path:line: reason)"."""
+    import re
+
+    m = re.search(r"unknown document '([^']*)'", problem.message)
+    if not m:
+        return problem
+    for err in errors:
+        where = re.match(r"(.*?):\d+: ", err)
+        if where and Path(where.group(1)).stem == m.group(1):
+            problem.message = problem.message[:m.start()] + (
+                f"document {m.group(1)!r} was skipped ({err})")
+            break
+    return problem
+
+
 def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
                 include_hidden: bool = False) -> tuple[Benchmark, list[str], list[str]]:
     """A reader's own benchmark: documents from a folder (Markdown, text, HTML, code) and
@@ -279,7 +297,7 @@ def load_folder(corpus: str | Path, golden: str | Path, name: str | None = None,
     corpus_dir = Path(corpus)
     loaded = load_corpus(corpus_dir, strict=False, include_hidden=include_hidden)
     records, found = check_questions(golden, loaded.by_id())
-    problems = [f"{golden}:{p}" for p in found]
+    problems = [f"{shown(golden)}:{_name_skipped(p, loaded.errors)}" for p in found]
     queries = [Query(id=r["id"], text=r["question"],
                      gold=tuple(Span(e["doc_id"], e["start"], e["end"]) for e in r["evidence"]),
                      type=r["type"], answer=r.get("answer", ""), context=r.get("context") or {},

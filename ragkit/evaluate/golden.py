@@ -37,6 +37,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..files import shown
 from ..text.locate import closest, locate, nfc
 from ..types import Document, Query, Span, merge_gold
 from .questions import GoldenError, Problem, parse_records, question_id, read_records
@@ -221,6 +222,10 @@ def check_questions(questions: str | Path, docs: Mapping[str, Document]
     records: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
     for n, rec in rows:
+        bad_id = id_problem(rec.get("id"))
+        if bad_id:
+            problems.append(Problem(n, "?", bad_id))
+            continue
         qid = question_id(rec, n)
         if not qid:
             problems.append(Problem(n, "?", "empty id"))
@@ -265,6 +270,24 @@ def check_questions(questions: str | Path, docs: Mapping[str, Document]
                         **({"synthetic": True} if rec.get("synthetic") else {})})
     problems.sort(key=lambda p: p.line)
     return records, problems
+
+
+def id_problem(qid: Any) -> str | None:
+    """Why `qid` cannot be a question's id (None when it can, or is absent): it must be a
+    string or a whole number (``["x"]``, ``{"a": 1}``, ``true`` are not ids), without
+    invisible characters (a zero-width space, a control character: ``"a\u200bb"`` prints
+    exactly like ``"ab"``)."""
+    if qid is None or (isinstance(qid, int) and not isinstance(qid, bool)):
+        return None
+    if not isinstance(qid, str):
+        return (f"id must be a string or a whole number, got {type(qid).__name__} "
+                f"{shown(repr(qid))[:80]}")
+    hidden = sorted({ch for ch in qid.strip() if not ch.isprintable() and ch != " "})
+    if hidden:
+        return (f"id {shown(repr(qid))} holds invisible character(s) "
+                f"{', '.join(f'U+{ord(c):04X}' for c in hidden)}; it would print like "
+                "another id: remove them")
+    return None
 
 
 def build_golden(questions: str | Path, docs: Mapping[str, Document], out: str | Path | None

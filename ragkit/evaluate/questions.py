@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import jsonio
+from ..files import shown
 from ..text.locate import nfc
 
 
@@ -30,7 +31,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line} ({self.question_id}): {self.message}"
+        return f"line {self.line} ({shown(self.question_id)}): {self.message}"
 
 
 def read_text(path: str | Path) -> str:
@@ -136,8 +137,34 @@ def parse_records(path: str | Path) -> tuple[list[tuple[int, Any]], list[Problem
             problems.append(Problem(n, "?", f"expected a JSON object {{...}}, got "
                                     f"{type(rec).__name__}"))
             continue
+        bad = lone_surrogate(rec)
+        if bad:
+            problems.append(Problem(n, str(rec.get("id", "?")), f"{bad} holds a lone surrogate "
+                                    "(a \\ud800-\\udfff escape that is half of a character): not "
+                                    "text ragkit can read"))
+            continue
         out.append((n, rec))
     return out, problems
+
+
+def lone_surrogate(rec: Mapping[str, Any]) -> str | None:
+    """The field of `rec` (``question``, ``id``, ``evidence``...) with a string holding a lone
+    surrogate (valid JSON, ``"\\ud800"``, but no character: tokenizers and Arrow refuse it),
+    or None. Nested values are walked without recursion."""
+    for key, value in rec.items():
+        stack = [key, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return repr(key) if isinstance(key, str) and key.isprintable() else "a key"
+            elif isinstance(item, dict):
+                stack.extend(x for kv in item.items() for x in kv)
+            elif isinstance(item, list):
+                stack.extend(item)
+    return None
 
 
 def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:

@@ -18,7 +18,11 @@ never guessed. Files that cannot be read are reported and skipped too; the run c
 A folder's README, its hidden files and folders and backup files (``--include-hidden`` reads
 these) and second paths to a file already read (links) are left out, counted and named. No
 output (``--out``, ``--results``) may be one of the files a command reads: that is refused
-before anything is written.
+before anything is written. An output is a regular file or a new path (never a folder, a pipe
+or a device, never under a file: named up front), and rows are appended to ``--results`` in
+place (its mode, its inode and its old rows kept); ``ragkit.tools.outputs`` has the rule, and
+the folder rule of ``ragkit docs`` and ``ragkit index``. An option that takes one value may be
+given once; file names are printed escaped (a newline, a terminal code).
 
 Exit codes: 0 = done, nothing to report; 1 = done, but some files or questions were skipped
 (see the summary); 2 = bad command line, or a ``RAGKIT_*`` variable ragkit cannot use
@@ -146,11 +150,11 @@ def _load_docs(path: str, include_hidden: bool = False):
         except DocumentError as e:
             raise CliError(f"nothing to chunk: {e}") from None
     if not p.is_dir():
-        raise CliError(f"{path}: no such file or folder")
+        raise CliError(f"{shown(path)}: no such file or folder")
     corpus = load_corpus(p, strict=False, include_hidden=include_hidden)
     if not corpus.documents:
-        raise CliError(f"{path}: no readable documents" + "".join(f"\n  {e}" for e in
-                                                                   corpus.errors))
+        raise CliError(f"{shown(path)}: no readable documents" + "".join(f"\n  {e}" for e in
+                                                                          corpus.errors))
     return corpus
 
 
@@ -171,15 +175,16 @@ def _load_folder(corpus: str, golden: str, include_hidden: bool = False):
     from ..evaluate.questions import GoldenError
 
     if not Path(corpus).is_dir():
-        raise CliError(f"{corpus}: no such folder")
+        raise CliError(f"{shown(corpus)}: no such folder")
     if not Path(golden).is_file():
-        raise CliError(f"{golden}: no such file")
+        raise CliError(f"{shown(golden)}: no such file")
     try:
         bench, errors, problems = load_folder(corpus, golden, include_hidden=include_hidden)
     except GoldenError as e:
         raise CliError(f"nothing to evaluate: {e}") from None
     if not bench.documents:
-        raise CliError(f"{corpus}: no readable documents" + "".join(f"\n  {e}" for e in errors))
+        raise CliError(f"{shown(corpus)}: no readable documents"
+                       + "".join(f"\n  {e}" for e in errors))
     return bench, errors, problems
 
 
@@ -214,7 +219,7 @@ def _check_results_file(path: Path) -> None:
     from ..report.results import read_rows
 
     if path.exists() and not path.is_file():
-        raise UsageError(f"--results {path}: not a file")
+        raise UsageError(f"--results {shown(path)}: not a file")
     if path.exists():
         try:
             read_rows(path)
@@ -225,8 +230,8 @@ def _check_results_file(path: Path) -> None:
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not os.access(parent, os.W_OK):
-        raise CliError(f"results file {path}: {parent} is not writable; give --results "
-                       "another file")
+        raise CliError(f"results file {shown(path)}: {shown(parent)} is not writable; give "
+                       "--results another file")
 
 
 def cmd_chunk(a) -> int:
@@ -255,7 +260,7 @@ def cmd_chunk(a) -> int:
     else:
         for r in rows[: a.limit]:
             body = " ".join(r["text"].split())
-            print(f"{r['doc_id']}[{r['start']}:{r['end']}] {body[:90]}")
+            print(f"{shown(r['doc_id'])}[{r['start']}:{r['end']}] {shown(body[:90])}")
         if len(rows) > a.limit:
             print(f"... {len(rows) - a.limit} more (use --out FILE to write them all)")
     _print_lint(docs, chunker, a.embedder)
@@ -288,6 +293,13 @@ def cmd_eval(a) -> int:
         _report(errors, problems)
         raise CliError(f"{a.golden}: no question could be anchored to the documents")
     refusals = len(bench.queries) - len(answerable)  # not scored by span metrics: say so
+    if a.index:  # an index of another version of this corpus: refused before the model loads
+        from .index_build import check_corpus
+
+        try:
+            check_corpus(a.index, bench.documents)
+        except ValueError as e:
+            raise CliError(f"--index {shown(a.index)}: {e}") from None
     emb = _embedder(a.embedder)
     rec = Recorder("cli_eval")
     if a.index:  # the golden set against a prebuilt index (`ragkit index`)
@@ -312,7 +324,7 @@ def cmd_eval(a) -> int:
     except (ValueError, OSError) as e:
         _report(errors, problems)
         raise CliError(f"the table above was not saved: results file {e}") from None
-    print(f"\nrows appended to {results}")
+    print(f"\nrows appended to {shown(results)}")
     return _finish(errors, problems)
 
 
@@ -323,16 +335,16 @@ def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
     try:
         out = evaluate_index(bench, a.index, emb, a.k)
     except (ValueError, OSError) as e:
-        raise CliError(f"--index {a.index}: {e}") from None
+        raise CliError(f"--index {shown(a.index)}: {e}") from None
     means = out.means
-    print(f"\n{a.index}: {len([q for q in bench.queries if q.gold])} answerable questions, "
+    print(f"\n{shown(a.index)}: {len([q for q in bench.queries if q.gold])} answerable questions, "
           f"k = {a.k} (searched {out.depth} deep for nDCG@10 and the budgets)")
     for m in ("recall", "precision", "iou", "recall@k", "mrr@k", "ndcg@10",
               *(f"{m}@B{b}" for b in out.budgets for m in ("recall", "pass", "iou"))):
         print(f"  {m:<12} {100 * means.get(m, float('nan')):6.1f}%")
     out.record(rec, experiment="eval_index", embedder=emb.name, k=a.k)
     append_rows(results, rec.rows)
-    print(f"\nrows appended to {results}")
+    print(f"\nrows appended to {shown(results)}")
     return _finish(errors, problems)
 
 
@@ -359,7 +371,8 @@ def cmd_show(a) -> int:
     by_id = {d.id: d for d in docs}
     print(f"Q {q.id}: {q.text}\n")
     for g in q.gold:
-        print(f"gold {g.doc_id}[{g.start}:{g.end}]: {by_id[g.doc_id].text[g.start:g.end]}\n")
+        print(f"gold {shown(g.doc_id)}[{g.start}:{g.end}]: "
+              f"{by_id[g.doc_id].text[g.start:g.end]}\n")
     bench = Benchmark("corpus", docs, [q])
     emb = _embedder(a.embedder)
     for chunker in a.strategies:
@@ -369,7 +382,7 @@ def cmd_show(a) -> int:
         for rank, h in enumerate(out.hits[q.id][: a.k], 1):
             mark = "*" if overlaps(h.chunk, q.gold) else " "
             body = " ".join(h.chunk.text.split())
-            print(f" {mark}{rank}. {h.chunk.doc_id}[{h.chunk.start}:{h.chunk.end}] "
+            print(f" {mark}{rank}. {shown(h.chunk.doc_id)}[{h.chunk.start}:{h.chunk.end}] "
                   f"{h.score:.3f}  {body[:110]}")
         print()
     print("* = overlaps the gold")

@@ -47,11 +47,35 @@ def run_script(doc: str, prog: str, add_arguments: Callable[[argparse.ArgumentPa
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_FATAL, EXIT_BUG = 0, 1, 2, 3, 4
 
 
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value: given twice (``--golden a --golden b``) it is a usage
+    error naming it, not the last one silently winning."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: D102
+        given = namespace.__dict__.setdefault("_given_once", set())
+        if option_string is not None and self.dest in given:
+            parser.error(f"{'/'.join(self.option_strings)} given more than once; it takes one "
+                         "value")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (and exit code 2)."""
+    """argparse, with its errors on one line (and exit code 2), and an option that takes one
+    value refused when it is given twice (`_StoreOnce`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str):  # noqa: D102 - argparse's hook
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: D102
+        found, rest = super().parse_known_args(args, namespace)
+        found.__dict__.pop("_given_once", None)
+        return found, rest
 
 
 # The largest numbers the command line takes, checked before anything is loaded: faiss allocates

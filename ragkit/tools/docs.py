@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 from ..config import PROJECT_ROOT
-from .common import prepare
+from .common import Parser, prepare
 
 OUT = PROJECT_ROOT / "docs" / "api"
 
@@ -76,8 +76,8 @@ def _pdoc_only(out: Path) -> tuple[str, ...]:
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit docs") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=prog, description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, default=OUT,
                    help="the folder to write (default: %(default)s)")
     args = p.parse_args(argv)
@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit docs") -> int:
     for line in problems:
         print(f"{prog}: {line}", file=sys.stderr)
     pages = sum(1 for _ in args.out.rglob("*.html"))
-    print(f"{shown(args.out)}: {pages} pages" + (f", {len(problems)} warning(s)" if problems else ""))
+    print(f"{shown(args.out)}: {pages} pages"
+          + (f", {len(problems)} warning(s)" if problems else ""))
     return 1 if problems else 0
 
 

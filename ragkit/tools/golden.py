@@ -11,7 +11,6 @@ ragkit.tools.golden`` is the same.)
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 
@@ -20,12 +19,13 @@ from ..evaluate.questions import GoldenError
 from ..files import shown
 from ..text.corpus import load_corpus
 from ..text.documents import DocumentError
+from .common import Parser
 from .outputs import OutputError, check_output
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit golden") -> int:
     """Build span-anchored gold: CORPUS_DIR QUESTIONS OUT."""
-    p = argparse.ArgumentParser(prog=prog, description=main.__doc__)
+    p = Parser(prog=prog, description=main.__doc__)
     p.add_argument("corpus")
     p.add_argument("questions")
     p.add_argument("out")

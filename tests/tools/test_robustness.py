@@ -76,7 +76,8 @@ def test_late_input_catches_a_chunker_that_loses_text(million):
 
 @pytest.mark.parametrize("area", ["folders", "golden files", "CLI", "caches", "caps",
                                   "concurrency", "environment", "output paths",
-                                  "golden evidence", "unicode forms", "numeric limits"])
+                                  "golden evidence", "unicode forms", "numeric limits",
+                                  "reader data"])
 def test_robustness_area_quick(area, tmp_path):
     """The suite's areas beyond single documents (`ragkit robustness` runs them all
     at full size): every case passes."""

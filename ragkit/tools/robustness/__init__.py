@@ -29,9 +29,10 @@ traceback), ``caches`` (U+2028 in cached text, bad bytes, unwritable folders, co
 real subprocesses, one line, no file changed), ``output paths`` (no command writes over a
 file it reads; a symlinked output is written through; a failed write leaves the old file),
 ``golden evidence`` (the same quote twice, overlapping quotes, span offsets counted in the raw
-file, CSV quotes never closed), ``unicode forms`` (quotes and ids in NFC and NFD) and
+file, CSV quotes never closed), ``unicode forms`` (quotes and ids in NFC and NFD),
 ``numeric limits`` (huge JSON integers, deep nesting, --k 2147483648 and the other numeric
-arguments).
+arguments) and ``reader data`` (odd file names printed escaped, lone surrogates in questions,
+an option given twice, front matter past its cap, an index of another version of the corpus).
 
     ragkit robustness              # every area: a few minutes on 2 CPUs
     ragkit robustness --fuzz-seconds 600 --big-line-mb 10 --late-tokens 1000000
@@ -56,7 +57,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import (caches, caps, cli, concurrency, environment, folders, golden, golden_evidence,
-               inputs, numeric_limits, output_paths, unicode_forms)
+               inputs, numeric_limits, output_paths, reader_data, unicode_forms)
 from .base import Area, Context
 from .inputs import BadInput, bad_inputs, default_chunkers, fuzz, run_input, uses_model
 from .late import late_input, late_suite, million_token_text
@@ -80,6 +81,7 @@ AREAS: dict[str, Callable[[Context], Area]] = {
     "golden evidence": golden_evidence.run,
     "unicode forms": unicode_forms.run,
     "numeric limits": numeric_limits.run,
+    "reader data": reader_data.run,
 }
 
 
