@@ -148,7 +148,7 @@ scores = example.per_query.set_index("query_id")
 partial = scores[(scores["recall"] > 0) & (scores["recall"] < 1)].index
 question = next((q for q in course.queries if q.id in set(partial)), course.queries[0])
 print(f"{question.id}: {question.text}\n")
-print(hits_text(question, example.hits[question.id], k=2))
+print(hits_text(question, example.hits[question.id], k=2, lines=8))
 views = score_views(question, example.hits[question.id], k=5,
                     budgets=(BUDGETS[0], DEFAULT_BUDGET), texts=example.texts)
 percent_table(views, shares=["recall", "precision", "iou", "pass"], counts=["chunks", "tokens"])

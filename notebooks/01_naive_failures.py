@@ -318,12 +318,16 @@ for name in ("sentence_cut_by_small_splitter", "caveat_in_next_sentence"):
         print(f"{name}: gold in one chunk = {diagnose(q, cs, [], K)['gold_in_one_chunk']}")
 
 # %%
+from ragkit.report import clip_lines
 from ragkit.retrieve import make_retriever
 
 my_question = "How long do Gold customers have to request a refund?"  # exercise 2
 index = make_retriever(dense[naive.label].chunks, embedder)  # vectors come from the cache
 for rank, hit in enumerate(index.search([my_question], K)[0], 1):
-    print(f"── #{rank} {hit.chunk.doc_id} · score {hit.score:.3f}\n{hit.chunk.text}")
+    # each chunk's lines that name Gold or a table's column names, and their neighbours
+    body, shown, total = clip_lines(hit.chunk.text, 8, focus=r"Gold|^\| *(Plan|Tier) *\|")
+    print(f"── #{rank} {hit.chunk.doc_id} · score {hit.score:.3f} · {shown} of {total} lines"
+          f"\n{body}")
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers to exercises 1 and 2 (expand to read), run with the values they suggest.

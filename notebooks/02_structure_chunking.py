@@ -268,7 +268,7 @@ display(Markdown(
        f"{gold_rank if gold_rank else 'none retrieved'}): a better chunk is not yet a "
        "retrieved chunk.")
     + f" What came back in its top {K}:"))
-print(hits_text(q, out.hits[q.id], k=K))
+print(hits_text(q, out.hits[q.id], k=K, lines=4))
 
 # %%
 n_fail = int((status.status != "does not fail naively").sum())

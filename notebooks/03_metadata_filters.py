@@ -130,9 +130,10 @@ pd.set_option("display.max_colwidth", None)
 flips["dense"]
 
 # %% [markdown]
-# ## A fixed question and a broken one, in full
-# The first fixed and the first broken question of the dense search, with the top two hits in
-# full (the gold between ⟦ and ⟧), without a filter and with the filter read off the question.
+# ## A fixed question and a broken one
+# The first fixed and the first broken question of the dense search, with the top two hits
+# without a filter and with the filter read off the question: each hit's header, its prefix,
+# and one line of it (the line that holds the gold, between ⟦ and ⟧; else its first line).
 
 # %%
 from ragkit.report import hits_text
@@ -150,7 +151,7 @@ for change in ("fixed", "broken"):
     display(Markdown(f"### {change}: {q.id} · {q.text}\nNeeds `{dict(q.context)}`; the rules "
                      f"read `{where.describe()}`; gold in `{rows.gold_docs.iloc[0]}`."))
     for label, flt in (("no filter", None), ("self-query", where)):
-        print(f"══ {label}\n" + hits_text(q, dense.search([q.text], 2, flt)[0], k=2) + "\n")
+        print(f"══ {label}\n" + hits_text(q, dense.search([q.text], 2, flt)[0], k=2, lines=1))
     display(Markdown(flip_reason(q, where, rows["gold kept"].iloc[0], change)))
 
 # %% [markdown]

@@ -336,7 +336,7 @@ question = next(q for q in course.queries if q.gold)
 print(question.id, question.text, "\n")
 for units in (recursive_chunks, short):
     print(hits_text(question, DenseRetriever(units, embedder, "after").search(
-        [question.text], 2)[0], k=2), "\n")
+        [question.text], 2)[0], k=2, lines=6), "\n")
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers to exercises 2 and 3 (expand to read). Exercise 1 is reading; the cell above shows it.

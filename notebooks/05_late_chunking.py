@@ -140,7 +140,8 @@ display(Markdown(f"Late chunking is measurably ahead in {ahead} of {len(sens)} "
 # ## One question, both ways
 # On the course corpus with the first chunker above: the question late chunking helps most
 # and the one it hurts most (by nDCG@10), each with its top two hits from naive and from late
-# vectors. The gold is between ⟦ and ⟧.
+# vectors, two lines of each: the gold (between ⟦ and ⟧) and the line nearest it, or a chunk's
+# first two lines when it holds no gold.
 
 # %%
 from ragkit.report import hits_text
@@ -157,7 +158,7 @@ for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "
     q = course_questions[qid]
     display(Markdown(f"**{label}: {qid}** ({moved[qid]:+.3f} nDCG@10) · {q.text}"))
     for mode in ("naive", "late"):
-        print(f"══ {mode}\n" + hits_text(q, course_runs[mode]["hits"][qid], k=2) + "\n")
+        print(f"══ {mode}\n" + hits_text(q, course_runs[mode]["hits"][qid], k=2, lines=2))
 
 # %% [markdown]
 # ## The claims, decided by their declared rules
@@ -237,16 +238,25 @@ else:
 # (the `embedder` column: MiniLM, and EmbeddingGemma where it was given). Its rows are saved
 # in `results/bench_late_quality.jsonl`; this cell reads them, it does not re-run them. Each
 # row is late − naive with its paired 95 % interval; the sentences under the table,
-# directions included, are counted from those intervals.
+# directions included, are counted from those intervals over every setting, and the table
+# shows the setting each sentence names.
 
 # %%
 from ragkit.experiments import late_quality_sentences, late_quality_table
-from ragkit.report import load_results
+from ragkit.report import load_results, save_table
 
 quality = late_quality_table(load_results())
 if len(quality):
-    display(quality.style.format({"late − naive": "{:+.1%}", "low": "{:+.1%}",
-                                  "high": "{:+.1%}"}).hide(axis="index"))
+    shares = {"late − naive": "{:+.1%}", "low": "{:+.1%}", "high": "{:+.1%}"}
+    # shown: per encoder and metric, the setting with the largest difference (the one each
+    # sentence below names); every setting goes to a file
+    largest = quality.groupby(["embedder", "metric", "questions"], sort=False)["late − naive"]
+    shown = quality.loc[largest.apply(lambda d: d.abs().idxmax())]
+    display(shown.style.format(shares).hide(axis="index"))
+    saved = save_table(quality, "05_late_quality", shares,
+                       "ragkit bench late-quality: late − naive, every setting")
+    display(Markdown(f"Per encoder and metric, the (window, pooling) setting with the largest "
+                     f"difference: {len(shown)} of {len(quality)} rows; all of them: `{saved}`."))
     display(Markdown("\n".join(f"- {line}" for line in late_quality_sentences(quality))))
 else:
     display(Markdown("No saved rows of `ragkit bench late-quality` in `results/`: run it "

@@ -177,7 +177,7 @@ case = {label: outcomes[("course", label)].values("recall", B)[q.id]
         for label in ("small (children)", "small-to-big", "sentence window")}
 for label in case:
     print(f"=== {label}: span recall at {B:,} tokens {case[label]:.0%}\n"
-          f"{hits_text(q, outcomes[('course', label)].hits[q.id], k=1)}\n")
+          f"{hits_text(q, outcomes[('course', label)].hits[q.id], k=1, lines=5)}\n")
 
 # %%
 one_child = any(c.start <= q.gold[0].start and q.gold[0].end <= c.end

@@ -129,16 +129,19 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 
 # %%
 rec.save()  # so the combinations are part of what we read
-from ragkit.report import leaderboard as lb, load_results, load_scores, percent_table
+from ragkit.report import (leaderboard as lb, load_results, load_scores, percent_table,
+                           save_table)
 
 rows, scores = load_results(), load_scores()
 BUDGET = 1024
 boards = {b: lb.board(rows, scores, b, BUDGET, split="held-out") for b in lb.MAIN_BENCHMARKS
           if (rows.benchmark == b).any()}
-SHOWN = 15
+SHOWN = 8  # each board's leading rows; every row goes to a file
 for name, b in boards.items():
-    display(Markdown(f"### {name} (the first {min(SHOWN, len(b))} of {len(b)} rows)\n\n"
-                     + lb.markdown(b, max_rows=SHOWN)))
+    saved = save_table(lb.markdown(b, max_rows=len(b)), f"07_board_{name}",
+                       title=f"{name}: every configuration at {BUDGET:,} tokens, held-out half")
+    display(Markdown(f"### {name} (the first {min(SHOWN, len(b))} of {len(b)} rows; all of "
+                     f"them: `{saved}`)\n\n" + lb.markdown(b, max_rows=SHOWN)))
 
 # %% [markdown]
 # The same boards as a ranked chart: the leading configurations, best on top, each a dot at
@@ -359,13 +362,28 @@ else:
 # %%
 from ragkit.experiments.design import effects, saved_runs
 from ragkit.experiments.design_costs import load_costs
-from ragkit.report import guide
+from ragkit.report import guide, shown_path
 
 runs = saved_runs()
 found = effects(runs)
-guide_text = guide.markdown(found, load_costs(rows))
-print(guide.write(guide_text))
-display(Markdown(guide_text))
+costs = load_costs(rows)
+guide_text = guide.markdown(found, costs)
+guide_file = shown_path(guide.write(guide_text))  # every budget, every configuration's cost
+headline = [e for e in found if e.budget == BUDGET]
+display(Markdown(f"At the headline budget of {BUDGET:,} tokens (every budget, and the costs: "
+                 f"`{guide_file}`):\n\n"
+                 + guide.sections(headline, level=3)))
+
+# %% [markdown]
+# What the configurations in those tables cost, as `ragkit bench design --costs` measured them:
+# chunking CPU seconds over the whole benchmark, the dense index (float32 vectors, windows
+# included), and single-question latency (the top hits of one question at a time, after one
+# warm-up query, on this machine).
+
+# %%
+cost_table = guide.costs_table(costs, headline)
+display(Markdown(cost_table + f"\n\n{max(0, len(cost_table.splitlines()) - 2)} of {len(costs)} "
+                 f"measured (benchmark, configuration) pairs; all of them: `{guide_file}`."))
 
 # %% [markdown]
 # ## Exercises

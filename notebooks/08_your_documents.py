@@ -133,7 +133,7 @@ if qid is not None:
         recall = out.per_query.set_index("query_id").recall[qid]
         display(Markdown(f"*{out.strategy}* — span recall {recall:.0%}"))
         display(HTML(chunk_view(doc, out.chunks, q.gold[0], context=200)))
-        print(hits_text(q, out.hits[q.id], k=2))
+        print(hits_text(q, out.hits[q.id], k=2, lines=6))
 
 # %% [markdown]
 # ## Exercises

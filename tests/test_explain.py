@@ -80,6 +80,36 @@ def test_hits_text_prints_prefix_body_and_gold_in_full():
     assert out.replace("⟦", "").replace("⟧", "").endswith(c.text)
 
 
+def test_hits_text_with_lines_keeps_the_gold_and_says_how_much_it_shows():
+    """Issue 50 (no walls of output): `lines` clips each body to its gold and the lines
+    nearest it; a hit without gold keeps its first lines; the header counts what is shown."""
+    c = Chunk.make(DOC, 0, len(DOC.text), "t")
+    q = Query("q1", "What is the Gold refund window?", gold=(GOLD,))
+    full = hits_text(q, [Hit(c, 0.5)], k=1)
+    out = hits_text(q, [Hit(c, 0.5)], k=1, lines=2)
+    body = [line for line in full.splitlines()[1:] if line.strip()]
+    assert len(body) > 2 and f"· 2 of {len(body)} lines shown" in out.splitlines()[0]
+    assert "⟦| Gold | 14 days | 2% |⟧" in out and len(out.splitlines()) <= 1 + 2 + 1
+    assert hits_text(q, [Hit(c, 0.5)], k=1, lines=len(body)) == full.replace("\n\n", "\n")
+    other = Query("q2", "?", gold=(Span("elsewhere", 0, 5),))
+    first = hits_text(other, [Hit(c, 0.5)], k=1, lines=1).splitlines()
+    assert first[0].endswith("no gold · 1 of %d lines shown" % len(body))
+    assert first[1:] == body[:1]
+
+
+def test_clip_lines_keeps_focus_lines_and_marks_gaps():
+    from ragkit.report import clip_lines
+
+    text = "\n".join(["# Title", "", "intro", "| Plan | days |", "|---|---|", "| Basic | 7 |",
+                     "| Gold | 10 |", "| Platinum | 21 |", "outro"])
+    kept, shown, total = clip_lines(text, 3, focus=r"Gold|\| Plan")
+    assert (shown, total) == (3, 8)  # the third line: the nearest, after a focus line first
+    assert kept.splitlines() == ["| Plan | days |", "|---|---|", "…", "| Gold | 10 |"]
+    assert clip_lines(text, 3) == ("# Title\nintro\n| Plan | days |", 3, 8)
+    many = "⟦" + "\n".join(f"g{i}" for i in range(10)) + "⟧"
+    assert clip_lines(many, 4)[0].splitlines() == ["⟦g0", "g1", "…", "g8", "g9⟧"]
+
+
 def test_staged_status_names_what_fixes_each_case():
     rows = staged_status({"table": {"naive": "split", "structure": "ok", "router": "ok"},
                           "memo": {"naive": "missed", "structure": "partial"},

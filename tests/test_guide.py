@@ -91,6 +91,30 @@ def test_readme_guide_and_closing_agree_cell_for_cell(tmp_path, monkeypatch):
     assert any("under the stack: no measurable difference" in s for s in said)
 
 
+def test_a_notebook_shows_one_budget_of_the_guide_and_the_costs_its_rows_compare(
+        tmp_path, monkeypatch):
+    """Notebook 07 shows the guide at its headline budget (`sections` of those effects: the
+    guide file's rows at that budget, no others) and the costs of the configurations those
+    rows compare (`costs_table`), and writes the whole guide to a file."""
+    from ragkit.experiments.design_costs import load_costs
+
+    runs = _saved(tmp_path, monkeypatch)
+    found = effects(runs)
+    whole = guide.markdown(found, load_costs(load_results(tmp_path))).splitlines()
+    shown = guide.sections([e for e in found if e.budget == 1024], level=3).splitlines()
+    rows = [ln for ln in shown if ln.startswith("| course |")]
+    assert rows and all("| 1,024 |" in ln and ln in whole for ln in rows)
+    assert len(rows) == sum(ln.startswith("| course |") and "| 1,024 |" in ln for ln in whole)
+    assert "### 1. Which chunker, under your retrieval?" in shown
+    costs = [{"benchmark": "course", "configuration": label, "chunks": 1, "chunk_cpu_s": 0.5,
+              "index_mb": 1.0, "p50_ms": 2.0, "p95_ms": 3.0, "n_timed": 40}
+             for label in ("router+stack", "fixed_chars(250/0)+dense")]
+    table = guide.costs_table(costs, [e for e in found if e.budget == 1024])
+    assert "| course | router+stack |" in table and "fixed_chars(250/0)+dense" not in table
+    assert "fixed_chars(250/0)+dense" in guide.costs_table(costs)
+    assert guide.costs_table([], found).startswith("Not measured")
+
+
 def test_write_saves_in_the_results_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
     path = guide.write(guide.markdown([], []))

@@ -83,3 +83,20 @@ def test_quiet_cells_hooks_ipython_cells(capsys):
         warnings.warn(f"w{i}", UserWarning)
     shell.events.hooks["post_run_cell"]()
     assert capsys.readouterr().err.splitlines() == ["5 × UserWarning: w0"]
+
+
+def test_save_table_writes_every_row_where_the_notebook_says(tmp_path, monkeypatch):
+    """Issue 50: a notebook shows a few rows and names the file that holds all of them."""
+    from ragkit.report import markdown_table, save_table
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    df = pd.DataFrame({"setting": [f"s{i}" for i in range(50)],
+                       "diff": [i / 1000 for i in range(50)]})
+    shown = save_table(df, "demo", {"diff": "{:+.1%}"}, title="every setting")
+    path = tmp_path / "tables" / "demo.md"
+    assert shown == str(path)  # outside the project: the path as it is
+    text = path.read_text()
+    assert text.startswith("# every setting\n\n| setting | diff |\n|---|---|\n")
+    assert "| s49 | +4.9% |" in text and text.count("\n| s") == 51  # the header, then 50
+    assert save_table("| a |\n|---|\n| 1 |", "md") == str(tmp_path / "tables" / "md.md")
+    assert markdown_table(df.head(1)) == "| setting | diff |\n|---|---|\n| s0 | 0 |"

@@ -9,7 +9,7 @@ These helpers make the course's failure stories computed rather than told:
   drawn in and the gold highlighted (HTML for Jupyter, plain markers for text), so a reader
   sees the cut and the decisive words on either side of it;
 - `hits_table` lists what a retriever returned, marking the chunks that overlap the gold, and
-  `hits_text` prints the top hits in full;
+  `hits_text` prints the top hits (in full, or clipped around the gold: `clip_lines`);
 - `staged_status` turns the verdicts of several strategies on the staged cases into one
   status per case: fails naively / fixed by which strategy / not fixed / does not fail;
 - `encoder_overflow` counts the chunks whose body alone fills the encoder's input, so that
@@ -118,20 +118,74 @@ def hits_table(query: Query, hits: Sequence[Hit], k: int = 3, width: int | None 
     return pd.DataFrame(rows)
 
 
-def hits_text(query: Query, hits: Sequence[Hit], k: int = 3) -> str:
-    """The top k hits in full, as plain text: a header line per hit (rank, doc, characters,
-    score, whether it holds gold), its prefix if any, then its body with the gold between
-    ``⟦`` and ``⟧``."""
+def hits_text(query: Query, hits: Sequence[Hit], k: int = 3, lines: int | None = None) -> str:
+    """The top k hits as plain text: a header line per hit (rank, doc, characters, score,
+    whether it holds gold), its prefix if any, then its body with the gold between ``⟦`` and
+    ``⟧``. With `lines`, each body shows at most that many of its non-blank lines (`clip_lines`:
+    the gold's lines and their neighbours first, else the first lines) and the header says how
+    many it shows; without, the body in full."""
     out = []
     for i, h in enumerate(hits[:k]):
         c = h.chunk
         gold = [g for g in query.gold if g.doc_id == c.doc_id]
         tag = "holds gold" if overlaps(c, query.gold) else "no gold"
-        out.append(f"── #{i + 1} {c.doc_id} chars {c.start}–{c.end} · score {h.score:.3f} · {tag}")
+        body, shown = _marked_text(c.text, c.start, gold), ""
+        if lines is not None:
+            body, kept, total = clip_lines(body, lines)
+            shown = f" · {kept} of {total} lines shown" if kept < total else ""
+        out.append(f"── #{i + 1} {c.doc_id} chars {c.start}–{c.end} · score {h.score:.3f} · "
+                   f"{tag}{shown}")
         if c.prefix:
             out.append(f"[prefix] {c.prefix}")
-        out.append(_marked_text(c.text, c.start, gold))
+        out.append(body)
     return "\n".join(out)
+
+
+def clip_lines(text: str, limit: int, focus: str | None = None) -> tuple[str, int, int]:
+    """(at most `limit` of `text`'s non-blank lines, how many that is, how many there are).
+    The lines that hold gold (between ``⟦`` and ``⟧``), or match the regular expression
+    `focus`, come first, then the lines nearest them (the line after before the line before);
+    text with neither keeps its first lines. A gap between kept lines is one ``…`` line; more
+    focus lines than `limit` keep the first and the last of them.
+
+    >>> print(clip_lines("a\\n\\nb\\nc ⟦gold\\nd⟧\\ne\\nf\\ng", 3)[0])
+    c ⟦gold
+    d⟧
+    e
+    >>> clip_lines("a\\nb\\nc", 2)
+    ('a\\nb', 2, 3)
+    >>> print(clip_lines("| Plan | days |\\n|---|---|\\n| Basic | 7 |\\n| Gold | 10 |", 2,
+    ...                  focus=r"Gold|\\| Plan")[0])
+    | Plan | days |
+    …
+    | Gold | 10 |
+    """
+    import re
+
+    rows = [line for line in text.split("\n") if line.strip()]
+    if len(rows) <= limit:
+        return "\n".join(rows), len(rows), len(rows)
+    marked, inside = [], False
+    for i, line in enumerate(rows):
+        if inside or GOLD_OPEN in line or (focus and re.search(focus, line)):
+            marked.append(i)
+        opened, closed = line.rfind(GOLD_OPEN), line.rfind(GOLD_CLOSE)
+        inside = opened > closed if opened >= 0 or closed >= 0 else inside
+    if len(marked) > limit:
+        keep = set(marked[:(limit + 1) // 2] + marked[len(marked) - limit // 2:])
+    elif marked:
+        near = sorted(range(len(rows)), key=lambda i: (min(abs(i - m) for m in marked),
+                                                       not any(i > m for m in marked), i))
+        keep = set(near[:limit])
+    else:
+        keep = set(range(limit))
+    out, last = [], None
+    for i in sorted(keep):
+        if last is not None and i > last + 1:
+            out.append("…")
+        out.append(rows[i])
+        last = i
+    return "\n".join(out), len(keep), len(rows)
 
 
 _COLORS = ("#e8f0fe", "#fef3e0")

@@ -126,6 +126,34 @@ def _md(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
                       *("| " + " | ".join(cell(v) for v in r) + " |" for r in rows)])
 
 
+def sections(found: Sequence[Any], level: int = 2) -> str:
+    """The guide's three questions, each a heading and its table (or why it is empty), from
+    the effects given: all of them for the guide file, or those at one budget for a notebook
+    (`markdown`'s tables, fewer rows)."""
+    parts: list[str] = []
+    for title, (header, rows), empty in (
+            ("1. Which chunker, under your retrieval?", chunker_rows(found),
+             "No chunker comparison in these runs."),
+            ("2. Which retrieval, on your chunks?", retrieval_rows(found),
+             "No retrieval comparison in these runs."),
+            ("3. Which encoder?", encoder_rows(found),
+             "Not measured by `ragkit bench design` (MiniLM only). `ragkit bench code` with "
+             "`RAGKIT_GEMMA_DIR` compares EmbeddingGemma with MiniLM on Anthropic's set, on "
+             "the same chunks and stack (README, Anthropic section).")):
+        parts += [f"{'#' * level} {title}", "", _md(header, rows) if rows else empty, ""]
+    return "\n".join(parts)
+
+
+def costs_table(costs: Sequence[dict[str, Any]], found: Sequence[Any] | None = None) -> str:
+    """The costs as a Markdown table: of every configuration measured, or (with `found`) of
+    those the guide's rows for these effects compare, per benchmark."""
+    named = None if found is None else {
+        (e.benchmark, c.label) for es in questions(found).values() for e in es
+        for c in (e.treated, e.base)}
+    keep = [c for c in costs if named is None or (c["benchmark"], c["configuration"]) in named]
+    return _md(*cost_rows(keep)) if keep else "Not measured (`ragkit bench design --costs`)."
+
+
 def markdown(found: Sequence[Any], costs: Sequence[dict[str, Any]] = ()) -> str:
     """The guide as Markdown: the three questions, then the costs."""
     parts = ["# Decision guide", "",
@@ -140,16 +168,7 @@ def markdown(found: Sequence[Any], costs: Sequence[dict[str, Any]] = ()) -> str:
              "baseline is chosen on the tune half; the last column names the baseline that "
              "leads on the held-out half itself, for reference (choosing it there would favour "
              "it).", ""]
-    for title, (header, rows), empty in (
-            ("1. Which chunker, under your retrieval?", chunker_rows(found),
-             "No chunker comparison in these runs."),
-            ("2. Which retrieval, on your chunks?", retrieval_rows(found),
-             "No retrieval comparison in these runs."),
-            ("3. Which encoder?", encoder_rows(found),
-             "Not measured by `ragkit bench design` (MiniLM only). `ragkit bench code` with "
-             "`RAGKIT_GEMMA_DIR` compares EmbeddingGemma with MiniLM on Anthropic's set, on "
-             "the same chunks and stack (README, Anthropic section).")):
-        parts += [f"## {title}", "", _md(header, rows) if rows else empty, ""]
+    parts += [sections(found)]
     parts += ["## What each configuration costs", ""]
     if costs:
         parts += [_md(*cost_rows(costs)), "",

@@ -32,8 +32,9 @@ has a cell after it tagged ``answers`` (collapsed in JupyterLab: source and outp
 runs what the exercises suggest beside the defaults, or says which exercise answers itself.
 
 Executed copy (``notebooks/NN_*.ipynb``): a closing "What we measured" section rendered by a
-cell, every figure shown inline as an image output, and no cell output with more than three
-warning lines.
+cell, every figure shown inline as an image output, no cell output with more than three
+warning lines, and **no cell that prints more than 40 lines** (`output_lines`: a long table
+goes to a file or a figure, with the few rows the prose reads shown).
 
 ``python -m ragkit.tools.notebook_checks`` prints every problem with its file and line.
 """
@@ -65,6 +66,8 @@ _TALLY = re.compile(r"\bwins?\s*[,/]\s*(?:loses|losses)\s*(?:,|/|,?\s*and)\s*(?:
                     re.I)
 WARNING_LINE = re.compile(r"\b\w*Warning\b|^\s*warnings\.warn\(", re.M)
 MAX_WARNING_LINES = 3
+MAX_OUTPUT_LINES = 40
+_ROW = re.compile(r"<tr\b", re.I)
 
 
 def markdown_lines(source: str) -> Iterator[tuple[int, str]]:
@@ -189,6 +192,43 @@ def unanswered_exercises(source: str) -> int | None:
     return None if answered else at + 1
 
 
+def output_lines(cell: dict) -> int:
+    """How many lines a code cell's outputs show a reader: the lines of its stream text, and
+    of each display's richest text form (an HTML table's rows, ``<tr``; else Markdown; else
+    plain text); an image counts 0. HTML without a table (a chunk view) counts its rows, 0.
+
+    >>> output_lines({"outputs": [
+    ...     {"output_type": "stream", "name": "stdout", "text": ["a\\n", "b\\n"]},
+    ...     {"output_type": "display_data", "data": {"text/html": "<table><tr><tr></table>",
+    ...                                             "text/plain": "x\\ny\\nz"}},
+    ...     {"output_type": "display_data", "data": {"text/markdown": "# t\\n\\nline"}},
+    ...     {"output_type": "display_data", "data": {"image/png": "AA", "text/plain": "fig"}}]})
+    7
+    """
+    n = 0
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            n += len("".join(out.get("text", "")).splitlines())
+            continue
+        data = out.get("data", {})
+        if "image/png" in data or "image/svg+xml" in data:
+            continue
+        if "text/html" in data:
+            n += len(_ROW.findall("".join(data["text/html"])))
+        elif "text/markdown" in data:
+            n += len("".join(data["text/markdown"]).splitlines())
+        elif "text/plain" in data:
+            n += len("".join(data["text/plain"]).splitlines())
+    return n
+
+
+def long_cells(executed: dict, limit: int = MAX_OUTPUT_LINES) -> list[tuple[int, int]]:
+    """(cell index in the notebook, lines shown) of every code cell whose outputs show more
+    than `limit` lines (`output_lines`)."""
+    return [(index, lines) for index, cell in enumerate(executed.get("cells", []))
+            if cell.get("cell_type") == "code" and (lines := output_lines(cell)) > limit]
+
+
 def output_problems(executed: dict) -> list[str]:
     """What an executed notebook (nbformat JSON) lacks: a closing "What we measured" section
     rendered by a cell, inline images where figures are saved, and quiet cells (no output
@@ -237,8 +277,13 @@ def main(argv: list[str] | None = None) -> int:
             bad += 1
         executed = path.with_suffix(".ipynb")
         if executed.exists():
-            for problem in output_problems(json.loads(executed.read_text(encoding="utf-8"))):
+            data = json.loads(executed.read_text(encoding="utf-8"))
+            for problem in output_problems(data):
                 print(f"{executed.name}: {problem}")
+                bad += 1
+            for index, lines in long_cells(data):
+                print(f"{executed.name}: cell {index} shows {lines} lines (at most "
+                      f"{MAX_OUTPUT_LINES}: show the rows the prose reads, the rest in a file)")
                 bad += 1
     return 1 if bad else 0
 

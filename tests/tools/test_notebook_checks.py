@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ragkit.config import PROJECT_ROOT
-from ragkit.tools.notebook_checks import (markdown_lines, output_problems, typed_directions,
+from ragkit.tools.notebook_checks import (MAX_OUTPUT_LINES, long_cells, markdown_lines,
+                                         output_lines, output_problems, typed_directions,
                                          typed_numbers, unanswered_exercises)
 
 NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
@@ -132,3 +133,33 @@ def test_every_exercise_section_has_a_collapsed_answers_cell(path):
 def test_an_answers_cell_before_the_exercises_does_not_count():
     source = '# %% tags=["answers"]\nx = 1\n# %% [markdown]\n# ## Exercises\n# %%\ny = 2\n'
     assert unanswered_exercises(source) == 4
+
+
+def test_output_lines_counts_what_a_reader_scrolls_past():
+    """Stream text and plain text by lines, Markdown by lines, an HTML table by its rows, an
+    image as nothing; a markdown cell is never counted."""
+    stream = {"output_type": "stream", "name": "stdout",
+              "text": "".join(f"{i}\n" for i in range(30))}
+    table = {"output_type": "execute_result", "data": {
+        "text/html": "<table>" + "<tr><td>x</td></tr>" * 12 + "</table>",
+        "text/plain": "\n".join("row" for _ in range(100))}}
+    figure = {"output_type": "display_data", "data": {"image/png": "AA", "text/plain": "<Figure>"}}
+    prose = {"output_type": "display_data", "data": {"text/markdown": "## a\n\nb\nc"}}
+    cells = [{"cell_type": "markdown", "source": "x\n" * 99},
+             {"cell_type": "code", "source": "", "outputs": [stream, figure]},
+             {"cell_type": "code", "source": "", "outputs": [stream, table]},
+             {"cell_type": "code", "source": "", "outputs": [prose, table]}]
+    assert [output_lines(c) for c in cells[1:]] == [30, 42, 16]
+    assert long_cells({"cells": cells}) == [(2, 42)]
+    assert long_cells({"cells": cells}, limit=10) == [(1, 30), (2, 42), (3, 16)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_cell_prints_more_than_40_lines(path):
+    """Issue 50: no wall of output. A long table goes to a file (`ragkit.report.save_table`)
+    or a figure, with the few rows the prose reads shown; a chunk is shown around its gold
+    (`hits_text(..., lines=N)`)."""
+    executed = path.with_suffix(".ipynb")
+    long = long_cells(json.loads(executed.read_text(encoding="utf-8")))
+    assert not long, (f"{executed.name}: cells whose output shows more than {MAX_OUTPUT_LINES} "
+                      "lines (cell index, lines): " + ", ".join(f"({i}, {n})" for i, n in long))
