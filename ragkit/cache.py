@@ -23,7 +23,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -157,6 +157,38 @@ class VectorCache:
                               "only", CacheWarning, stacklevel=2)
 
 
+    def fill(self, keys: list[str], compute: Callable[[list[str]], np.ndarray],
+             slice_size: int = 512,
+             progress: Callable[[int], Any] | None = None) -> dict[str, np.ndarray]:
+        """Vectors for `keys` (none of them cached yet), computed a slice at a time and stored
+        as each slice is done. Each slice is claimed first (`Claims`), and between slices the
+        folder is read again, so another process filling the same folder computes what this
+        one has not claimed and no key is computed by both; when every key left is another
+        process's claim, this one waits for its shard. `progress` is told how many keys
+        another process delivered (`compute` reports its own)."""
+        import time
+
+        claims = Claims(self.folder)
+        out: dict[str, np.ndarray] = {}
+        while keys:
+            mine, claim = claims.take(keys, slice_size)
+            if mine:
+                try:
+                    vecs = compute(mine)
+                    self.put(mine, vecs)
+                finally:
+                    Claims.release(claim)
+                out.update(zip(mine, vecs))
+            else:  # every key left is being computed by another process
+                time.sleep(0.2)
+            rest = [k for k in keys if k not in out]
+            theirs, keys = self.get(rest) if rest else ({}, [])
+            if theirs and progress is not None:
+                progress(len(theirs))
+            out.update(theirs)
+        return out
+
+
 class JsonlCache:
     """Append-only JSONL records keyed by `key`, each line carrying a checksum of itself.
 
@@ -283,11 +315,14 @@ class Claims:
                 keys.update(claimed)
         return keys
 
-    def take(self, keys: Iterable[str], limit: int) -> tuple[list[str], Path | None]:
-        """Up to `limit` of `keys` that no other process has claimed, claimed now for this
-        one: (those keys, the claim to `release`). ([], None) when every key is claimed by
-        another process. Where claims cannot be written (a read-only cache), every process
-        works alone: the first `limit` keys, unclaimed."""
+    def take(self, keys: Iterable[str], limit: int,
+             least: int = 16) -> tuple[list[str], Path | None]:
+        """Keys no other process has claimed, claimed now for this one: (those keys, the claim
+        to `release`); ([], None) when every key is claimed by another process. It takes half
+        of what is unclaimed (at least `least`, at most `limit`), so that a second process
+        arriving for the same keys finds the other half free instead of waiting for the
+        whole slice. Where claims cannot be written (a read-only cache), every process works
+        alone: the first `limit` keys, unclaimed."""
         keys = list(keys)
         if self.unusable is not None:
             return keys[:limit], None
@@ -298,7 +333,8 @@ class Claims:
             with open(self.folder / ".lock", "a+") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 others = self._others()
-                mine = [k for k in keys if k not in others][:limit]
+                free = [k for k in keys if k not in others]
+                mine = free[:min(limit, max(least, -(-len(free) // 2)))]
                 if not mine:
                     return [], None
                 self._n += 1

@@ -159,3 +159,37 @@ def test_a_shard_is_verified_once_per_process_until_it_changes(tmp_path, monkeyp
         third = VectorCache(tmp_path)
         assert third.get(["a"])[1] == ["a"] and third.corrupt == [shard.name]
     assert len(reads) == 2
+
+
+def test_fill_waits_for_a_key_another_process_claimed_and_never_computes_it(tmp_path):
+    """`VectorCache.fill` computes what is unclaimed and, for a key another live process has
+    claimed, waits for that process's shard instead of computing it too."""
+    import json
+    import os
+    import threading
+    import time
+
+    from ragkit.cache import Claims, VectorCache
+
+    cache = VectorCache(tmp_path)
+    claims = Claims(tmp_path)
+    claims.folder.mkdir(parents=True)
+    other = claims.folder / "other.json"  # the parent process stands for a live other kernel
+    other.write_text(json.dumps({"pid": os.getppid(), "keys": ["theirs"]}))
+
+    def deliver():
+        time.sleep(0.5)
+        VectorCache(tmp_path).put(["theirs"], np.full((1, 2), 7, np.float32))
+        other.unlink()
+
+    computed, delivered = [], []
+    thread = threading.Thread(target=deliver)
+    thread.start()
+    out = cache.fill(["a", "theirs", "b"],
+                     lambda keys: computed.append(keys) or np.ones((len(keys), 2), np.float32),
+                     slice_size=1, progress=delivered.append)
+    thread.join()
+    assert computed == [["a"], ["b"]] and delivered == [1]
+    np.testing.assert_array_equal(out["theirs"], [7, 7])
+    assert sorted(out) == ["a", "b", "theirs"]
+    assert VectorCache(tmp_path).get(["a", "b", "theirs"])[1] == []

@@ -408,46 +408,23 @@ class Embedder:
 
     def _fill(self, missing: list[str], by_key: dict[str, str], count: dict[str, int],
               kind: Kind) -> dict[str, np.ndarray]:
-        """Vectors for the `missing` keys, longest texts first, a slice at a time. With a
-        cache, each slice is claimed before it is encoded and stored when done
-        (`ragkit.cache.Claims`), and between slices the cache is read again: another process
-        filling the same cache (the other notebook kernel of ``ragkit reproduce --jobs 2``)
-        encodes what this one has not claimed, and a text is never encoded by both. When
-        every key left is another process's claim, this one waits for it."""
-        import time
-
+        """Vectors for the `missing` keys, longest texts first; with a cache, a claimed slice
+        at a time (`VectorCache.fill`), so another process filling the same cache (the other
+        notebook kernel of ``ragkit reproduce --jobs 2``) never encodes the same text."""
         from tqdm.auto import tqdm
 
-        from ..cache import Claims
-
         missing = sorted(missing, key=lambda k: -min(count[k], self.max_tokens))
-        claims = Claims(self._cache.folder) if self._cache else None
-        out: dict[str, np.ndarray] = {}
         with tqdm(total=len(missing), desc="Encoding", unit="text",
                   disable=not (self.show_progress and len(missing) > 256)) as bar:
-            while missing:
-                mine, claim = (claims.take(missing, self.slice_size) if claims
-                               else (missing, None))
-                if mine:
-                    try:
-                        vecs = self._encode_batches([by_key[k] for k in mine],
-                                                    [count[k] for k in mine], kind, bar)
-                        if self._cache:
-                            self._cache.put(mine, vecs)
-                    finally:
-                        Claims.release(claim)
-                    out.update(zip(mine, vecs))
-                    self.stats["encoded"] += len(mine)
-                else:  # every key left is being encoded by another process
-                    time.sleep(0.2)
-                rest = [k for k in missing if k not in out]
-                if self._cache and rest:
-                    theirs, missing = self._cache.get(rest)  # what the others stored meanwhile
-                    bar.update(len(theirs))
-                    out.update(theirs)
-                else:
-                    missing = rest
-        return out
+            def encode(keys: list[str]) -> np.ndarray:
+                vecs = self._encode_batches([by_key[k] for k in keys], [count[k] for k in keys],
+                                            kind, bar)
+                self.stats["encoded"] += len(keys)
+                return vecs
+
+            if self._cache is None:
+                return dict(zip(missing, encode(missing)))
+            return self._cache.fill(missing, encode, self.slice_size, bar.update)
 
     def _autocast(self):
         """bfloat16 autocast on the CPU when asked for (``precision="bf16"``); otherwise
