@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 00 · Setup: is the machine ready for the course?
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Every notebook starts the same way: read the settings from the environment and seed every
 # random generator, so the same run twice gives the same numbers. This one also checks the
 # libraries the course uses, shows which device will run the encoder, and embeds two sentences

@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 01 · Naive chunking and how it fails
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # As seed 001 puts it, "Fixed 1000-character windows chop mid-sentence, split tables from their
 # headers, and orphan pronouns from their antecedents." Seed 000 tells the same story about a fee
 # table whose Gold row loses its column names. This notebook asks: **does the splitter every

@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 02 · Structure-aware chunking
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Seed 000's fix is to split "on the document's own boundaries first, and only pack to a size
 # budget second"; seed 001 says such chunks "retrieve dramatically better than arithmetic
 # windows", and calls the heading path in front of each chunk "the single highest-ROI trick I

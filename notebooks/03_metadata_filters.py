@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 03 · Metadata filters: the right document before the right chunk
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Seed 000 calls a metadata filter "the cheapest recall win in RAG", and seed 003 says of
 # documents that share a phrase that "semantic search alone can't separate them". The course
 # corpus has such documents: the EU expense policy and the US one, the 2021 fee schedule and

@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 04 · Contextual retrieval, with models that fit on a laptop
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Anthropic's "Contextual Retrieval" (2024) has an LLM write a sentence or two situating each
 # chunk in its document, embeds preamble + chunk, adds BM25 over the same text, and reranks
 # with a cross-encoder. It reports top-20 failure rates falling by 35 % (contextual

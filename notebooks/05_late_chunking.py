@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 05 · Late chunking: chunk vectors that have read around them
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # A chunk embedded alone has lost what came before it: "It must be submitted within the
 # window" no longer knows it is about a warranty claim. Late chunking (Jina AI, 2024) runs the
 # encoder over the document, keeps each token's contextual vector, and averages those vectors

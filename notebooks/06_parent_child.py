@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 06 · Embed small, return big
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Seed 000's third fix is "Embed small. Return big.": match the question against a small
 # chunk, then hand the model the section it came from. A chunk does two jobs: it must *match*
 # the question (small suits that: one idea per vector) and it must *answer* it (big suits

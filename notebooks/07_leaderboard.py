@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 07 · The leaderboard: everything, on the same harness
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Seed 002 puts the rule plainly: "You cannot say "this chunker is better" without
 # measurements." Every notebook so far wrote its numbers as rows of one schema. This one reads
 # them all and asks the question a practitioner ends with: **at an equal context budget, does

@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 08 · Your documents: the whole comparison on a corpus of your own
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # Seed 001's advice is to "Build a small golden set" of real questions and "measure recall@k
 # on retrieval alone, before any generation"; seed 002 says the same ("Build the golden set
 # first"). The notebooks so far measured the course's corpora. **The question here is yours:

@@ -11,6 +11,8 @@
 # %% [markdown]
 # # 09 · Appendix: the same pipeline on millions of documents
 #
+# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+#
 # The course ran every stage in one Python process over the course corpus (its size is printed
 # below). A reader with millions of documents needs three things, none of them a scheduler of our own:
 #
