@@ -40,7 +40,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_smoke, prepare
+from .common import Parser, add_smoke, prepare
 
 
 def _measurements() -> dict:
@@ -71,9 +71,9 @@ def build_parser(prog: str = "ragkit bench") -> argparse.ArgumentParser:
                    bench_late_quality, bench_prose, bench_scale, bench_splits)
     from . import bench_answer_floor, bench_design, bench_ondisk, bench_rerank
 
-    p = argparse.ArgumentParser(prog=prog, description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="NAME")
+    p = Parser(prog=prog, description=__doc__,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="NAME", parser_class=Parser)
     for name, help_line in MEASUREMENTS.items():
         s = sub.add_parser(name, help=help_line)
         add_smoke(s)

@@ -33,10 +33,10 @@ def prepare() -> None:
 def run_script(doc: str, prog: str, add_arguments: Callable[[argparse.ArgumentParser], None],
                run_args: Callable[[argparse.Namespace], Any],
                argv: list[str] | None = None) -> int:
-    """A one-command tool: its parser (`add_arguments`), `prepare`, then `run_args`; exit 0,
-    or the status `run_args` returns when it returns an int."""
-    p = argparse.ArgumentParser(prog=prog, description=doc,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    """A one-command tool: its parser (`add_arguments`, on a `Parser`: one-line errors, an
+    option that takes one value given once), `prepare`, then `run_args`; exit 0, or the
+    status `run_args` returns when it returns an int."""
+    p = Parser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     args = p.parse_args(argv)
     prepare()

@@ -14,6 +14,13 @@ index, and scores the hits exactly as ``ragkit eval`` scores a strategy: the ind
 retriever (`IndexRetriever`) handed to `ragkit.experiments.run_experiment`, which searches deep
 enough for nDCG@10 and to fill the largest context budget (`search_deep`), and reports the
 fixed-k metrics and the budgeted ones (recall@B, pass@B, IoU@B ... at `ragkit.evaluate.BUDGETS`).
+
+``OUT/corpus.json`` records what the index was built from (each document's id and the sha256 of
+its text, and the chunker): ``ragkit eval --index`` refuses a corpus whose documents differ from
+it, naming the documents changed since or missing from the index (an index built before the
+fingerprint is checked by its chunks' text at their spans). ``--out`` is a new or empty folder,
+or one ``ragkit index`` made (its ``.ragkit-index`` marker; it resumes there), never a folder of
+the reader's (`ragkit.tools.outputs.check_folder`).
 """
 
 from __future__ import annotations

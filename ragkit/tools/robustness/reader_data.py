@@ -43,6 +43,9 @@ def reader_data_area(folder: Path, quick: bool = False) -> Area:
     area.case("chunk --out a --out b: a usage error naming it",
               twice(["chunk", str(docs), "--out", str(folder / "a"), "--out",
                      str(folder / "b")], "--out"))
+    area.case("bench ondisk --out a --out b: a usage error naming it",
+              twice(["bench", "ondisk", "--out", str(folder / "a"), "--out",
+                     str(folder / "b")], "--out"))
     area.case("odd file names (a terminal escape, a newline, not UTF-8) printed escaped, "
               "one line each", lambda: _odd_names(folder / "names"))
     area.case("ids that are not ids (a list, an object, true, a zero-width space) refused",
