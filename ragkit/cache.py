@@ -54,6 +54,29 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         raise
 
 
+STALE_TEMPORARY_S = 3600  # a temporary file this old was left by a killed writer
+
+
+def sweep_temporaries(folder: str | Path, older_than: float = STALE_TEMPORARY_S) -> int:
+    """Remove the temporary files `atomic_write_bytes` left in `folder` when its process was
+    killed mid-write (SIGTERM or SIGKILL run no cleanup): ``.<name>.<random>.tmp`` files not
+    modified for `older_than` seconds (a live write renames its file within seconds). Returns
+    how many were removed; a folder that cannot be read or written is left as it is."""
+    import time
+
+    removed, now = 0, time.time()
+    try:
+        candidates = list(Path(folder).glob(".*.tmp"))
+    except OSError:
+        return 0
+    for tmp in candidates:
+        with contextlib.suppress(OSError):
+            if now - tmp.stat().st_mtime > older_than:
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -107,6 +130,8 @@ class VectorCache:
     def _load(self) -> None:
         if not self.folder.is_dir():
             return
+        if not self._loaded:  # once per instance: what killed writers left behind
+            sweep_temporaries(self.folder)
         for shard in sorted(self.folder.glob("*.npz")):
             if shard.name in self._loaded:
                 continue

@@ -193,3 +193,28 @@ def test_fill_waits_for_a_key_another_process_claimed_and_never_computes_it(tmp_
     np.testing.assert_array_equal(out["theirs"], [7, 7])
     assert sorted(out) == ["a", "b", "theirs"]
     assert VectorCache(tmp_path).get(["a", "b", "theirs"])[1] == []
+
+
+def test_temporaries_left_by_a_killed_writer_are_swept_and_live_ones_kept(tmp_path):
+    """A writer killed by SIGTERM mid-write leaves its ``.<name>.<random>.tmp`` (a 90 MB one
+    for the ONNX graph); the next process to read the folder removes those an hour old."""
+    import time
+
+    from ragkit.cache import STALE_TEMPORARY_S, sweep_temporaries
+
+    killed = subprocess.run(
+        [sys.executable, "-c", "import os, signal, tempfile; "
+         f"fd, p = tempfile.mkstemp(dir={str(tmp_path)!r}, prefix='.g.onnx.', suffix='.tmp'); "
+         "os.write(fd, b'x' * 1000); os.kill(os.getpid(), signal.SIGTERM)"])
+    assert killed.returncode != 0
+    (left,) = tmp_path.glob(".*.tmp")
+    old = time.time() - STALE_TEMPORARY_S - 5
+    os.utime(left, (old, old))
+    live = tmp_path / ".h.npz.abc.tmp"
+    live.write_bytes(b"being written")
+    keep = tmp_path / "g.onnx"
+    keep.write_bytes(b"graph")
+    store = VectorCache(tmp_path)
+    store.get(["k"])  # the first read of the folder sweeps it
+    assert not left.exists() and live.exists() and keep.exists()
+    assert sweep_temporaries(tmp_path, older_than=-1) == 1 and not live.exists()

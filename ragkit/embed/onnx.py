@@ -163,6 +163,10 @@ def checked_graph(fingerprint: str, auto_model: Any, input_names: Sequence[str],
     if fingerprint in GRAPHS:
         return GRAPHS[fingerprint]
     path = Path(folder) / f"{graph_key(fingerprint, input_names)}.onnx" if folder else None
+    if folder is not None:  # a 90 MB half-written export of a process killed mid-write
+        from ..cache import sweep_temporaries
+
+        sweep_temporaries(folder)
     graph = _cached_graph(path, auto_model, input_names) if path is not None else None
     if graph is None:
         graph = OnnxTransformer(auto_model, input_names)
