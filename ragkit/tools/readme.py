@@ -1,16 +1,19 @@
-"""``ragkit readme``: regenerate the README's results section from the results rows (never typed
-by hand).
+"""``ragkit readme``: regenerate the generated sections of the README and of its ``docs/`` pages
+from the results rows (never typed by hand).
 
-The section sits between ``<!-- results:start -->`` and ``<!-- results:end -->``, and the
-reliability table (from ``results/robustness.json``, written by ``make fuzz``) between
-``<!-- reliability:start -->`` and ``<!-- reliability:end -->``, and the encoder's speed and
-bf16 drift (`speed_section`) between ``<!-- speed:start -->`` and ``<!-- speed:end -->``, and
-the scale figures (`ragkit.tools.readme_scale`) between ``<!-- scale:start -->`` and
-``<!-- scale:end -->``;
-`update_readme` replaces what
-is between each pair of markers and leaves the rest of the README alone. A full
-``ragkit reproduce`` calls it; ``ragkit readme`` (or ``python -m ragkit.tools.readme``) runs it
-alone, on the results already there.
+Each section sits between a pair of markers, in whichever file holds it (README.md, or a page of
+``docs/`` beside it): the title and its plain reading (`title_line`) between ``<!-- title:start
+-->`` and ``<!-- title:end -->``; the last whole run's time (`timing_line`) between ``<!--
+timing:start -->`` and ``<!-- timing:end -->``; the results (boards, one-factor effects, the title
+measured, targets, claim check: `generated`) between ``<!-- results:start -->`` and ``<!--
+results:end -->``; the reliability table (from ``results/robustness.json``, written by ``make
+fuzz``) between ``<!-- reliability:start -->`` and ``<!-- reliability:end -->``; the encoder's
+speed and bf16 drift (`speed_section`) between ``<!-- speed:start -->`` and ``<!-- speed:end
+-->``; the scale figures (`ragkit.tools.readme_scale`) between ``<!-- scale:start -->`` and
+``<!-- scale:end -->``. `update_readme` replaces what is between each pair of markers, wherever
+it now lives, and leaves the rest of every file alone. A full ``ragkit reproduce`` calls it;
+``ragkit readme`` (or ``python -m ragkit.tools.readme``) runs it alone, on the results already
+there.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ START, END = "<!-- results:start -->", "<!-- results:end -->"
 RELIABILITY = "<!-- reliability:start -->", "<!-- reliability:end -->"
 TITLE = "<!-- title:start -->", "<!-- title:end -->"
 SPEED = "<!-- speed:start -->", "<!-- speed:end -->"
+TIMING = "<!-- timing:start -->", "<!-- timing:end -->"
+DOCS = "docs"  # the README's pages, beside it: docs/*.md
 README_BUDGET = 1024
 
 
@@ -518,34 +523,90 @@ def title_line(folder: Path | None = None) -> str:
             f"recall@B more than changing only the retrieval in {len(yes)} of {len(numbers)} "
             "benchmark × budget cells (held-out questions"
             + (f"; {', '.join(where)}" if where and len(yes) < len(numbers) else "")
-            + "). *The title, measured* below has the numbers.")
+            + "). [The title, measured](docs/results.md#the-title-measured) has the numbers."
+            + plain_reading(numbers))
+
+
+def plain_reading(numbers: list[dict]) -> str:
+    """The title table in plain words, per benchmark: the range of points of recall@B that the
+    chunker moved (best simple baseline minus the median one, under dense search and under
+    the stack) and that the retrieval moved (the stack minus dense on the same chunks, the
+    median over the chunkers), over the budgets measured.
+
+    >>> text = plain_reading([{"benchmark": "a", "budget": 512, "chunker_dense": 0.02,
+    ...                        "chunker_stack": -0.001, "first_stage": 0.09}])
+    >>> "(budget 512 tokens)" in text, "moved it by -0.1 to +2.0 points on a;" in text
+    (True, True)
+    >>> text.endswith("moved it by +9.0 on a.")
+    True
+    """
+    def span(values: list[float]) -> str:
+        if not values:
+            return "–"
+        low, high = f"{100 * min(values):+.1f}", f"{100 * max(values):+.1f}"
+        return low if low == high else f"{low} to {high}"
+
+    benches = sorted({r["benchmark"] for r in numbers})
+    chunker, stage = [], []
+    for bench in benches:
+        mine = [r for r in numbers if r["benchmark"] == bench]
+        chunker.append(span([r[k] for r in mine for k in ("chunker_dense", "chunker_stack")
+                             if k in r]) + f"{' points' if not chunker else ''} on {bench}")
+        stage.append(span([r["first_stage"] for r in mine if "first_stage" in r])
+                     + f" on {bench}")
+
+    def listed(parts: list[str]) -> str:
+        return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+    budgets = sorted({r["budget"] for r in numbers})
+    which = (f"budget {budgets[0]:,}" if len(budgets) == 1 else
+             "budgets " + ", ".join(f"{b:,}" for b in budgets))
+    return (f"\n\nIn plain words, recall@B on held-out questions ({which} tokens): picking the "
+            f"best simple chunker instead of the median one moved it by {listed(chunker)}; "
+            "putting the stack in place of dense search on the same chunks (the median over "
+            f"the chunkers) moved it by {listed(stage)}.")
 
 
 def generated() -> str:
     parts = [results_table(), "### One factor at a time", design_section(),
              "### Targets and Anthropic's chunks", wins_table(), "### Claim check",
-             claims_table(), timing_line()]
+             claims_table()]
     return "\n\n".join(p for p in parts if p)
 
 
+def pages(readme: Path) -> list[Path]:
+    """The files whose markers `update_readme` fills: the README and the ``docs/*.md`` pages
+    beside it."""
+    folder = readme.parent / DOCS
+    return [readme] + (sorted(folder.glob("*.md")) if folder.is_dir() else [])
+
+
 def update_readme(readme: Path = PROJECT_ROOT / "README.md") -> bool:
-    """Replace the table between the markers; returns True if the README changed."""
-    text = readme.read_text(encoding="utf-8")
-    new = text
+    """Replace what is between each pair of markers, in the README or whichever ``docs/`` page
+    beside it holds them; returns True if any file changed. The results and reliability
+    markers must be somewhere; the others are filled where they are."""
     from .readme_scale import SCALE, scale_section
 
+    files = pages(readme)
+    texts = {f: f.read_text(encoding="utf-8") for f in files}
+    new = dict(texts)
     for (start, end), make in (((START, END), generated), (RELIABILITY, reliability_table),
                                (TITLE, title_line), (SPEED, speed_section),
-                               (SCALE, scale_section)):
-        if (start, end) in (TITLE, SPEED, SCALE) and start not in text and end not in text:
+                               (SCALE, scale_section), (TIMING, timing_line)):
+        where = [f for f in files if start in texts[f] and end in texts[f]]
+        if not where:
+            if (start, end) in ((START, END), RELIABILITY):
+                raise ValueError(f"{readme} and its {DOCS}/ pages: markers {start} / {end} "
+                                 "are missing")
             continue  # a README without these markers keeps its own title / speed text
-        if start not in text or end not in text:
-            raise ValueError(f"{readme}: markers {start} / {end} are missing")
-        new = re.sub(re.escape(start) + r".*?" + re.escape(end),
-                     lambda _: f"{start}\n{make()}\n{end}", new, flags=re.S)
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
-    return new != text
+        made = make()
+        for f in where:
+            new[f] = re.sub(re.escape(start) + r".*?" + re.escape(end),
+                            lambda _: f"{start}\n{made}\n{end}", new[f], flags=re.S)
+    changed = [f for f in files if new[f] != texts[f]]
+    for f in changed:
+        f.write_text(new[f], encoding="utf-8")
+    return bool(changed)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit readme") -> int:
@@ -554,7 +615,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit readme") -> int:
     p.add_argument("--readme", type=Path, default=PROJECT_ROOT / "README.md")
     args = p.parse_args(argv)
     changed = update_readme(args.readme)
-    print(f"{args.readme}: results section {'updated' if changed else 'already up to date'}")
+    print(f"{args.readme} and its {DOCS}/ pages: generated sections "
+          f"{'updated' if changed else 'already up to date'}")
     return 0
 
 

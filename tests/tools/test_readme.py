@@ -402,3 +402,65 @@ def test_the_speed_section_gives_both_precisions_cold_runs_and_the_check(tmp_pat
     text = "\n".join(_cold_runs(tmp_path))
     assert "from an empty cache **24.0 min**" in text and "chroma -0.42 points" in text
     assert "differ: 2 of 30" in text and "refuses" not in text
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+def test_the_readme_is_one_short_page_whose_docs_links_all_exist():
+    """Issue 50, item 6: README.md stays under 15,000 bytes (the long sections live in docs/),
+    and every docs/ page it links, and every page those pages link, exists."""
+    import re
+
+    readme = ROOT / "README.md"
+    assert readme.stat().st_size < 15_000, f"README.md is {readme.stat().st_size:,} bytes"
+    text = readme.read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\((docs/[^)#\s]+)", text))
+    assert "docs/glossary.md" in linked and "docs/results.md" in linked
+    for page in sorted(linked):
+        assert (ROOT / page).is_file(), f"README.md links {page}, which does not exist"
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for target in re.findall(r"\]\(([^)#\s:]+)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.name} links {target}, not there"
+    first_screen = text[:4000]
+    for needed in ("make reproduce", "make test", "make lab", "00_setup", "01_naive_failures",
+                   "<!-- title:start -->", "<!-- timing:start -->"):
+        assert needed in first_screen, needed
+
+
+def test_every_generated_section_lives_in_exactly_one_page_and_is_filled_there(tmp_path,
+                                                                             monkeypatch):
+    """`update_readme` fills each pair of markers wherever it lives, README.md or a docs/ page
+    beside it; in the repository each pair is in exactly one file."""
+    from ragkit.tools import readme
+    from ragkit.tools.readme_scale import SCALE
+
+    pairs = [(readme.START, readme.END), readme.RELIABILITY, readme.TITLE, readme.SPEED,
+             SCALE, readme.TIMING]
+    files = readme.pages(ROOT / "README.md")
+    for start, end in pairs:
+        holders = [f.name for f in files if start in f.read_text(encoding="utf-8")]
+        assert len(holders) == 1, f"{start} in {holders}"
+        assert all(f.read_text(encoding="utf-8").count(end) == (start in
+                   f.read_text(encoding="utf-8")) for f in files), end
+    page = tmp_path / "README.md"
+    page.write_text(f"top\n{readme.TITLE[0]}\nold title\n{readme.TITLE[1]}\n"
+                    f"{readme.TIMING[0]}\n{readme.TIMING[1]}\n")
+    (tmp_path / "docs").mkdir()
+    results = tmp_path / "docs" / "results.md"
+    results.write_text(f"# Results\n{readme.START}\nstale\n{readme.END}\n"
+                       f"{readme.RELIABILITY[0]}\n{readme.RELIABILITY[1]}\nrest\n")
+    for name, value in (("generated", "boards"), ("reliability_table", "areas"),
+                        ("title_line", "# new title"), ("timing_line", "took 5 min")):
+        monkeypatch.setattr(readme, name, lambda value=value: value)
+    assert readme.update_readme(page)
+    assert page.read_text() == (f"top\n{readme.TITLE[0]}\n# new title\n{readme.TITLE[1]}\n"
+                                f"{readme.TIMING[0]}\ntook 5 min\n{readme.TIMING[1]}\n")
+    assert f"{readme.START}\nboards\n{readme.END}" in results.read_text()
+    assert "stale" not in results.read_text() and results.read_text().endswith("rest\n")
+    assert not readme.update_readme(page)  # a second run changes nothing
+    results.write_text("# Results, markers gone\n")
+    import pytest
+
+    with pytest.raises(ValueError, match="results:start"):
+        readme.update_readme(page)
