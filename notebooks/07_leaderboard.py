@@ -358,8 +358,8 @@ else:
 # seven simple baselines measured under that same retrieval), which retrieval on your chunks,
 # and which encoder. The best baseline is chosen on the tune half of the questions and every
 # difference is quoted on the held-out half, which shares no document and no gold unit with
-# it. `ragkit.report.guide` writes the same text to `results/decision_guide.md`; the README's
-# "One factor at a time" shows the same cells.
+# it. `ragkit.report.guide` writes the same text to `results/decision_guide.md`; the section
+# "One factor at a time" of `docs/results.md` shows the same cells.
 
 # %%
 from ragkit.experiments.design import effects, saved_runs

@@ -139,7 +139,7 @@ def sections(found: Sequence[Any], level: int = 2) -> str:
             ("3. Which encoder?", encoder_rows(found),
              "Not measured by `ragkit bench design` (MiniLM only). `ragkit bench code` with "
              "`RAGKIT_GEMMA_DIR` compares EmbeddingGemma with MiniLM on Anthropic's set, on "
-             "the same chunks and stack (README, Anthropic section).")):
+             "the same chunks and stack (docs/results.md, Anthropic section).")):
         parts += [f"{'#' * level} {title}", "", _md(header, rows) if rows else empty, ""]
     return "\n".join(parts)
 
