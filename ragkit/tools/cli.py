@@ -56,6 +56,8 @@ TOOLS = {
     "index": ("index_build", "chunk + embed a folder or HF dataset into shards, build an index"),
     "smoke-diff": ("smoke_diff",
                    "compare the results rows of two runs (timestamps, git sha aside)"),
+    "verdict-diff": ("verdict_diff",
+                     "do two runs (float32 and bf16, two machines) reach the same verdicts?"),
     "docs": ("docs", "build the API reference from the docstrings (pdoc) into docs/api/"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
