@@ -34,11 +34,12 @@ class CacheWarning(UserWarning):
     """A cache entry was corrupt and will be recomputed."""
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -> None:
     """Write `data` to `path` all at once: a temporary file in the same folder, renamed into
     place, so a failed write leaves the old file and no partial one. A `path` that is a
     symlink stays one: the data goes to its target (the temporary file is made next to the
-    target), never over the link."""
+    target), never over the link. `mode`: the permission bits the file gets (default: those
+    of a temporary file, 0600)."""
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -46,6 +47,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -78,19 +77,9 @@ def write_whole(path: str | Path, data: bytes) -> None:
         mode = stat.S_IMODE(os.stat(real).st_mode)
     except FileNotFoundError:
         mode = _new_file_mode()
-    real.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(tmp, real)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from .cache import atomic_write_bytes
+
+    atomic_write_bytes(real, data, mode)
 
 
 def append_bytes(path: str | Path, data: bytes) -> None:

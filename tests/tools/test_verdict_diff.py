@@ -1,7 +1,6 @@
 """`ragkit verdict-diff` and ``make reproduce PRECISION=bf16``: what two runs conclude."""
 
 import json
-import os
 
 import nbformat
 import numpy as np
@@ -90,8 +89,11 @@ def test_bf16_writes_apart_from_the_record_with_the_records_bench_rows(tmp_path,
     seen = {}
 
     def fake_run(sources, profile, out_dir, timeout, jobs):
-        seen.update(precision=os.environ["RAGKIT_EMBED_PRECISION"], out=out_dir,
-                    results=os.environ["RAGKIT_RESULTS_DIR"])
+        from ragkit.config import get_settings
+
+        settings = get_settings()  # what the kernels this run starts will read
+        seen.update(precision=settings.embed_precision, out=out_dir,
+                    results=str(settings.results_dir))
         return {}, {}, {}
 
     monkeypatch.setattr(reproduce, "run_notebooks", fake_run)
