@@ -127,13 +127,15 @@ class VectorCache:
         self.folder = Path(folder)
         self._mem: dict[str, np.ndarray] = {}
         self._loaded: set[str] = set()
+        self._swept = False
         self.corrupt: list[str] = []
         self.unwritable: str | None = None  # why the folder could not be written, if it can't
 
     def _load(self) -> None:
         if not self.folder.is_dir():
             return
-        if not self._loaded:  # once per instance: what killed writers left behind
+        if not self._swept:  # once per instance: what killed writers left behind
+            self._swept = True
             sweep_temporaries(self.folder)
         for shard in sorted(self.folder.glob("*.npz")):
             if shard.name in self._loaded:

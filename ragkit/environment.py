@@ -62,14 +62,18 @@ def torch_cpu_share():
         torch.set_num_threads(base)
 
 
-def bf16_unavailable(device: str = "cpu") -> str | None:
-    """Why bfloat16 would not pay off on `device` (None: it has bfloat16 arithmetic). On a CPU,
+def bf16_unavailable(device: str | None = None) -> str | None:
+    """Why bfloat16 would not pay off on `device` (default: the settings' device, ``auto``
+    resolved by `ragkit.config.resolve_device`); None where it has bfloat16 arithmetic. On a CPU,
     oneDNN (torch's CPU kernels) is asked whether it has bfloat16 instructions (AVX512-BF16 or
     AMX); without them torch emulates bfloat16 in float32 and runs slower than float32 itself
     (measured on an AMD EPYC with AVX2 only: 128 texts of MiniLM under bf16 autocast 76 s,
     float32 10–15 s). ``make reproduce PRECISION=bf16`` refuses with this reason."""
     import torch
 
+    from .config import resolve_device
+
+    device = resolve_device(device)
     if device.startswith("cuda"):
         return None if torch.cuda.is_bf16_supported() else f"{device} has no bfloat16 support"
     try:

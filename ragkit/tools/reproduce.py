@@ -303,7 +303,6 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     out_dir = NOTEBOOKS if args.profile == "full" else PROJECT_ROOT / "results/smoke/notebooks"
     from ..config import get_settings
 
-    record = get_settings().results_dir if args.profile == "full" else None
     if args.precision == "bf16":
         os.environ["RAGKIT_PROFILE"] = args.profile
         record = get_settings().results_dir
@@ -342,11 +341,9 @@ def bf16_setup(record: Path) -> str | None:
     bf16 is refused on this machine (`ragkit.environment.bf16_unavailable`), else None."""
     import shutil
 
-    from ..config import get_settings
     from ..environment import bf16_unavailable
 
-    why = bf16_unavailable(get_settings().device if get_settings().device != "auto" else
-                           "cuda" if _cuda() else "cpu")
+    why = bf16_unavailable()
     if why:
         return why
     target = record / "bf16"
@@ -364,15 +361,9 @@ def _bf16_here() -> str:
     from ..environment import bf16_unavailable
 
     try:
-        return bf16_unavailable("cuda" if _cuda() else "cpu") or "available"
+        return bf16_unavailable() or "available"
     except ImportError:  # no torch: nothing was encoded here either
         return "torch is not installed"
-
-
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def check_against_record(record: Path, other: Path, record_notebooks: Path,

@@ -37,12 +37,18 @@ from pathlib import Path
 from typing import Iterable
 
 from .common import EXIT_FATAL, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from .notebook_checks import DIRECTION
 
-# a line is a verdict when it carries one of these (case-insensitive, whole words)
-VERDICT_WORDS = re.compile(
-    r"\b(beats?|loses?|ties|no measurable difference|not decided|supported|not supported|"
-    r"held|not held|cannot be tested|use|do not use|depends|no evidence|pick|picks|winner|"
-    r"best|leads?|ahead|behind)\b", re.IGNORECASE)
+# a line is a verdict when it carries a direction word (the one list `notebook_checks` holds
+# prose to) or one of the words a closing, a pick or a claim check uses
+_CLOSING = re.compile(r"\b(ties|not decided|supported|held|cannot be tested|use|do not use|"
+                      r"depends|no evidence|picks?|best|winner|behind)\b", re.IGNORECASE)
+
+
+def is_verdict(line: str) -> bool:
+    return bool(DIRECTION.search(line) or _CLOSING.search(line))
+
+
 # what may move between two faithful runs: decimals (with a sign, a % or a unit), intervals,
 # wins/losses/ties counts; whole numbers stay (question counts, "1 of 3", chunk sizes)
 _INTERVAL = re.compile(r"\[\s*[-+−]?\d[\d,.]*(?: ?%)?\s*,\s*[-+−]?\d[\d,.]*(?: ?%)?\s*\]")
@@ -60,7 +66,7 @@ def skeleton(line: str) -> str:
 
 def verdict_lines(text: str) -> list[str]:
     """The skeletons of the lines of `text` that carry a verdict word."""
-    return [skeleton(line) for line in text.splitlines() if VERDICT_WORDS.search(line)]
+    return [skeleton(line) for line in text.splitlines() if is_verdict(line)]
 
 
 def notebook_text(path: Path) -> str:

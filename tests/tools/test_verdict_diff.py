@@ -66,7 +66,7 @@ def test_bf16_is_refused_where_the_machine_has_no_bfloat16(tmp_path, monkeypatch
     import ragkit.environment as environment
 
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setattr(environment, "bf16_unavailable", lambda device: "no bfloat16 here")
+    monkeypatch.setattr(environment, "bf16_unavailable", lambda device=None: "no bfloat16 here")
     called = []
     monkeypatch.setattr(reproduce, "run_notebooks", lambda *a, **k: called.append(a))
     assert reproduce.main(["--precision", "bf16", "--only", "00"]) == 3
@@ -85,7 +85,7 @@ def test_bf16_writes_apart_from_the_record_with_the_records_bench_rows(tmp_path,
     (record / "02_x.jsonl").write_text("{}\n")  # a notebook's row: not copied
     monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(record))
     monkeypatch.delenv("RAGKIT_EMBED_PRECISION", raising=False)
-    monkeypatch.setattr(environment, "bf16_unavailable", lambda device: None)
+    monkeypatch.setattr(environment, "bf16_unavailable", lambda device=None: None)
     seen = {}
 
     def fake_run(sources, profile, out_dir, timeout, jobs):
