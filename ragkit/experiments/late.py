@@ -133,6 +133,19 @@ def late_quality_table(rows) -> "pd.DataFrame":
                           else s).reset_index(drop=True)
 
 
+_GROUP = ["embedder", "metric", "questions"]
+
+
+def late_quality_largest(table) -> "pd.DataFrame":
+    """Per (encoder, metric, question subset) of `late_quality_table`, the row of the
+    (window, pooling) setting with the largest |late − naive|: the setting each of
+    `late_quality_sentences` names."""
+    if table.empty:
+        return table
+    largest = table.groupby(_GROUP, sort=False)["late − naive"]
+    return table.loc[largest.apply(lambda d: d.abs().idxmax()).tolist()]
+
+
 def late_quality_sentences(table) -> list[str]:
     """One sentence per (encoder, metric) of `late_quality_table`, its direction counted from
     the verdicts: in how many (window, pooling) settings late chunking beats naive, loses to
@@ -150,15 +163,14 @@ def late_quality_sentences(table) -> list[str]:
     from ..report.prose import ci
 
     out = []
-    for (embedder, metric, questions), g in table.groupby(["embedder", "metric", "questions"],
-                                                          sort=False):
+    tops = late_quality_largest(table).to_dict("records")
+    for ((embedder, metric, questions), g), top in zip(table.groupby(_GROUP, sort=False), tops):
         counts = g.verdict.value_counts()
-        top = g.loc[g["late − naive"].abs().idxmax()]
         out.append(
             f"{embedder}, {metric} ({questions.replace('_', '-')} questions), late − naive over "
             f"{len(g)} (window, pooling) settings: late chunking beats naive in "
             f"{counts.get('beats', 0)}, loses in {counts.get('loses', 0)}, no measurable "
             f"difference in {counts.get('no measurable difference', 0)}; the largest "
-            f"difference, {100 * top['late − naive']:+.1f} points {ci(top.low, top.high)}, is at "
-            f"window {top.window} with {top.pooling} pooling.")
+            f"difference, {100 * top['late − naive']:+.1f} points {ci(top['low'], top['high'])}, "
+            f"is at window {top['window']} with {top['pooling']} pooling.")
     return out

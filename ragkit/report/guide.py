@@ -144,13 +144,19 @@ def sections(found: Sequence[Any], level: int = 2) -> str:
     return "\n".join(parts)
 
 
-def costs_table(costs: Sequence[dict[str, Any]], found: Sequence[Any] | None = None) -> str:
-    """The costs as a Markdown table: of every configuration measured, or (with `found`) of
-    those the guide's rows for these effects compare, per benchmark."""
+def costs_compared(costs: Sequence[dict[str, Any]],
+                   found: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+    """The measured costs of every configuration, or (with `found`) of those the guide's rows
+    for these effects compare, per benchmark."""
     named = None if found is None else {
         (e.benchmark, c.label) for es in questions(found).values() for e in es
         for c in (e.treated, e.base)}
-    keep = [c for c in costs if named is None or (c["benchmark"], c["configuration"]) in named]
+    return [c for c in costs if named is None or (c["benchmark"], c["configuration"]) in named]
+
+
+def costs_table(costs: Sequence[dict[str, Any]], found: Sequence[Any] | None = None) -> str:
+    """`costs_compared` as a Markdown table."""
+    keep = costs_compared(costs, found)
     return _md(*cost_rows(keep)) if keep else "Not measured (`ragkit bench design --costs`)."
 
 
