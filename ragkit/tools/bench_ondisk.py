@@ -89,16 +89,12 @@ def run_args(args: argparse.Namespace) -> int:
     n = 200_000 if args.smoke else args.n
     nlist = args.nlist or (256 if args.smoke else 4096)
     out = Path(args.out)
-    from .outputs import OutputError, check_target
+    from .outputs import OutputError, check_folder
 
-    try:  # the rule every output follows (a parent that is a file named), then: new or empty
-        check_target(out, "--out", folder=True)
+    try:  # the rule every folder output follows; with no marker: a new or empty folder only
+        check_folder(out, "--out", "bench ondisk")
     except OutputError as e:
         print(f"ragkit bench ondisk: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        print(f"ragkit bench ondisk: {out} is not a new or empty folder; give another --out",
-              file=sys.stderr)
         return EXIT_USAGE
     start, load_start = time.perf_counter(), _load_average()
     print(f"ragkit bench ondisk: load average {load_start}, faiss threads "

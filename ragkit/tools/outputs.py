@@ -74,8 +74,10 @@ def check_target(out: str | Path, flag: str, folder: bool = False) -> None:
 def check_folder(out: str | Path, flag: str, command: str,
                  also: Iterable[str] = ()) -> Path:
     """`out` as a folder `command` may write: new, empty, or holding the command's marker
-    (`MARKERS`) or, for a folder made before markers, one of the names in `also`. Anything
-    else (a file, a device, a folder of the reader's) is an `OutputError` naming it."""
+    (`MARKERS`) or, for a folder made before markers, one of the names in `also`. A command
+    with no marker (``bench ondisk``, which removes its folder at the end) takes a new or empty
+    folder only. Anything else (a file, a device, a folder of the reader's) is an `OutputError`
+    naming it."""
     check_target(out, flag, folder=True)
     path, text = Path(out), shown(os.fspath(out))
     what = not_regular(path)
@@ -88,7 +90,12 @@ def check_folder(out: str | Path, flag: str, command: str,
             names = {p.name for p in path.iterdir()}
         except OSError as e:
             raise OutputError(f"{flag} {text}: cannot be read ({e.strerror or e})") from None
-        if names and MARKERS[command] not in names and not names & set(also):
+        marker = MARKERS.get(command)
+        if names and marker is None:
+            raise OutputError(f"{flag} {text}: is not a new or empty folder (it holds "
+                              f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}); "
+                              "nothing was written or removed: give another path")
+        if names and marker not in names and not names & set(also):
             raise OutputError(
                 f"{flag} {text}: is a folder that ragkit {command} did not make (it holds "
                 f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}, and no "
