@@ -244,7 +244,8 @@ else:
 # shows the setting each sentence names.
 
 # %%
-from ragkit.experiments import late_quality_sentences, late_quality_table
+from ragkit.experiments import (late_quality_largest, late_quality_sentences,
+                                late_quality_table)
 from ragkit.report import load_results, save_table
 
 quality = late_quality_table(load_results())
@@ -252,8 +253,7 @@ if len(quality):
     shares = {"late − naive": "{:+.1%}", "low": "{:+.1%}", "high": "{:+.1%}"}
     # shown: per encoder and metric, the setting with the largest difference (the one each
     # sentence below names); every setting goes to a file
-    largest = quality.groupby(["embedder", "metric", "questions"], sort=False)["late − naive"]
-    shown = quality.loc[largest.apply(lambda d: d.abs().idxmax())]
+    shown = late_quality_largest(quality)
     display(shown.style.format(shares).hide(axis="index"))
     saved = save_table(quality, "05_late_quality", shares,
                        "ragkit bench late-quality: late − naive, every setting")

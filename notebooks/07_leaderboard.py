@@ -383,9 +383,9 @@ display(Markdown(f"At the headline budget of {BUDGET:,} tokens (every budget, an
 # warm-up query, on this machine).
 
 # %%
-cost_table = guide.costs_table(costs, headline)
-display(Markdown(cost_table + f"\n\n{max(0, len(cost_table.splitlines()) - 2)} of {len(costs)} "
-                 f"measured (benchmark, configuration) pairs; all of them: `{guide_file}`."))
+display(Markdown(guide.costs_table(costs, headline)
+                 + f"\n\n{len(guide.costs_compared(costs, headline))} of {len(costs)} measured "
+                 f"(benchmark, configuration) pairs; all of them: `{guide_file}`."))
 
 # %% [markdown]
 # ## Exercises
