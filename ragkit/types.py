@@ -201,6 +201,22 @@ def merge_gold(gold: Sequence[Span]) -> tuple[Span, ...]:
 
 
 @dataclass(frozen=True)
+class Copy:
+    """Another place holding a gold unit's text word for word (`ragkit.evaluate.copies`).
+
+    `runs` pair the copy's characters with the gold's: ``(copy_start, copy_end, gold_start,
+    gold_end)``. An exact copy is one run of equal lengths; a copy whose whitespace differs has
+    one run per word (the word and the whitespace after it), so the words map character for
+    character and the whitespace between them with them."""
+
+    gold: Span
+    doc_id: str
+    start: int
+    end: int
+    runs: tuple[tuple[int, int, int, int], ...]
+
+
+@dataclass(frozen=True)
 class Query:
     """A question with its gold evidence spans (empty for a question that should be refused).
 
@@ -214,6 +230,8 @@ class Query:
     answer: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # other places holding a gold unit's text; retrieving one earns that unit's credit
+    copies: tuple[Copy, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gold", merge_gold(self.gold))

@@ -153,11 +153,13 @@ def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None 
                   ) -> dict[str, float]:
     """recall / precision / IoU (body characters, each counted once), pass (share of gold
     units wholly in the context, whitespace ignored when `texts` is given), hit (all of them)
-    and tokens used, for one answerable query's packed context."""
+    and tokens used, for one answerable query's packed context. A copy of a gold unit's text
+    in the context earns that unit's credit (`ragkit.evaluate.copies`)."""
     gold = [(g.doc_id, g.start, g.end) for g in query.gold]
-    out = _span_scores(list(packed.spans), gold)
+    out = _span_scores(list(packed.spans), gold, query.copies)
     pieces = [Span(d, s, e) for d, s, e in packed.spans]
-    whole = [covered_fraction(g, pieces, texts.get(g.doc_id) if texts else None) >= 1.0
+    whole = [covered_fraction(g, pieces, texts.get(g.doc_id) if texts else None,
+                              query.copies) >= 1.0
              for g in query.gold]
     out["pass"] = float(np.mean(whole)) if whole else 0.0
     out["hit"] = float(all(whole)) if whole else 0.0

@@ -1,7 +1,10 @@
 """Score retrieved chunks against gold character spans, so any chunker can be compared.
 
-Span metrics follow Chroma's evaluation exactly (character-based; only chunks of the gold's
-own document count in the numerator; a chunk is scored on its body span, never its prefix):
+Span metrics follow Chroma's evaluation (character-based; a chunk is scored on its body span,
+never its prefix), with one rule added (`ragkit.evaluate.copies`): a retrieved place that holds
+a gold unit's text word for word (at least 20 non-whitespace characters, whitespace runs free)
+supplies that unit's gold characters, each counted once, in every metric below except
+precision_Ω and doc_hit@k. Chroma's own code credits only the anchored copy:
 
 - recall       = |union of (retrieved ∩ gold)| / Σ|gold spans|   (the gold spans of one question
                  merged first where they share characters: `types.merge_gold`)
@@ -49,6 +52,7 @@ import numpy as np
 
 from ..types import Chunk, Query, Span
 from .budget import budget_scores, pack_contexts
+from .copies import copy_spans, onto_gold
 from .spans import (Range, _span_scores, covered_fraction, intersect, overlaps, precision_omega,
                     subtract, total, union)
 
@@ -61,11 +65,13 @@ def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
     top = list(ranked[:k])
     gold = list(query.gold)
     out = _span_scores([(c.doc_id, c.start, c.end) for c in top],
-                       [(g.doc_id, g.start, g.end) for g in gold])
-    units = [covered_fraction(g, top, texts.get(g.doc_id) if texts else None) for g in gold]
+                       [(g.doc_id, g.start, g.end) for g in gold], query.copies)
+    units = [covered_fraction(g, top, texts.get(g.doc_id) if texts else None, query.copies)
+             for g in gold]
     out["recall@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
     out["hit@k"] = float(out["recall"] >= 1.0 - 1e-12)
-    out["precision@k"] = float(np.mean([overlaps(c, gold) for c in top])) if top else 0.0
+    out["precision@k"] = float(np.mean([overlaps(c, gold, query.copies) for c in top])) \
+        if top else 0.0
     gold_docs = {g.doc_id for g in gold}
     out["doc_hit@k"] = float(any(c.doc_id in gold_docs for c in top))
     if chunks_by_doc is not None:
@@ -121,13 +127,16 @@ def ndcg(query: Query, ranked: Sequence[Chunk], n: int = 10) -> float:
     ideal = sum(s / np.log2(i + 2) for i, s in enumerate(shares))
     dcg = 0.0
     for rank, c in enumerate(ranked[:n]):
-        left = need.get(c.doc_id)
-        if not left:
-            continue
-        got = sum(x[1] - x[0] for r in left for x in [intersect(r, c.span)] if x)
+        got = 0
+        own = [(c.doc_id, c.start, c.end)]
+        for d, s, e in own + onto_gold(own, query.copies):  # a copy supplies its gold's text
+            left = need.get(d)
+            if not left:
+                continue
+            got += sum(x[1] - x[0] for r in left for x in [intersect(r, (s, e))] if x)
+            need[d] = subtract(left, (s, e))
         if got:
             dcg += got / size / np.log2(rank + 2)
-            need[c.doc_id] = subtract(left, c.span)
     return float(dcg / ideal)
 
 
@@ -180,10 +189,10 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
     units = _UnitsByDoc(all_chunks)
     out = {}
     for q in queries:
-        rel = units.overlapping(q.gold)
+        rel = units.overlapping(list(q.gold) + copy_spans(q.copies))
         hits = ranked.get(q.id, [])
         # units built at query time (sentence windows, merged parents) are judged too
-        rel.update(c.id for c, _ in hits if overlaps(c, q.gold))
+        rel.update(c.id for c, _ in hits if overlaps(c, q.gold, q.copies))
         if not rel:
             continue
         out[q.id] = {"mrr@k": reciprocal_rank([c.id for c, _ in hits], rel, k),

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable, Mapping, Sequence
 
-from ..types import Chunk, Span, merge_gold
+from ..types import Chunk, Copy, Span, merge_gold
+from .copies import copy_spans, onto_gold
 
 Range = tuple[int, int]
 
@@ -56,14 +57,17 @@ def span_scores(retrieved: Sequence[Range], gold: Sequence[Range]) -> dict[str, 
     return _span_scores([("d", s, e) for s, e in retrieved], [("d", s, e) for s, e in gold])
 
 
-def _span_scores(retrieved: Sequence[tuple[str, int, int]], gold: Sequence[tuple[str, int, int]]
-                 ) -> dict[str, float]:
+def _span_scores(retrieved: Sequence[tuple[str, int, int]], gold: Sequence[tuple[str, int, int]],
+                 copies: Sequence[Copy] = ()) -> dict[str, float]:
+    """recall / precision / IoU; with `copies` (`ragkit.evaluate.copies`), a retrieved copy of
+    a gold unit supplies its gold characters (each gold character counted once), while the
+    retrieved length stays what was retrieved."""
     gold = [(g.doc_id, g.start, g.end) for g in merge_gold([Span(*g) for g in gold])]
     hits: dict[str, list[Range]] = defaultdict(list)
     unused: dict[str, list[Range]] = defaultdict(list)
     for d, s, e in gold:
         unused[d].append((s, e))
-    for d, cs, ce in retrieved:
+    for d, cs, ce in list(retrieved) + onto_gold(retrieved, copies):
         for gd, gs, ge in gold:
             if gd != d:
                 continue
@@ -116,9 +120,10 @@ def precision_omega(chunks_by_doc: Mapping[str, Sequence[Chunk]], gold: Sequence
     return num / den if num and den else 0.0
 
 
-def overlaps(chunk: Chunk, gold: Sequence[Span]) -> bool:
+def overlaps(chunk: Chunk, gold: Sequence[Span], copies: Sequence[Copy] = ()) -> bool:
+    """Whether `chunk`'s body shares characters with a gold span or with one of its `copies`."""
     return any(g.doc_id == chunk.doc_id and intersect(chunk.span, (g.start, g.end))
-               for g in gold)
+               for g in list(gold) + copy_spans(copies))
 
 
 def _ink(text: str) -> int:
@@ -126,15 +131,19 @@ def _ink(text: str) -> int:
     return len("".join(text.split()))
 
 
-def covered_fraction(unit: Span, chunks: Sequence[Chunk], text: str | None = None) -> float:
-    """The fraction of a gold unit inside the union of `chunks`.
+def covered_fraction(unit: Span, chunks: Sequence[Chunk], text: str | None = None,
+                     copies: Sequence[Copy] = ()) -> float:
+    """The fraction of a gold unit inside the union of `chunks` (and, through `copies`, of
+    the gold characters their copies supply: `ragkit.evaluate.copies`).
 
     With the document's `text`, whitespace is left out of both counts: chunkers trim the blank
     lines between chunks, and a unit spanning two paragraphs is whole when both chunks are
     there, whatever happened to the blank line between them. Without it, every character counts.
     """
-    parts = union([x for c in chunks if c.doc_id == unit.doc_id
-                   for x in [intersect(c.span, (unit.start, unit.end))] if x])
+    spans = [(c.doc_id, *c.span) for c in chunks]
+    spans += onto_gold(spans, [cp for cp in copies if cp.gold == unit])
+    parts = union([x for d, s, e in spans if d == unit.doc_id
+                   for x in [intersect((s, e), (unit.start, unit.end))] if x])
     if text is not None:
         need = _ink(text[unit.start:unit.end])
         if need:

@@ -203,6 +203,44 @@ def faiss_has_gpu() -> bool:
         return False
 
 
+# Scores this close are a tie: float32 rounding of one dot product differs between CPUs (the
+# SIMD path, the tile a row falls in), and corpora repeat passages word for word (Chroma's
+# finance corpus holds the same passage at two offsets), so faiss's order among equal scores
+# is the machine's. A tie is settled by corpus position instead.
+TIE = 1e-6
+
+
+def settle_ties(search: Callable[[int], tuple[np.ndarray, np.ndarray]], k: int, allowed: int,
+                margin: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """The top `k` of ``search(depth)`` (scores and positions, best first, -1 for none) with
+    ties settled by position: hits whose scores are within `TIE` of the next better one form one
+    group, ordered by position; the search deepens (from k + `margin`, doubling, up to the
+    `allowed` rows) until the group at the k-th place is wholly in, so which of the tied hits
+    make the cut does not depend on faiss's order either.
+
+    >>> s = np.array([[0.9, 0.5, 0.5, 0.5]], np.float32)
+    >>> settle_ties(lambda d: (s[:, :d], np.array([[7, 4, 9, 2]])[:, :d]), 2, 4)[1].tolist()
+    [[7, 2]]
+    """
+    depth = min(k + margin, allowed) if k < allowed else k
+    while True:
+        scores, ids = search(depth)
+        if depth >= allowed or depth <= k:
+            break
+        last, kth = scores[:, depth - 1], scores[:, k - 1]
+        if not np.any((ids[:, depth - 1] >= 0) & (last >= kth - TIE)):
+            break
+        depth = min(2 * depth, allowed)
+    order = np.argsort(-scores, axis=1, kind="stable")
+    scores, ids = np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+    with np.errstate(invalid="ignore"):  # -inf - -inf: missing hits, one group at the end
+        gap = np.diff(scores, axis=1, prepend=scores[:, :1]) < -TIE  # a new group starts here
+    group = np.cumsum(gap, axis=1)
+    position = np.where(ids >= 0, ids, np.iinfo(np.int64).max)
+    order = np.lexsort((position, group), axis=1)[:, :k]
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(ids, order, 1)
+
+
 class VectorIndex:
     """Exact inner-product search (`IndexFlatIP`) with metadata pre-filtering."""
 
@@ -244,28 +282,35 @@ class VectorIndex:
 
     def search(self, queries: np.ndarray, k: int, where: Where = None
                ) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, positions), each (n_queries, k); missing hits are -inf / -1."""
-        faiss = _faiss()
+        """(scores, positions), each (n_queries, k); missing hits are -inf / -1. Hits whose
+        scores tie (within `TIE`) come in corpus order, and a tie at the k-th place keeps the
+        earliest positions (`settle_ties`), so the ranking does not depend on the CPU."""
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         n = len(queries)
         if len(self) == 0 or k <= 0:
             return np.full((n, max(k, 0)), -np.inf, np.float32), np.full((n, max(k, 0)), -1)
-        if where is None:
+        mask = None if where is None else self.mask(where)
+        allowed = len(self) if mask is None else int(mask.sum())
+        if allowed == 0:
+            return np.full((n, k), -np.inf, np.float32), np.full((n, k), -1, np.int64)
+        return settle_ties(lambda depth: self._search(queries, depth, mask), k, allowed)
+
+    def _search(self, queries: np.ndarray, k: int, mask: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """faiss's top `k` among the rows `mask` allows (all when None), as faiss orders them."""
+        faiss = _faiss()
+        if mask is None:
             scores, ids = self._index.search(queries, k)
-        else:
-            mask = self.mask(where)
+        elif self.gpu:  # pragma: no cover
             keep = np.flatnonzero(mask)
-            if len(keep) == 0:
-                return np.full((n, k), -np.inf, np.float32), np.full((n, k), -1, np.int64)
-            if self.gpu:  # pragma: no cover
-                sub = faiss.IndexFlatIP(self.vectors.shape[1])
-                sub.add(self.vectors[keep])
-                scores, local = sub.search(queries, k)
-                ids = np.where(local >= 0, keep[np.clip(local, 0, None)], -1)
-            else:  # faiss reads the mask as a bitmap: no id set to build
-                bitmap = np.packbits(mask, bitorder="little")
-                sel = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bitmap))
-                scores, ids = self._cpu.search(queries, k, params=faiss.SearchParameters(sel=sel))
-                del bitmap  # alive until the search is done (faiss holds a raw pointer)
+            sub = faiss.IndexFlatIP(self.vectors.shape[1])
+            sub.add(self.vectors[keep])
+            scores, local = sub.search(queries, k)
+            ids = np.where(local >= 0, keep[np.clip(local, 0, None)], -1)
+        else:  # faiss reads the mask as a bitmap: no id set to build
+            bitmap = np.packbits(mask, bitorder="little")
+            sel = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bitmap))
+            scores, ids = self._cpu.search(queries, k, params=faiss.SearchParameters(sel=sel))
+            del bitmap  # alive until the search is done (faiss holds a raw pointer)
         scores = np.where(ids >= 0, scores, -np.inf).astype(np.float32)
         return scores, ids.astype(np.int64)
