@@ -1,4 +1,5 @@
-"""The tune / held-out split: no document and no gold unit on both sides, for any input."""
+"""The tune / held-out split: no gold unit, no gold text and (with enough documents) no document
+on both sides, for any input."""
 
 import json
 
@@ -8,7 +9,8 @@ from hypothesis import strategies as st
 
 from ragkit.evaluate.splits import (BLOCKS, MIN_DOCUMENTS, SIDES, SPLITS_FILE, grouped_split, leaks,
                            split_of)
-from ragkit.types import Query, Span
+from ragkit.evaluate.copies import attach_copies
+from ragkit.types import Document, Query, Span
 
 from conftest import needs_benchmarks
 
@@ -43,7 +45,7 @@ def test_no_document_or_gold_unit_is_on_both_sides(bench):
 def test_few_documents_split_into_contiguous_blocks(bench):
     """Questions with one gold span each: along a document, the sides change at most
     `BLOCKS` - 1 times. (A question with several spans far apart belongs to the block of its
-    first one, so its later spans may sit in another block's stretch; no gold unit crosses
+    largest one, so its other spans may sit in another block's stretch; no gold unit crosses
     sides either way, which the test above checks.)"""
     queries, n_docs = bench
     if n_docs >= MIN_DOCUMENTS:
@@ -72,6 +74,53 @@ def test_leaks_names_what_a_parity_split_shares():
     many = [Query(f"q{i}", "?", (Span(f"d{i // 2}", 10 * i, 10 * i + 5),)) for i in range(40)]
     parity = {q.id: SIDES[i % 2] for i, q in enumerate(many)}
     assert any(x.startswith("document d0") for x in leaks(many, parity, 20))
+
+
+PASSAGES = [f"Passage {i}: the refund window for plan {i} is {i + 10} days from purchase."
+            for i in range(4)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=40), st.sampled_from([1, 3, 20]),
+       st.randoms(use_true_random=False))
+def test_identical_gold_text_never_lands_on_both_sides(order, n_docs, rnd):
+    """Documents repeat four passages; every question is anchored to one occurrence. Questions
+    whose gold texts are identical go to one side, and `leaks` finds none."""
+    texts = {f"d{d}": "" for d in range(n_docs)}
+    queries = []
+    for i, p in enumerate(order):
+        d = f"d{rnd.randrange(n_docs)}"
+        start = len(texts[d])
+        texts[d] += PASSAGES[p] + "\n\n"
+        queries.append(Query(f"q{i}", "?", (Span(d, start, start + len(PASSAGES[p])),)))
+    docs = [Document(d, t) for d, t in texts.items()]
+    queries = attach_copies(queries, docs)
+    s = grouped_split("toy", queries, n_docs)
+    assert leaks(queries, s.side, n_docs) == []
+    for p in set(order):
+        same = {s.side[f"q{i}"] for i, x in enumerate(order) if x == p}
+        assert len(same) == 1
+
+
+def test_leaks_finds_identical_gold_text_on_both_sides():
+    text = PASSAGES[0] + "\n\n" + PASSAGES[1] + "\n\n" + PASSAGES[0]
+    second = text.rfind(PASSAGES[0])
+    qs = attach_copies([Query("a", "?", (Span("d", 0, len(PASSAGES[0])),)),
+                        Query("b", "?", (Span("d", second, second + len(PASSAGES[0])),))],
+                       [Document("d", text)])
+    found = leaks(qs, {"a": "tune", "b": "held-out"}, 1)
+    assert found and all(x.startswith("gold text of") for x in found)
+    assert leaks(qs, {"a": "tune", "b": "tune"}, 1) == []
+    s = grouped_split("toy", qs, 1)
+    assert s.side["a"] == s.side["b"]
+
+
+def test_leaks_checks_every_pair_not_only_neighbours():
+    # a covers b and c; b and c do not overlap, so c is not a's neighbour in start order
+    qs = [Query("a", "?", (Span("d", 0, 100),)), Query("b", "?", (Span("d", 10, 20),)),
+          Query("c", "?", (Span("d", 30, 40),))]
+    assert leaks(qs, {"a": "tune", "b": "tune", "c": "held-out"}, 1) == \
+        ["gold unit d[30:40] in a and c"]
 
 
 def test_repeated_ids_are_refused():

@@ -1,4 +1,5 @@
-"""Tune and held-out halves that do not leak: no document and no gold unit on both sides.
+"""Tune and held-out halves that do not leak: no gold unit and no gold text on both sides, and
+no document where a benchmark has enough documents to group by them.
 
 A setting chosen on some questions (a chunk size, a fusion weight, a design choice) is quoted
 on other questions. Splitting by question id alone lets the two halves share evidence: two
@@ -7,11 +8,17 @@ one is then read off the other. Here questions are first *grouped*:
 
 - questions whose gold spans share characters (one gold unit; Anthropic's gold chunks) are
   one group;
+- questions whose gold texts are identical are one group: a question joins every question
+  whose gold overlaps a copy of its own gold's text (`Query.copies`, `ragkit.evaluate.copies`),
+  so a passage the corpus holds twice is never tuned on in one copy and quoted in the other;
 - in a benchmark with at least `MIN_DOCUMENTS` documents, questions that touch one document
   are one group (a multi-document question joins its documents' groups);
 - in a benchmark with fewer documents (Chroma's five corpora, one document each), each
   document is cut into `BLOCKS` contiguous blocks of questions ordered by where their gold
-  starts, and the blocks alternate between the sides, so nearby text stays on one side.
+  lies (a group's place is its largest gold span's start, so a multi-span question goes with
+  the block that holds most of its gold), and the blocks alternate between the sides, so
+  nearby text stays on one side. Chroma's five documents are therefore on both sides; no gold
+  unit and no gold text is.
 
 Groups are then dealt to the side that has fewer questions so far, largest group first and
 then in the order of the sha256 of their first question id: deterministic, seed-free, and
@@ -37,10 +44,12 @@ SIDES = ("tune", "held-out")
 MIN_DOCUMENTS = 20  # below this, a document is too large a share to be one group
 BLOCKS = 4  # contiguous blocks per document when documents are not groups
 SPLITS_FILE = Path(__file__).resolve().parents[2] / "results" / "splits.json"
-RULE = (f"grouped: questions sharing a gold unit (overlapping gold) are one group; with >= "
-        f"{MIN_DOCUMENTS} documents, questions sharing a document are one group, otherwise "
-        f"each document is cut into {BLOCKS} contiguous blocks that alternate sides; groups go "
-        "to the smaller side, largest first, then in sha256 order of their first question id")
+RULE = (f"grouped: questions sharing a gold unit (overlapping gold) or a gold text (one's gold "
+        f"overlaps a copy of the other's) are one group; with >= {MIN_DOCUMENTS} documents, "
+        f"questions sharing a document are one group, otherwise each document is cut into "
+        f"{BLOCKS} contiguous blocks (a group placed at its largest gold span) that alternate "
+        "sides; groups go to the smaller side, largest first, then in sha256 order of their "
+        "first question id")
 
 
 class _Groups:
@@ -78,18 +87,34 @@ def _gold_units(queries: Sequence[Query], groups: _Groups) -> None:
             doc, reach, owner = d, e, i
 
 
-def _blocks(queries: Sequence[Query], groups: _Groups) -> list[list[int]]:
-    """Contiguous blocks of each document: its groups in order of first gold start, cut into
-    `BLOCKS` runs of about equal question counts (a group is never cut)."""
-    first: dict[int, tuple[str, int]] = {}
+def _gold_texts(queries: Sequence[Query], groups: _Groups) -> None:
+    """Join each question with every question whose gold overlaps a copy of its gold's text."""
+    spans: dict[str, list[tuple[int, int, int]]] = {}
     for i, q in enumerate(queries):
-        if q.gold:
-            root = groups.find(i)
-            pos = min((g.doc_id, g.start) for g in q.gold)
-            first[root] = min(first.get(root, pos), pos)
+        for g in q.gold:
+            spans.setdefault(g.doc_id, []).append((g.start, g.end, i))
+    for i, q in enumerate(queries):
+        for cp in q.copies:
+            for s, e, j in spans.get(cp.doc_id, ()):
+                if s < cp.end and cp.start < e:
+                    groups.join(i, j)
+
+
+def _place(queries: Sequence[Query], members: Sequence[int]) -> tuple[str, int]:
+    """Where a group lies: the start of its largest gold span (the earliest among equals)."""
+    spans = [g for i in members for g in queries[i].gold]
+    big = min(spans, key=lambda g: (-len(g), g.doc_id, g.start))
+    return big.doc_id, big.start
+
+
+def _blocks(queries: Sequence[Query], groups: _Groups) -> list[list[int]]:
+    """Contiguous blocks of each document: its groups in order of place (`_place`), cut into
+    `BLOCKS` runs of about equal question counts (a group is never cut)."""
     members: dict[int, list[int]] = {}
     for i in range(len(queries)):
         members.setdefault(groups.find(i), []).append(i)
+    first = {root: _place(queries, m) for root, m in members.items()
+             if any(queries[i].gold for i in m)}
     by_doc: dict[str, list[int]] = {}
     for root, (doc, _start) in sorted(first.items(), key=lambda kv: kv[1]):
         by_doc.setdefault(doc, []).append(root)
@@ -139,6 +164,7 @@ def grouped_split(benchmark: str, queries: Sequence[Query], n_documents: int) ->
         raise ValueError(f"{benchmark}: question ids repeat; a split needs unique ids")
     groups = _Groups(len(queries))
     _gold_units(queries, groups)
+    _gold_texts(queries, groups)
     side: dict[str, str] = {}
     if n_documents >= MIN_DOCUMENTS:
         owner: dict[str, int] = {}
@@ -170,13 +196,25 @@ def grouped_split(benchmark: str, queries: Sequence[Query], n_documents: int) ->
 
 def leaks(queries: Sequence[Query], side: Mapping[str, str], n_documents: int
           ) -> list[str]:
-    """What the two halves share: gold units (overlapping gold spans on both sides) and, with
-    at least `MIN_DOCUMENTS` documents, documents. Empty for a clean split."""
+    """What the two halves share: gold units (any two overlapping gold spans on both sides),
+    gold texts (a question's gold overlapping a copy of another's gold on the other side) and,
+    with at least `MIN_DOCUMENTS` documents, documents. Empty for a clean split."""
     out = []
     spans = sorted((g.doc_id, g.start, g.end, q.id) for q in queries for g in q.gold)
-    for (d1, _s1, e1, q1), (d2, s2, _e2, q2) in zip(spans, spans[1:]):
-        if d1 == d2 and s2 < e1 and side[q1] != side[q2]:
-            out.append(f"gold unit {d1}[{s2}:{e1}] in {q1} and {q2}")
+    for n, (d1, s1, e1, q1) in enumerate(spans):  # every pair, not only neighbours
+        for d2, s2, e2, q2 in spans[n + 1:]:
+            if d2 != d1 or s2 >= e1:
+                break
+            if side[q1] != side[q2]:
+                out.append(f"gold unit {d1}[{s2}:{min(e1, e2)}] in {q1} and {q2}")
+    by_doc: dict[str, list[tuple[int, int, str]]] = {}
+    for d, s, e, qid in spans:
+        by_doc.setdefault(d, []).append((s, e, qid))
+    for q in queries:
+        for cp in q.copies:
+            out += [f"gold text of {q.id} at {cp.doc_id}[{cp.start}:{cp.end}], gold of {other}"
+                    for s, e, other in by_doc.get(cp.doc_id, ())
+                    if s < cp.end and cp.start < e and side[other] != side[q.id]]
     if n_documents >= MIN_DOCUMENTS:
         where: dict[str, set[str]] = {}
         for q in queries:
