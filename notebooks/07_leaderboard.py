@@ -122,8 +122,9 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 # (the same strategy inside two scripts with different settings) are separate rows, told
 # apart by the "measured in" column. Each board shows its leading rows; its heading says how
 # many of how many. Each value is a mean over the **held-out half** of the benchmark's
-# questions (none of which any setting was tuned on; *(tuned)* marks rows whose settings were
-# chosen on the other half) with its 95 % bootstrap interval; `n` is the number of questions
+# questions (no setting was chosen on them; *(tuned)* marks rows whose settings were chosen
+# on the other half; the stack's design came after all-question results were read, see
+# docs/method.md) with its 95 % bootstrap interval; `n` is the number of questions
 # scored. Rows may differ in several factors at once, so the order is not the effect of any
 # one of them (the decision guide below is); recall@5 (a fixed number of hits,
 # whatever their size) is kept as a secondary column. (Run `make reproduce` first; in the
@@ -357,7 +358,7 @@ else:
 # answers three questions apart: which chunker under your retrieval (against the best of the
 # seven simple baselines measured under that same retrieval), which retrieval on your chunks,
 # and which encoder. The best baseline is chosen on the tune half of the questions and every
-# difference is quoted on the held-out half, which shares no document and no gold unit with
+# difference is quoted on the held-out half, which shares no gold unit and no gold text with
 # it. `ragkit.report.guide` writes the same text to `results/decision_guide.md`; the section
 # "One factor at a time" of `docs/results.md` shows the same cells.
 

@@ -146,3 +146,37 @@ def test_the_stack_lesson_compares_each_step_with_the_one_before():
     # the intermediate steps stay out of the guide's effects
     assert all(e.treated.first_stage == "stack" for e in effects(runs)
                if e.factor == "first_stage")
+
+
+def test_title_cells_carry_margin_intervals_and_read_not_decided_when_they_hold_zero():
+    """The title's state comes from the margin's interval under each retrieval: clearly
+    negative margins read 'not supported'; a grid where the chunker and the stack move recall
+    by about the same amount reads 'not decided', never 'not supported'."""
+    r = title_numbers(grid())[0]
+    for stage in ("dense", "stack"):
+        point, low, high = r[f"margin_{stage}"]
+        assert low <= point <= high
+        assert point == pytest.approx(r[f"chunker_{stage}"] - r["first_stage"])
+    assert r["title"] == "not supported" and r["margin_dense"][2] < 0
+    # baselines spread so that best - median = the stack's lift, with per-question noise
+    close = []
+    for i, c in enumerate(SIMPLE):
+        close.append(run(c, "dense", level=0.40 + 0.05 * i))
+        close.append(run(c, "stack", level=0.55 + 0.05 * i))
+    tie = title_numbers(close)[0]
+    assert abs(tie["margin_dense"][0]) < 0.02 and tie["margin_dense"][1] < 0 < tie["margin_dense"][2]
+    assert tie["title"] == "not decided"
+    from ragkit.experiments.title import counts
+    assert counts([tie, r]) == {"supported": 0, "not supported": 1, "not decided": 1}
+
+
+def test_title_rows_per_encoder():
+    """With the simple baselines measured under a second encoder, that encoder gets rows of
+    its own; the encoder column stays on MiniLM's rows."""
+    runs = grid() + [run(c, s, encoder="embeddinggemma", level=0.5 + 0.01 * i)
+                     for i, c in enumerate(SIMPLE) for s in ("dense", "stack")]
+    rows = title_numbers(runs)
+    assert {r["encoder_name"] for r in rows} == {"all-MiniLM-L6-v2", "embeddinggemma"}
+    gemma = [r for r in rows if r["encoder_name"] == "embeddinggemma"]
+    assert len(gemma) == len(D.BUDGETS) and all("encoder" not in r for r in gemma)
+    assert all("chunker_dense" in r and "title" in r for r in gemma)

@@ -159,3 +159,20 @@ def test_budget_chart_draws_lines_and_names_the_single_budget_runs(tmp_path, mon
     runs, skipped = lb.curve_runs(b, scores, top=3, budgets=(512, 1024), min_budgets=2)
     assert skipped == ["prose+stack"]
     assert [b.set_index("run").strategy[r] for r in runs] == ["router", "fixed_chars(1000/200)"]
+
+
+def test_the_guide_says_where_the_reranker_loses_and_its_tune_pick_rank(tmp_path, monkeypatch):
+    """The cross-encoder's line groups its effects by verdict (here it loses on the course at
+    every budget) and names the benchmarks it was not measured on; the chunker table says where
+    the tune half's pick ranks on the held-out half."""
+    runs = _saved(tmp_path, monkeypatch)
+    found = effects(runs)
+    line = guide.reranker_line(found)
+    assert "loses on course at 512, 1,024, 2,048" in line and "beats on" not in line
+    assert "Not measured" not in line  # the course is the only benchmark here
+    header, rows = guide.chunker_rows(found)
+    dense = next(dict(zip(header, r)) for r in rows if r[1] == "dense" and r[2] == 1024)
+    # the baselines' levels rise with their index on both halves: the tune pick leads there too
+    assert dense["highest baseline on the held-out half (recall@B)"].endswith(
+        "the tune half's pick is its leader too there")
+    assert line in guide.markdown(found)

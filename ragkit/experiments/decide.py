@@ -7,7 +7,7 @@ each call compares like for like:
 - `against_best`: a technique against the **best of every simple baseline the notebook
   measured** under the same retrieval, per benchmark. The best is the one with the highest mean
   on the *tune* half of the questions (`ragkit.evaluate.splits`), and the difference is quoted
-  on the *held-out* half, which shares no document and no gold unit with it. Questions the
+  on the *held-out* half, which shares no gold unit and no gold text with it. Questions the
   committed split does not know (your own documents, notebook 08) have no tune half: the best
   is then chosen and quoted on the same questions, and the decision says so;
 - `against`: a technique against one named alternative (the step it replaces: children for

@@ -12,7 +12,7 @@ decision guide quote (`effects`), so no script picks its own baseline:
   first stage, reranker and encoder (`simple_baselines`: all seven, or the effect is marked
   incomplete). "Best" is chosen by mean recall@B on the tune half of the questions
   (`ragkit.evaluate.splits`), per budget, and the difference is quoted on the held-out half, which
-  shares no document and no gold unit with the tune half;
+  shares no gold unit and no gold text with the tune half;
 - **first stage**: the stack against dense on the same chunks, reranker and encoder;
 - **reranker**: the cross-encoder against none on the same chunks, first stage and encoder;
 - **encoder**: one encoder against MiniLM on the same chunks, first stage and reranker.
@@ -114,6 +114,9 @@ class Effect:
     # for a chunker effect: the simple baseline with the highest mean on `split` itself and
     # that mean (for reference only: choosing on `split` would favour it)
     split_leader: tuple[str, float] | None = None
+    # for a chunker effect: where the chosen baseline ranks among the simple baselines on
+    # `split` itself (1 = its leader), and how many there are
+    split_rank: tuple[int, int] | None = None
 
     @property
     def verdict(self) -> str:
@@ -218,6 +221,8 @@ def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = 
                     and r.config.held("chunker") == t.config.held("chunker")]
             lead = _best(same, m, split)
             e.split_leader = (lead.config.chunker, _mean(lead, m, split))
+            above = sum(_mean(r, m, split) > _mean(best, m, split) for r in same)
+            e.split_rank = (above + 1, len(same))
             out.append(e)
     for factor, ref in REFERENCE.items():
         for t in runs:
@@ -303,57 +308,10 @@ def headline(effects_: Sequence[Effect]) -> list[Effect]:
 
 def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
                   split: str = "held-out") -> list[dict[str, Any]]:
-    """How much recall@B moves with each factor, per benchmark and budget, on `split`:
+    """The title question's cells (`ragkit.experiments.title.title_numbers`)."""
+    from .title import title_numbers as numbers
 
-    - **chunker**: the best simple baseline (chosen on the tune half) minus the median simple
-      baseline, under the same retrieval (dense; the stack);
-    - **first stage**: the stack minus dense on the same chunks, the median over all chunkers
-      (under MiniLM);
-    - **encoder**: where another encoder was measured on the same chunks and retrieval, that
-      encoder minus MiniLM, the median over the chunkers and first stages measured.
-
-    The title "RAG quality is mostly chunking quality" is *supported* on a benchmark and budget
-    when the chunker's movement, under each retrieval measured, exceeds the first stage's; and
-    *not supported* otherwise. The rule was fixed before the full runs were read."""
-    out = []
-    chosen_on = "tune" if split == "held-out" else split
-    for bench in sorted({r.benchmark for r in runs}):
-        mine = [r for r in runs if r.benchmark == bench and r.config.reranker == "none"]
-        for b in budgets:
-            m = Metric("recall", b)
-            row: dict[str, Any] = {"benchmark": bench, "budget": b}
-            for stage in ("dense", "stack"):
-                simple = [r for r in mine if r.config.simple and r.config.first_stage == stage]
-                if len(simple) < 2:
-                    continue
-                best = _best(simple, m, chosen_on)
-                row[f"chunker_{stage}"] = (_mean(best, m, split)
-                                           - float(np.median([_mean(r, m, split)
-                                                              for r in simple])))
-            lifts = []
-            for r in mine:  # MiniLM's chunkers: the encoder column is the encoder's share
-                if r.config.first_stage != "stack" or r.config.encoder != REFERENCE["encoder"]:
-                    continue
-                twin = [d for d in mine if d.config.differs(r.config) == {"first_stage"}
-                        and d.config.first_stage == "dense"]
-                if twin:
-                    lifts.append(_mean(r, m, split) - _mean(twin[0], m, split))
-            if lifts:
-                row["first_stage"] = float(np.median(lifts))
-                row["first_stage_range"] = (float(min(lifts)), float(max(lifts)))
-            moves = [_mean(r, m, split) - _mean(twin, m, split) for r in mine for twin in mine
-                     if r.config.encoder != REFERENCE["encoder"]
-                     and twin.config.encoder == REFERENCE["encoder"]
-                     and r.config.differs(twin.config) == {"encoder"}]
-            if moves:  # shown beside the rule, not part of it (fixed before encoders ran)
-                row["encoder"] = float(np.median(moves))
-            chunker = min((v for k, v in row.items() if k.startswith("chunker_")),
-                          default=float("nan"))
-            if "first_stage" in row and np.isfinite(chunker):
-                row["title"] = ("supported" if chunker > row["first_stage"]
-                                else "not supported")
-            out.append(row)
-    return out
+    return numbers(runs, budgets, split)
 
 
 def effect_table(effects_: Sequence[Effect]) -> tuple[list[str], list[list[Any]]]:
@@ -382,6 +340,7 @@ def print_effects(runs: Sequence[Run]) -> list[Effect]:
                        *(f"{100 * r[k]:+.1f}" if k in r else "–"
                          for k in ("chunker_dense", "chunker_stack", "first_stage")),
                        r.get("title", "–")] for r in numbers]))
+    print("(the title's state per cell: the margin's 95 % interval under each retrieval)")
     return found
 
 

@@ -4,6 +4,7 @@
     ragkit bench design --costs            # chunking time, index size, query latency
     ragkit bench design --steps            # the stack built one change at a time
     ragkit bench design --second-encoder   # EmbeddingGemma, on --benchmarks (all three by default)
+    ragkit bench design --second-encoder --all-chunkers   # ... every chunker, not the router only
 
 Every run is one configuration of four factors (`ragkit.experiments.design.Config`), scored at budgets of
 512 / 1,024 / 2,048 cl100k tokens (and k = 5) on every question of the benchmark:
@@ -120,13 +121,16 @@ def run_costs(benchmarks: Sequence[str], n_queries: int = 40) -> list:
     return load_costs(rec.frames()[0])
 
 
-def run_second_encoder(benchmarks: Sequence[str]) -> list:
-    """The router's chunks under dense and the stack with EmbeddingGemma
-    (``RAGKIT_GEMMA_DIR``): the encoder's effect on the same chunks and retrieval. The saved
-    rows are kept but for this encoder's runs on these benchmarks."""
+def run_second_encoder(benchmarks: Sequence[str], all_chunkers: bool = False) -> list:
+    """The router's chunks (with `all_chunkers`, the seven simple baselines' too) under dense
+    and the stack with EmbeddingGemma (``RAGKIT_GEMMA_DIR``): the encoder's effect on the same
+    chunks and retrieval, and with every chunker, the chunker's effect and the title's cells
+    under this encoder. The saved rows are kept but for this encoder's runs on these
+    benchmarks (with `all_chunkers`) or its router runs there (without)."""
     from ..evaluate.benchmarks import load
     from ..config import get_settings
-    from ..experiments.design import BUDGETS, Config, load_runs, print_effects, ragkit_chunker
+    from ..experiments.design import (BUDGETS, Config, load_runs, print_effects, ragkit_chunker,
+                                      simple_baselines)
     from ..embed.encoders import Embedder
     from ..experiments.pipeline import run_experiment
     from ..retrieve.stack import stack_retriever
@@ -138,20 +142,24 @@ def run_second_encoder(benchmarks: Sequence[str]) -> list:
                          "assembled EmbeddingGemma folder")
     emb = Embedder(folder)
     rec = Recorder("bench_design")
+    router = ragkit_chunker().label
     rec.keep_saved(lambda r: not (r.get("benchmark") in benchmarks
-                                  and (r.get("params") or {}).get("factor_encoder") == emb.name))
+                                  and (r.get("params") or {}).get("factor_encoder") == emb.name
+                                  and (all_chunkers or (r.get("params") or {}).get(
+                                      "factor_chunker") == router)))
     for name in benchmarks:
         bench = load(name)
-        chunker = ragkit_chunker()
-        chunks = chunker.chunk_all(bench.documents, progress=True)
-        for first in ("dense", "stack"):
-            cfg = Config(chunker.label, first, "none", emb.name, False)
-            retriever = "dense" if first == "dense" else stack_retriever(chunks, emb)
-            out = run_experiment(bench, chunker, emb, k=5, chunks=chunks, retriever=retriever,
-                                 budgets=BUDGETS, label=cfg.label)
-            out.record(rec, experiment="design", embedder=emb.name, k=5, **cfg.params())
-            print(f"  {name} {cfg.label} ({emb.name}): recall@B1024 "
-                  f"{100 * out.means['recall@B1024']:.1f}")
+        for chunker in [*(simple_baselines() if all_chunkers else []), ragkit_chunker()]:
+            simple = chunker.label != router
+            chunks = chunker.chunk_all(bench.documents, progress=True)
+            for first in ("dense", "stack"):
+                cfg = Config(chunker.label, first, "none", emb.name, simple)
+                retriever = "dense" if first == "dense" else stack_retriever(chunks, emb)
+                out = run_experiment(bench, chunker, emb, k=5, chunks=chunks,
+                                     retriever=retriever, budgets=BUDGETS, label=cfg.label)
+                out.record(rec, experiment="design", embedder=emb.name, k=5, **cfg.params())
+                print(f"  {name} {cfg.label} ({emb.name}): recall@B1024 "
+                      f"{100 * out.means['recall@B1024']:.1f}")
     rec.save()
     rows, scores = rec.frames()
     return print_effects(load_runs(rows, scores))
@@ -205,6 +213,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--second-encoder", action="store_true",
                    help="run the router's chunks with EmbeddingGemma (RAGKIT_GEMMA_DIR) on "
                         "--benchmarks instead, keeping the other saved runs")
+    p.add_argument("--all-chunkers", action="store_true",
+                   help="with --second-encoder: the seven simple baselines as well as the "
+                        "router, so the chunker's effect and the title are measured under "
+                        "that encoder too (about 8 times the router's cost)")
     p.add_argument("--steps", action="store_true",
                    help="run the stack lesson's intermediate steps on the router's chunks "
                         "instead, keeping the other saved runs")
@@ -223,8 +235,10 @@ def run_args(args: argparse.Namespace) -> list:
         return run_costs(args.benchmarks)
     if args.steps:
         return run_steps(args.benchmarks)
+    if args.all_chunkers and not args.second_encoder:
+        raise SystemExit("ragkit bench design: --all-chunkers goes with --second-encoder")
     if args.second_encoder:
-        return run_second_encoder(args.benchmarks)
+        return run_second_encoder(args.benchmarks, args.all_chunkers)
     return run_design(args.benchmarks, args.rerank, smoke=args.smoke)
 
 
