@@ -382,20 +382,20 @@ code_vs_upstream = contextual_comparison(*frames, "code chunks", "basic",
                                          against_label="upstream chunks", metric="pass@5")
 worse = [f"{label} ({g})" for (label, g), c in helped.items() if c.high < 0]
 better = [f"{label} ({g})" for (label, g), c in helped.items() if c.low > 0]
-untuned = "all questions; nothing here is tuned"
+untuned = "all questions, nothing here is tuned"
 per_generator = {}
 for (label, g), c in helped.items():
     if "subset" not in label:  # a partial cover's rows compare a subset: they inform only
         per_generator.setdefault(g, {})[label] = c
 decisions = [Decision(f"{g} preambles (contextual embeddings)",
-                      f"basic retrieval on the same chunks ({untuned})", "Pass@20", by)
-             for g, by in per_generator.items()]
+                      "basic retrieval on the same chunks", "Pass@20", by, untuned,
+                      embedder.name) for g, by in per_generator.items()]
 decisions += [
-    Decision("a preamble before the chunk", f"the same preamble after it ({untuned})",
-             "Pass@20", {"Anthropic's set, structural": placement_c}),
+    Decision("a preamble before the chunk", "the same preamble after it", "Pass@20",
+             {"Anthropic's set, structural": placement_c}, untuned, embedder.name),
     Decision(f"the {hybrid_generator} preamble inside embeddings + BM25",
-             f"embeddings + BM25 without a preamble ({untuned})", "Pass@20",
-             {"Anthropic's set": preamble_share}),
+             "embeddings + BM25 without a preamble", "Pass@20",
+             {"Anthropic's set": preamble_share}, untuned, embedder.name),
 ]
 display(Markdown(ranked_closing(decisions, [
     *claim_sentences(claims),

@@ -317,13 +317,15 @@ claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-lat
 best = sweep.loc[sweep["recall@k"].idxmax()]
 gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
 windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
-same_spans = "naive vectors of the same spans (all questions; nothing here is tuned)"
-decisions = [Decision(f"late chunking with MiniLM ({label})", same_spans, "nDCG@10",
-                      {r.benchmark: r.comparison for r in sens.itertuples() if r.chunker == label})
+same_spans, untuned = "naive vectors of the same spans", "all questions, nothing here is tuned"
+decisions = [Decision(f"late chunking ({label})", same_spans, "nDCG@10",
+                      {r.benchmark: r.comparison for r in sens.itertuples() if r.chunker == label},
+                      untuned, minilm.name)
              for label in dict.fromkeys(sens.chunker)]
 if gemma_sens is not None and len(gemma_sens):
-    decisions.append(Decision("late chunking with EmbeddingGemma (256-token spans)", same_spans,
-                              "nDCG@10", {"course": gemma_sens.comparison.iloc[0]}))
+    decisions.append(Decision("late chunking (256-token spans)", same_spans, "nDCG@10",
+                              {"course": gemma_sens.comparison.iloc[0]}, untuned,
+                              "EmbeddingGemma-300M"))
 display(Markdown(ranked_closing(decisions, [
     f"With MiniLM's `256`-token window, {windowed} of {late_rows.documents.sum()} documents "
     f"({', '.join(late_rows.benchmark)}) were encoded in several windows: for them a late "

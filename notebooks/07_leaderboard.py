@@ -440,8 +440,8 @@ from ragkit.report import (claims_finding, effect_decisions, guide_findings, ran
                            rerank_findings, rerank_pairs, step_findings)
 
 display(Markdown(ranked_closing(
-    effect_decisions(found, BUDGET), none="no complete `ragkit bench design` effect in these "
-    "results (the smoke profile has none)", findings=
+    effect_decisions(found, BUDGET, costs), none="no complete `ragkit bench design` effect in "
+    "these results (the smoke profile has none)", findings=
     guide_findings(found, BUDGET)
     + step_findings(steps)
     + [claims_finding(claims)]

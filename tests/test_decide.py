@@ -50,6 +50,6 @@ def test_against_one_alternative_pairs_held_out_only(halves):
     x = Out({**{q: 1.0 for q in tune}, **{q: 0.0 for q in held}})
     y = Out({q: 0.0 for q in tune + held})
     d = against({("course", "x"): x, ("course", "y"): y}, "x", "y", alternative="plain")
-    assert d.by_benchmark["course"].diff == 0 and d.call == "do not use"
-    assert d.against == "plain (held-out half)"
+    assert d.by_benchmark["course"].diff == 0 and d.call == "no evidence either way"
+    assert d.against == "plain" and d.split == "held-out half"
     assert against({("course", "x"): x}, "x", "y") is None

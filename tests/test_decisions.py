@@ -16,9 +16,10 @@ UP, DOWN, FLAT = comp(0.05, 0.02, 0.08), comp(-0.04, -0.07, -0.01), comp(0.01, -
 
 
 @pytest.mark.parametrize("by, call", [
-    ({"a": UP, "b": FLAT}, "use"),
-    ({"a": DOWN, "b": FLAT}, "do not use"),
-    ({"a": FLAT, "b": FLAT}, "do not use"),
+    ({"a": UP, "b": UP}, "use"),                    # beats on every benchmark
+    ({"a": UP, "b": FLAT}, "depends"),              # beats on one only
+    ({"a": DOWN, "b": FLAT}, "do not use"),         # measurably hurts, helps nowhere
+    ({"a": FLAT, "b": FLAT}, "no evidence either way"),  # a null is not a "do not use"
     ({"a": UP, "b": DOWN}, "depends"),
 ])
 def test_the_call_is_read_from_the_intervals(by, call):
@@ -27,13 +28,38 @@ def test_the_call_is_read_from_the_intervals(by, call):
 
 def test_the_deciding_number_follows_the_call():
     d = Decision("x", "y", "recall", {"a": UP, "b": comp(0.09, 0.01, 0.17), "c": FLAT})
-    assert d.decisive[0] == "b"
+    assert d.decisive[0] == "b" and d.call == "depends"
+    assert "beats on a, b only; no measurable difference on c" in d.line()
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(0.2, -0.1, 0.5)})
     assert d.call == "do not use" and d.decisive[0] == "a"
-    line = Decision("structure", "fixed", "recall@B1024", {"chroma": UP}).line()
+    line = Decision("structure", "fixed", "recall@B1024", {"chroma": UP},
+                    encoder="all-MiniLM-L6-v2").line()
     assert line.startswith("**Use** structure over fixed: recall@B1024 +5.0 [+2.0, +8.0] on "
-                           "chroma (n = 50)")
-    assert "no measurable gain" in Decision("x", "y", "m", {"a": FLAT}).line()
+                           "chroma (held-out half, all-MiniLM-L6-v2, n = 50)")
+    assert line.endswith("beats on 1 of 1; cost: not measured.")
+    costed = Decision("s", "f", "m", {"a": UP}, cost="13.0 ms p50 against 10.0 ms").line()
+    assert "cost: 13.0 ms p50 against 10.0 ms" in costed
+
+
+def test_a_null_says_what_would_decide_it():
+    """No evidence either way, with the questions an interval this wide would need: the
+    half-width shrinks as 1 / sqrt(n), so (0.03 / 0.01)^2 = 9 times the questions."""
+    line = Decision("x", "y", "m", {"a": FLAT}).line()
+    assert line.startswith("**No evidence either way** x over y")
+    assert "about 450 questions (here 50)" in line
+    zero = Decision("x", "y", "m", {"a": comp(0.0, -0.02, 0.02)}).line()
+    assert "no difference was seen at all" in zero
+
+
+def test_never_an_oracle_and_never_two_contradicting_calls():
+    with pytest.raises(ValueError, match="oracle"):
+        Decision("searching only the question's own corpus (an oracle filter)", "y", "m",
+                 {"a": UP})
+    with pytest.raises(ValueError, match="each used over the other"):
+        ranked_closing([Decision("children", "parents", "m", {"a": UP}),
+                        Decision("parents", "children", "m", {"a": UP})])
+    with pytest.raises(ValueError, match="both"):
+        ranked_closing([Decision("x", "y", "m", {"a": UP}), Decision("x", "y", "m", {"a": DOWN})])
 
 
 def test_real_comparisons_decide_as_their_intervals_say():
@@ -90,7 +116,13 @@ def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():
     assert set(chunker.by_benchmark) == {"a", "b"} and chunker.call == "depends"
     assert "best simple baseline" in chunker.against
     stack = next(d for d in ds if "first stage" in d.technique)
-    assert stack.by_benchmark == {"a": UP} and "held-out" in stack.against
+    assert stack.by_benchmark == {"a": UP} and stack.split == "held-out half"
+    assert stack.encoder == "minilm" and "(held-out half, minilm, n = 50)" in stack.line()
+    costs = [{"benchmark": "a", "configuration": c, "p50_ms": p, "chunk_cpu_s": 1.0}
+             for c, p in (("router+stack", 13.0), ("router+dense", 6.5))]
+    stack = next(d for d in effect_decisions(found, 1024, costs) if "first stage" in d.technique)
+    assert stack.cost.startswith("13.0 ms p50 per question against 6.5 ms")
+    assert stack.call == "use" and "cost: 13.0 ms" in stack.line()
 
 
 def test_gold_ranks_read_the_first_hit_that_touches_the_gold():

@@ -68,11 +68,20 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
                            _side(_values(outcomes[(bench, best)], metric, budget), "held-out"))
     if not by:
         return None
-    where = ("chosen on the tune half, quoted on the held-out half" if split_known
+    where = ("chosen on the tune half" if split_known
              else "chosen and quoted on the same questions: they have no tune half")
     return Decision(technique or treated,
                     f"the best of the {len(baselines)} simple baselines measured here ({where})",
-                    _metric_name(metric, budget), by)
+                    _metric_name(metric, budget), by,
+                    "held-out half" if split_known else "all questions",
+                    _encoders(outcomes, treated))
+
+
+def _encoders(outcomes: Outcomes, treated: str) -> str:
+    """The encoder(s) behind `treated`'s runs, named in its closing line."""
+    names = sorted({getattr(o, "encoder", "") for (_, s), o in outcomes.items() if s == treated}
+                   - {""})
+    return ", ".join(names) or "no encoder (BM25)"
 
 
 def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recall",
@@ -92,5 +101,5 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
         halves.add("held-out half" if known else "all questions")
     if not by:
         return None
-    return Decision(technique or treated, f"{alternative or base} ({', '.join(sorted(halves))})",
-                    _metric_name(metric, budget), by)
+    return Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
+                    " and ".join(sorted(halves)), _encoders(outcomes, treated))

@@ -36,6 +36,7 @@ class Outcome:
     texts: dict[str, str] = field(default_factory=dict, repr=False)  # doc id -> text
     depth: int = 0              # hits retrieved per query
     budgets: tuple[int, ...] = ()
+    encoder: str = ""           # the encoder that ranked the hits ("" for none: BM25 alone)
 
     def retrieved(self, query_id: str) -> list[Chunk]:
         return [h.chunk for h in self.hits.get(query_id, [])]
@@ -211,7 +212,16 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     built = r.params() if callable(getattr(r, "params", None)) else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
                    {**params, "retriever": kind, "placement": placement, **built}, texts,
-                   used_depth, budgets)
+                   used_depth, budgets, _encoder_name(embedder, r))
+
+
+def _encoder_name(embedder: Any, retriever: Any) -> str:
+    """The encoder behind a run: the one given, else the retriever's own (if any)."""
+    for e in (embedder, getattr(retriever, "embedder", None)):
+        name = getattr(e, "name", None)
+        if isinstance(name, str) and name:
+            return name
+    return ""
 
 
 def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int],

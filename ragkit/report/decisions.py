@@ -2,45 +2,61 @@
 
 A notebook measures many things; its reader needs the few decisions they support. A `Decision`
 is one technique against what it replaces, on one metric, measured per benchmark as paired
-comparisons (`ragkit.evaluate.Comparison`). Its call is read from the intervals alone:
+comparisons (`ragkit.evaluate.Comparison`). Its call follows one rule for the whole course,
+read from the intervals alone:
 
-- **use** when it beats its alternative on at least one benchmark and loses on none;
-- **do not use** when it loses on at least one and beats on none, or beats nowhere (a cost
-  with no measurable gain);
-- **depends** when it beats on one benchmark and loses on another.
+- **use** only when it beats its alternative on *every* benchmark measured (the interval above
+  0 on each), with its measured cost stated beside it (or "cost not measured");
+- **do not use** only when it measurably hurts: it loses on at least one benchmark and beats
+  on none;
+- **depends** when it beats on some benchmarks and not on others (it loses or ties there):
+  the line says where it helps and where it does not;
+- otherwise **no evidence either way**: no benchmark differs measurably; the line says what
+  would decide it (about how many questions an interval this wide would need to exclude 0 at
+  the difference seen).
 
-Each line names the one number that decides it (the comparison with the largest difference in
-the direction of the call, with its 95 % interval) and how many benchmarks agree.
-`ranked_closing` ranks the lines by the size of that number, keeps at most five, and folds
-every other finding of the notebook into a collapsed list under them, so nothing measured is
-dropped.
+Each line names the number that decides it (the comparison with the largest difference in the
+direction of the call, with its 95 % interval), the benchmark, the split, n and the encoder.
+A closing never recommends an oracle (a decision whose technique says "oracle" is refused) and
+never holds two contradicting calls (the same technique called two ways, or A used over B and B
+used over A). `ranked_closing` ranks the lines by the size of that number, keeps at most five,
+and folds every other finding of the notebook into a collapsed list under them, so nothing
+measured is dropped.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..evaluate.stats import Comparison
 from .prose import bound, ci
 
-CALLS = ("use", "do not use", "depends")
+CALLS = ("use", "do not use", "depends", "no evidence either way")
 MOST = 5
 
 
 @dataclass(frozen=True)
 class Decision:
     """`technique` against `against` on `metric`, one paired comparison per benchmark
-    (technique − alternative)."""
+    (technique − alternative), on `split` ("held-out half", "all questions") with `encoder`;
+    `cost` is the measured cost a *use* states beside it."""
 
     technique: str
     against: str
     metric: str
     by_benchmark: Mapping[str, Comparison]
+    split: str = "held-out half"
+    encoder: str = ""
+    cost: str = ""
 
     def __post_init__(self) -> None:
         if not self.by_benchmark:
             raise ValueError(f"a decision on {self.technique!r} needs at least one comparison")
+        if "oracle" in self.technique.lower():
+            raise ValueError(f"{self.technique!r}: a closing never recommends an oracle (it "
+                             "reads what a real system does not know); make it a finding")
 
     @property
     def beats(self) -> list[str]:
@@ -52,33 +68,77 @@ class Decision:
 
     @property
     def call(self) -> str:
-        if self.beats and self.loses:
-            return "depends"
-        return "use" if self.beats else "do not use"
+        if self.beats:
+            return "use" if len(self.beats) == len(self.by_benchmark) else "depends"
+        return "do not use" if self.loses else "no evidence either way"
 
     @property
     def decisive(self) -> tuple[str, Comparison]:
-        """The benchmark and comparison that decide the call: the largest gain for *use*, the
-        largest loss for *do not use* (the largest difference either way when nothing
-        differs measurably), the largest difference either way for *depends*."""
+        """The benchmark and comparison that decide the call: the largest gain for *use* and
+        *depends*, the largest loss for *do not use*, the largest difference either way
+        otherwise."""
         items = list(self.by_benchmark.items())
-        if self.call == "use":
+        if self.beats:
             return max(((b, c) for b, c in items if c.low > 0), key=lambda bc: bc[1].diff)
-        if self.call == "do not use" and self.loses:
+        if self.loses:
             return min(((b, c) for b, c in items if c.high < 0), key=lambda bc: bc[1].diff)
         return max(items, key=lambda bc: abs(bc[1].diff))
+
+    def _where(self) -> str:
+        return ", ".join(x for x in (self.split, self.encoder) if x)
+
+    def _decider(self, c: Comparison) -> str:
+        """What would decide a null: the questions an interval this wide needs to exclude 0
+        at the difference seen (the width shrinks as one over the square root of n)."""
+        half = (c.high - c.low) / 2
+        if not c.n or not half or not math.isfinite(half):
+            return "no difference was seen at all"
+        if abs(c.diff) < 1e-9:
+            return "no difference was seen at all, so more questions would not decide it"
+        need = math.ceil(c.n * (half / abs(c.diff)) ** 2)
+        return (f"a difference this size would need about {need:,} questions (here {c.n}) "
+                "to be told from 0")
 
     def line(self) -> str:
         bench, c = self.decisive
         n = len(self.by_benchmark)
-        number = f"{self.metric} {bound(c.diff)} {ci(c.low, c.high)} on {bench} (n = {c.n})"
-        tally = f"beats on {len(self.beats)} of {n}, loses on {len(self.loses)}"
-        if self.call == "do not use" and not self.loses:
-            why = "no measurable gain on any benchmark"
+        number = (f"{self.metric} {bound(c.diff)} {ci(c.low, c.high)} on {bench} "
+                  f"({self._where()}, n = {c.n})")
+        head = f"**{self.call[0].upper() + self.call[1:]}**"
+        if self.call == "use":
+            why = (f"beats on {n} of {n}; cost: {self.cost or 'not measured'}")
+        elif self.call == "do not use":
+            why = f"loses on {len(self.loses)} of {n}, beats on none"
+        elif self.call == "depends":
+            rest = [b for b in self.by_benchmark if b not in self.beats]
+            lost = [b for b in rest if b in self.loses]
+            why = (f"beats on {', '.join(self.beats)} only; "
+                   + (f"loses on {', '.join(lost)}" if lost else "")
+                   + ("; " if lost and len(lost) < len(rest) else "")
+                   + (f"no measurable difference on "
+                      f"{', '.join(b for b in rest if b not in lost)}"
+                      if len(lost) < len(rest) else "")
+                   + (f"; cost: {self.cost}" if self.cost else ""))
         else:
-            why = tally
-        return (f"**{self.call.capitalize()}** {self.technique} over {self.against}: "
-                f"{number}; {why}.")
+            why = (f"no benchmark of {n} differs measurably; {self._decider(c)}")
+        return f"{head} {self.technique} over {self.against}: {number}; {why}."
+
+
+def contradictions(decisions: Iterable[Decision]) -> list[str]:
+    """Pairs of decisions that contradict: one technique called two ways, or A used over B
+    and B used over A."""
+    ds = list(decisions)
+    out = []
+    for i, a in enumerate(ds):
+        for b in ds[i + 1:]:
+            same = (a.technique, a.against, a.encoder, a.split) == \
+                (b.technique, b.against, b.encoder, b.split)
+            if same and a.call != b.call:
+                out.append(f"{a.technique!r} is both {a.call!r} and {b.call!r}")
+            if a.call == b.call == "use" and a.technique in b.against \
+                    and b.technique in a.against:
+                out.append(f"{a.technique!r} and {b.technique!r} are each used over the other")
+    return out
 
 
 def ranked(decisions: Iterable[Decision], most: int = MOST) -> list[Decision]:
@@ -96,6 +156,10 @@ def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
     other finding in a collapsed list ("Every finding"). Without a decision (a run that
     measured none: the smoke profile, a folder with no simple baseline) the section says why
     (`none`) and lists the findings open."""
+    decisions = list(decisions)
+    clash = contradictions(decisions)
+    if clash:
+        raise ValueError("a closing holds contradicting calls: " + "; ".join(clash))
     lines = [d.line() for d in ranked(decisions)]
     rest = [f for f in findings if f]
     if not lines:
@@ -111,19 +175,25 @@ def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
     return out
 
 
-def effect_decisions(found, budget: int = 1024) -> list[Decision]:
+def effect_decisions(found, budget: int = 1024, costs=()) -> list[Decision]:
     """Decisions from the experiment design's effects (`ragkit.experiments.design.effects`,
     held-out half) at `budget`: one per factor and treated configuration of ragkit's own chunker
     (a simple baseline's effects inform the guide, not the closing), over the benchmarks that
     measured it. A chunker is set against the best simple baseline under its own retrieval
     (chosen on the tune half, so it may differ per benchmark); the other factors against their
-    reference level on the same chunks."""
+    reference level on the same chunks. With `costs` (`ragkit.experiments.design_costs.
+    load_costs`), each line states the measured latency of both sides on its deciding
+    benchmark."""
+    from dataclasses import replace
+
     groups: dict[tuple, dict] = {}
     for e in found:
         if e.budget != budget or not e.complete or e.treated.simple:
             continue
         key = (e.factor, e.treated.label) + (() if e.factor == "chunker" else (e.base.label,))
-        groups.setdefault(key, {"e": e, "by": {}})["by"][e.benchmark] = e.recall
+        g = groups.setdefault(key, {"e": e, "by": {}, "base": {}})
+        g["by"][e.benchmark] = e.recall
+        g["base"][e.benchmark] = e.base.label
     out = []
     for key, g in groups.items():
         e = g["e"]
@@ -132,7 +202,7 @@ def effect_decisions(found, budget: int = 1024) -> list[Decision]:
         technique, against = {
             "chunker": (f"ragkit's chunker ({t.chunker}) under {retrieval}",
                         "the best simple baseline under the same retrieval (chosen on the tune "
-                        "half, quoted held-out)"),
+                        "half)"),
             "first_stage": (f"the {t.first_stage} (first stage) on {t.chunker} chunks",
                             f"{e.base.first_stage} on the same chunks"),
             "reranker": (f"the {t.reranker} reranker on {t.chunker} + {t.first_stage}",
@@ -140,7 +210,18 @@ def effect_decisions(found, budget: int = 1024) -> list[Decision]:
             "encoder": (f"{t.encoder} on {t.chunker} + {retrieval}",
                         f"{e.base.encoder} on the same chunks and retrieval"),
         }.get(e.factor, (t.label, e.base.label))
-        if e.factor != "chunker":
-            against += " (held-out half)"
-        out.append(Decision(technique, against, f"recall@B{budget}", g["by"]))
+        encoder = (f"{t.encoder} vs {e.base.encoder}" if e.factor == "encoder" else t.encoder)
+        d = Decision(technique, against, f"recall@B{budget}", g["by"], "held-out half", encoder)
+        bench = d.decisive[0]
+        out.append(replace(d, cost=_cost(costs, bench, t.label, g["base"][bench])))
     return out
+
+
+def _cost(costs, bench: str, treated: str, base: str) -> str:
+    """Both sides' measured single-question latency on `bench`, or "" when not measured."""
+    got = {c["configuration"]: c for c in costs if c["benchmark"] == bench}
+    if treated not in got or base not in got:
+        return ""
+    a, b = got[treated], got[base]
+    return (f"{a['p50_ms']:.1f} ms p50 per question against {b['p50_ms']:.1f} ms, chunking "
+            f"{a['chunk_cpu_s']:.1f} against {b['chunk_cpu_s']:.1f} CPU s on {bench}")
