@@ -269,3 +269,15 @@ def test_seed002_late_reads_the_seeds_own_metric_derived_from_saved_hits():
     scores.loc[(scores.metric == "doc_hit@k") & (scores.run == "rb"), "value"] = 0.0
     r = check_claims(rows, scores, [claim], hits=hits).iloc[0]
     assert r.estimate == 1.0 and r.n == 10
+
+
+def test_a_claim_whose_both_sides_sit_at_the_ceiling_is_not_measurable_here():
+    """Both runs find the right document for all 10 questions: doc_hit@k cannot show the
+    claimed gain, so the verdict says it cannot be measured here, with that reason."""
+    from ragkit.report.claims import UNMEASURABLE
+
+    claim = next(c for c in CLAIMS if c.id == "seed002-late")
+    rows, scores, hits = _late_hits(found_late=10, found_naive=10)
+    r = check_claims(rows, scores, [claim], hits=hits).iloc[0]
+    assert r.ours == r.baseline == 1.0
+    assert r.verdict == UNMEASURABLE and "ceiling" in r.reason

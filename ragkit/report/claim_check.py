@@ -163,6 +163,9 @@ def check_claims(rows, scores=None, claims: Sequence[Claim] | None = None,
     out = []
     for c in claims or CLAIMS:
         m = measure(c, rows, scores, hits=hits)
+        if not m["reason"] and at_ceiling(m) and c.kind != "approx_level":
+            m = {**m, "reason": "both sides at the metric's ceiling (100 % and 100 %): it "
+                                "cannot show a difference here"}
         v = decide(c.kind, c.claimed, m["estimate"], m["low"], m["high"], c.tolerance) \
             if not m["reason"] else UNMEASURABLE
         reason = m["reason"]
@@ -220,6 +223,18 @@ def attribute(claim: Claim, verdict: str, full: dict, control: dict) -> tuple[st
     if verdict == HELD and alone == HELD:
         return NOT_ATTRIBUTABLE.format(part=part), note
     return verdict, note
+
+
+def at_ceiling(m: dict) -> bool:
+    """Both sides of a measured effect at 100 % (a share metric's ceiling): no difference
+    can show, so a claim about one is not measurable here, not "not held".
+
+    >>> at_ceiling({"ours": 1.0, "baseline": 1.0}), at_ceiling({"ours": 1.0, "baseline": 0.9})
+    (True, False)
+    """
+    ours, base = m.get("ours"), m.get("baseline")
+    return ours is not None and base is not None and ours == ours and base == base \
+        and min(ours, base) >= 1 - 1e-9
 
 
 def claims_for(*prefixes: str) -> list[Claim]:
