@@ -85,11 +85,33 @@ demo.style.format("{:+.3f}").background_gradient(subset=moves, cmap="RdBu", vmin
 # %%
 refer, ask = (demo[c] for c in moves)
 answer = next(i for i, (s, e) in enumerate(spans) if "30 days" in warranty.text[s:e])
+question = "How many days do I have to submit a warranty claim?"
+rank = {how: int((demo[(question, how)] > demo[(question, how)].iloc[answer]).sum()) + 1
+        for how in ("naive", "late")}
+section_tokens = len(minilm.tokenizer(warranty.text[lo:hi])["input_ids"])
 display(Markdown(
     f"With *warranty claim* as the query, late pooling raises the cosine of {(refer > 0).sum()} "
     f"of {len(refer)} sentences, and moves the one sentence that names the claim by "
     f"{refer.iloc[0]:+.3f}. With the reader's question, the sentence that holds the answer "
-    f"moves by {ask.iloc[answer]:+.3f}."))
+    f"moves by {ask.iloc[answer]:+.3f}: it ranks {rank['naive']} of {len(spans)} with naive "
+    f"vectors and {rank['late']} with late ones. "
+    + ("Here late pooling works against the answer: that sentence already says *30 days* and "
+       "*claim* in its own words, and averaging in the section's context pulls it toward what "
+       "its neighbours say." if rank["late"] > rank["naive"] else
+       "Here late pooling keeps or improves the answer's place.")
+    + f" The whole section is {section_tokens} MiniLM tokens, inside one window."))
+
+# %% [markdown]
+# **Why pooling after attention carries context.** Every layer of the encoder rewrites each
+# token's vector as a weighted mix of all the tokens in its window (attention), so by the last
+# layer the vector of "it" in "it must be sent within…" has taken in the words it refers to.
+# Naive chunking cuts the text first, so those words are not in the window at all; late chunking
+# runs the window first and cuts afterwards, averaging each chunk's already-mixed token vectors.
+# Two limits follow. A sentence that names its own subject gains little and can be pulled toward
+# its neighbours, as the answer sentence above is. And context only reaches a chunk from inside
+# the same window: MiniLM reads at most `256` tokens, so a chunk of about that size fills its
+# window and its late vector is close to its naive one. Longer context needs an encoder with a
+# longer window (EmbeddingGemma reads `2048` tokens), which a later section here uses.
 
 # %%
 from ragkit.chunkers import FixedTokenChunker, SentenceGroupChunker, StructureChunker

@@ -47,8 +47,10 @@ settings = get_settings()
 # Each child is a group of whole sentences cut from one parent section, and carries that
 # parent's id (`chunk.parent_id`); the parent store maps the id back to the section's span. The
 # cell below takes the first course question whose best-matching child holds only part of the
-# gold, and prints the child, then the parent it is swapped for: their spans in the document,
-# their size in cl100k tokens, and how much of the gold each holds.
+# gold, and prints the child, then the parent it is swapped for: their size in cl100k tokens,
+# how much of the gold each holds, and their text with the gold between ⟦ and ⟧ (the gold's
+# lines and their neighbours; the rest elided). The parent chunker aims at sections of
+# `soft=1000` tokens and never more than `hard=1500`: a short section stays a smaller parent.
 
 # %%
 import pandas as pd
@@ -57,7 +59,8 @@ from ragkit.chunkers import StructureChunker
 from ragkit.embed import Embedder
 from ragkit.evaluate import count_tokens, load
 from ragkit.evaluate.spans import covered_fraction
-from ragkit.retrieve import ParentChildRetriever
+from ragkit.report import hits_text
+from ragkit.retrieve import Hit, ParentChildRetriever
 
 embedder = Embedder()
 parents = StructureChunker(soft=1000, hard=1500)  # sections of ~1,000-1,500 tokens
@@ -73,8 +76,9 @@ else:  # the smoke profile's few questions may hold no such case
 print("no question here has a best child that holds part of its gold" if q is None
       else f"{q.id}: {q.text}\n")
 for role, unit in (("child", child), ("parent", parent)) if q else ():
-    print(f"{role:>6}: {unit.doc_id} [{unit.start}:{unit.end}], {count_tokens(unit.text)} tokens, "
-          f"holds {covered_fraction(q.gold[0], [unit]):.0%} of the gold")
+    print(f"{role}: {count_tokens(unit.text)} tokens, holds "
+          f"{covered_fraction(q.gold[0], [unit]):.0%} of the gold")
+    print(hits_text(q, [Hit(unit, 0.0)], k=1, lines=8).split("\n", 1)[1], "\n")
 
 # %%
 from ragkit.experiments import run_experiment

@@ -82,7 +82,7 @@ def test_verdicts_follow_the_interval():
     found = {(e.factor, e.treated.label, e.budget): e for e in effects(grid())}
     rerank = found[("reranker", "router+stack+cross-encoder", 1024)]
     assert rerank.verdict == "loses" and rerank.recall.high < 0
-    enc = found[("encoder", "router+stack", 1024)]
+    enc = found[("encoder", "router+stack (embeddinggemma)", 1024)]
     assert enc.treated.encoder == "embeddinggemma" and enc.verdict == "beats"
 
 

@@ -35,6 +35,7 @@ from ..evaluate.stats import Comparison
 from ..report.prose import diff_ci, verdict
 
 FACTORS = ("chunker", "first_stage", "reranker", "encoder")
+REFERENCE_ENCODER = "all-MiniLM-L6-v2"  # every factor's reference level is REFERENCE below
 BUDGETS = (512, 1024, 2048)
 CANDIDATES = 20  # hits the cross-encoder rescores
 EXPERIMENT = "design"
@@ -80,9 +81,12 @@ class Config:
 
     @property
     def label(self) -> str:
-        """``chunker+first_stage``, with ``+reranker`` when there is one."""
+        """``chunker+first_stage``, with ``+reranker`` when there is one and the encoder in
+        brackets when it is not MiniLM (the reference), so two encoders' runs never share a
+        name: ``router+stack (embeddinggemma)``."""
         rerank = "" if self.reranker == "none" else f"+{self.reranker}"
-        return f"{self.chunker}+{self.first_stage}{rerank}"
+        encoder = "" if self.encoder == REFERENCE_ENCODER else f" ({self.encoder})"
+        return f"{self.chunker}+{self.first_stage}{rerank}{encoder}"
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> Config:
@@ -191,7 +195,7 @@ def _effect(factor: str, treated: Run, base: Run, budget: int, split: str, note:
                   note, complete)
 
 
-REFERENCE = {"first_stage": "dense", "reranker": "none", "encoder": "all-MiniLM-L6-v2"}
+REFERENCE = {"first_stage": "dense", "reranker": "none", "encoder": REFERENCE_ENCODER}
 
 
 def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = "held-out"

@@ -29,10 +29,10 @@ import numpy as np
 
 from ..evaluate.runs import Metric, Run
 from ..evaluate.stats import statistic_interval
+from .design import REFERENCE_ENCODER, _best
 
 STAGES = ("dense", "stack")
 STATES = ("supported", "not supported", "not decided")
-REFERENCE_ENCODER = "all-MiniLM-L6-v2"
 
 
 def _state(low: float, high: float) -> str:
@@ -68,8 +68,6 @@ def _margin(n_simple: int, n_pairs: int):
 
 
 def _cell(mine: Sequence[Run], m: Metric, split: str, chosen_on: str) -> dict[str, Any]:
-    from .design import _best
-
     row: dict[str, Any] = {}
     pairs = []
     for r in mine:
