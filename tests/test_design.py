@@ -10,7 +10,8 @@ import pytest
 
 import ragkit.evaluate.runs as R
 import ragkit.experiments.design as D
-from ragkit.experiments.design import Config, Metric, Run, effects, headline, title_numbers
+from ragkit.experiments.design import Config, Metric, Run, effects, headline
+from ragkit.experiments.title import title_numbers
 
 IDS = [f"q{i:03d}" for i in range(60)]
 SIDE = {q: ("tune" if i % 2 else "held-out") for i, q in enumerate(IDS)}

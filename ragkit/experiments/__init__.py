@@ -17,7 +17,8 @@ from .._lazy import surface
 
 _EXPORTS = {  # submodule -> the names it gives this package
     "pipeline": ("Outcome", "compare", "recall_at", "run_experiment", "search_deep"),
-    "design": ("Config", "effects", "saved_runs", "stack_steps", "title_numbers"),
+    "design": ("Config", "effects", "saved_runs", "stack_steps"),
+    "title": ("title_numbers",),
     "contextual": ("CONTEXT_STAGES", "CONTROLS", "LLM_GENERATORS", "contextual_comparison",
                    "contextual_retrieval", "contextual_table"),
     "late": ("LATE_METRICS", "late_quality_largest", "late_quality_sentences",

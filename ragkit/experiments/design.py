@@ -19,7 +19,7 @@ decision guide quote (`effects`), so no script picks its own baseline:
 
 Each effect is a paired difference with a 95 % bootstrap interval (`versus`) and the course's
 verdict: *beats* when the interval lies above 0, *loses* when below, otherwise *no measurable
-difference*. `title_numbers` answers the README's title question with the same runs.
+difference*. `ragkit.experiments.title` answers the README's title question with the same runs.
 """
 
 from __future__ import annotations
@@ -310,14 +310,6 @@ def headline(effects_: Sequence[Effect]) -> list[Effect]:
                                        e.budget))
 
 
-def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS,
-                  split: str = "held-out") -> list[dict[str, Any]]:
-    """The title question's cells (`ragkit.experiments.title.title_numbers`)."""
-    from .title import title_numbers as numbers
-
-    return numbers(runs, budgets, split)
-
-
 def effect_table(effects_: Sequence[Effect]) -> tuple[list[str], list[list[Any]]]:
     """(header, rows) of effects as every report shows them: one row per effect and budget,
     the changed factor, both sides, the held-out differences in points with intervals."""
@@ -329,27 +321,8 @@ def effect_table(effects_: Sequence[Effect]) -> tuple[list[str], list[list[Any]]
     return header, rows
 
 
-def print_effects(runs: Sequence[Run]) -> list[Effect]:
-    from ..report.tables import text_table
-
-    found = effects(runs)
-    header, rows = effect_table(headline(found))
-    print(f"\nOne factor at a time, held-out half ({len(runs)} runs):")
-    print(text_table(header, rows))
-    numbers = title_numbers(runs)
-    print("\nHow much recall@B moves with each factor (held-out half, points):")
-    print(text_table(["benchmark", "budget", "chunker (dense)", "chunker (stack)",
-                      "first stage", "title"],
-                     [[r["benchmark"], r["budget"],
-                       *(f"{100 * r[k]:+.1f}" if k in r else "–"
-                         for k in ("chunker_dense", "chunker_stack", "first_stage")),
-                       r.get("title", "–")] for r in numbers]))
-    print("(the title's state per cell: the margin's 95 % interval under each retrieval)")
-    return found
-
-
 __all__ = ["BUDGETS", "CANDIDATES", "Config", "Effect", "FACTORS", "Metric", "Run",
            "best_baseline", "choose_on_tune", "effect_table", "effects", "headline",
-           "load_runs", "print_effects", "ragkit_chunker", "saved_runs", "side_of",
+           "load_runs", "ragkit_chunker", "saved_runs", "side_of",
            "simple_baselines", "stack_steps", "step_retriever", "STACK_STEPS",
-           "title_numbers", "versus"]
+           "versus"]

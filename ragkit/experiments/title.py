@@ -29,7 +29,7 @@ import numpy as np
 
 from ..evaluate.runs import Metric, Run
 from ..evaluate.stats import statistic_interval
-from .design import REFERENCE_ENCODER, _best
+from .design import REFERENCE_ENCODER, Effect, _best, effect_table, effects, headline
 
 STAGES = ("dense", "stack")
 STATES = ("supported", "not supported", "not decided")
@@ -139,3 +139,23 @@ def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = (512, 1024, 2048
 def counts(numbers: Sequence[dict[str, Any]]) -> dict[str, int]:
     """How many cells are in each state (`STATES`), over the rows that have one."""
     return {s: sum(r.get("title") == s for r in numbers) for s in STATES}
+
+
+def print_effects(runs: Sequence[Run]) -> list[Effect]:
+    """Print the headline effects and the title's cells (``ragkit bench design``)."""
+    from ..report.tables import text_table
+
+    found = effects(runs)
+    header, rows = effect_table(headline(found))
+    print(f"\nOne factor at a time, held-out half ({len(runs)} runs):")
+    print(text_table(header, rows))
+    numbers = title_numbers(runs)
+    print("\nHow much recall@B moves with each factor (held-out half, points):")
+    print(text_table(["benchmark", "budget", "chunker (dense)", "chunker (stack)",
+                      "first stage", "title"],
+                     [[r["benchmark"], r["budget"],
+                       *(f"{100 * r[k]:+.1f}" if k in r else "–"
+                         for k in ("chunker_dense", "chunker_stack", "first_stage")),
+                       r.get("title", "–")] for r in numbers]))
+    print("(the title's state per cell: the margin's 95 % interval under each retrieval)")
+    return found

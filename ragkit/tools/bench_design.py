@@ -44,8 +44,9 @@ BENCHMARKS = ("course", "chroma", "anthropic")
 def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (),
                smoke: bool = False) -> list:
     from ..evaluate.benchmarks import load
-    from ..experiments.design import (BUDGETS, CANDIDATES, Config, load_runs, print_effects,
-                          ragkit_chunker, simple_baselines)
+    from ..experiments.design import (BUDGETS, CANDIDATES, Config, load_runs, ragkit_chunker,
+                                      simple_baselines)
+    from ..experiments.title import print_effects
     from ..embed.encoders import Embedder
     from ..experiments.pipeline import run_experiment
     from ..retrieve.stack import stack_retriever
@@ -129,8 +130,9 @@ def run_second_encoder(benchmarks: Sequence[str], all_chunkers: bool = False) ->
     benchmarks (with `all_chunkers`) or its router runs there (without)."""
     from ..evaluate.benchmarks import load
     from ..config import get_settings
-    from ..experiments.design import (BUDGETS, Config, load_runs, print_effects, ragkit_chunker,
+    from ..experiments.design import (BUDGETS, Config, load_runs, ragkit_chunker,
                                       simple_baselines)
+    from ..experiments.title import print_effects
     from ..embed.encoders import Embedder
     from ..experiments.pipeline import run_experiment
     from ..retrieve.stack import stack_retriever
@@ -228,7 +230,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_args(args: argparse.Namespace) -> list:
     if args.report:
-        from ..experiments.design import print_effects, saved_runs
+        from ..experiments.design import saved_runs
+        from ..experiments.title import print_effects
 
         return print_effects(saved_runs())
     if args.costs:

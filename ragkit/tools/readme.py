@@ -444,7 +444,8 @@ def design_section(folder: Path | None = None) -> str:
     """The experiment design's tables (`ragkit.experiments.design`, ``ragkit bench design``): the decision
     guide's three questions, the same cells as ``results/decision_guide.md`` and notebook 07,
     then how much recall@B moves with each factor (the title's question)."""
-    from ..experiments.design import effects, saved_runs, title_numbers
+    from ..experiments.design import effects, saved_runs
+    from ..experiments.title import title_numbers
     from ..experiments.design_costs import load_costs
     from ..report import guide
     from ..report.results import load_results
@@ -524,8 +525,8 @@ def title_text(numbers: list[dict]) -> str:
 def title_line(folder: Path | None = None) -> str:
     """The README's title and the line under it: the title question answered by the runs of
     ``ragkit bench design`` (`ragkit.experiments.title.title_numbers`), not assumed."""
-    from ..experiments.design import saved_runs, title_numbers
-    from ..experiments.title import REFERENCE_ENCODER, counts
+    from ..experiments.design import REFERENCE_ENCODER, saved_runs
+    from ..experiments.title import counts, title_numbers
 
     numbers = [r for r in title_numbers(saved_runs(folder or PROJECT_ROOT / "results"))
                if "title" in r]
