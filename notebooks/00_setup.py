@@ -141,7 +141,7 @@ print(f"this run embeds with: {embedder.backend}")
 from ragkit.chunkers import FixedCharChunker
 from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET, load_course
 from ragkit.experiments import run_experiment
-from ragkit.report import hits_text, percent_table, score_views
+from ragkit.report import hits_table, hits_text, percent_table, score_views
 
 course = load_course().for_profile()
 example = run_experiment(course, FixedCharChunker(1000, 200), embedder, k=5)
@@ -149,10 +149,22 @@ scores = example.per_query.set_index("query_id")
 # an instructive case: the top 5 hold part of the gold, not none and not all of it
 partial = scores[(scores["recall"] > 0) & (scores["recall"] < 1)].index
 question = next((q for q in course.queries if q.id in set(partial)), course.queries[0])
-print(f"{question.id}: {question.text}\n")
-print(hits_text(question, example.hits[question.id], k=2, lines=8))
-views = score_views(question, example.hits[question.id], k=5,
-                    budgets=(BUDGETS[0], DEFAULT_BUDGET), texts=example.texts)
+print(f"{question.id}: {question.text}")
+for g in question.gold:
+    print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
+hits = example.hits[question.id]
+display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
+print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold between ⟦ and ⟧
+
+# %% [markdown]
+# Every hit any view reads is a row above: the top 5 are the `k = 5` view; each budget's
+# context takes hits in rank order until its tokens run out (`cut`: the context ends inside
+# that hit). The views' numbers below come from exactly those rows and the gold characters
+# each holds.
+
+# %%
+views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
+                    texts=example.texts)
 percent_table(views, shares=["recall", "precision", "iou", "pass"], counts=["chunks", "tokens"])
 
 # %% [markdown]

@@ -32,7 +32,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "closing": ("after_colon", "claims_finding", "guide_findings", "rerank_findings",
                 "rerank_pairs", "step_display", "step_findings", "step_table"),
     "explain": ("chunk_view", "clip_lines", "diagnose", "gold_ranks", "encoder_overflow",
-                "hits_text", "score_views", "staged_case_html", "staged_status"),
+                "hits_table", "hits_text", "score_views", "staged_case_html", "staged_status"),
     "tables": ("markdown_table", "save_table", "shown_path", "text_table"),
     "plots": ("bars", "lines", "pipeline_diagram", "ranked_intervals"),
     "published": ("ANTHROPIC_PUBLISHED", "CHROMA_PUBLISHED", "chroma_best"),

@@ -315,6 +315,33 @@ def score_views(query: Query, hits: Sequence[Hit], k: int = 5,
     return pd.DataFrame(rows)
 
 
+def hits_table(query: Query, hits: Sequence[Hit], k: int = 5,
+               budgets: Sequence[int] = (256, 1024)):
+    """Every hit any of `score_views`' views reads, one row each: its rank, place, cl100k
+    tokens (prefix included), the gold characters it holds, and whether it is in the top k and
+    in each budget's context (``cut`` when the context ends inside it), so each view's
+    numbers can be traced to the hits behind them."""
+    import pandas as pd
+
+    ranked = [h.chunk for h in hits]
+    packs = {b: pack_context(ranked, b) for b in budgets}
+    depth = max([k, *(p.examined for p in packs.values())])
+    rows = []
+    for i, c in enumerate(ranked[:depth]):
+        held = sum(x[1] - x[0] for g in query.gold if g.doc_id == c.doc_id
+                   for x in [intersect(c.span, g.span)] if x)
+        row = {"rank": i + 1, "chunk": f"{c.doc_id} [{c.start}:{c.end}]",
+               "tokens": count_tokens(c.text) + count_tokens(c.prefix),
+               "gold chars held": held, f"in top {k}": "yes" if i < k else "no"}
+        for b, p in packs.items():
+            inside = [e - s for d, s, e in p.spans if d == c.doc_id and s < c.end and c.start < e]
+            whole = sum(inside) >= c.end - c.start
+            row[f"in {b} tokens"] = ("no" if i >= p.examined or not inside else
+                                     "yes" if whole else "cut")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def staged_case_html(case: Mapping, query: Query, docs: Mapping[str, Document],
                      chunks: Sequence[Chunk], runs: Mapping[str, Sequence[Hit]], k: int = 3,
                      splitter: str = "") -> str:
