@@ -10,9 +10,10 @@ from ragkit.experiments.decide import against, against_best
 
 
 class Out:
-    def __init__(self, values: dict[str, float]):
+    def __init__(self, values: dict[str, float], n_chunks: int | None = None):
         self.per_query = pd.DataFrame({"query_id": list(values),
                                        "recall@B1024": list(values.values())})
+        self.means = {} if n_chunks is None else {"n_chunks": float(n_chunks)}
 
     def values(self, metric, budget=None):
         col = metric if budget is None else f"{metric}@B{budget}"
@@ -53,3 +54,13 @@ def test_against_one_alternative_pairs_held_out_only(halves):
     assert d.by_benchmark["course"].diff == 0 and d.call == "no evidence either way"
     assert d.against == "plain" and d.split == "held-out half"
     assert against({("course", "x"): x}, "x", "y") is None
+
+
+def test_a_use_states_its_measured_cost(halves):
+    """The units each side embeds and indexes, on the deciding benchmark, beside the call."""
+    tune, held = halves
+    a = Out({**{q: 0.2 for q in tune}, **{q: 0.2 for q in held}}, n_chunks=300)
+    t = Out({**{q: 0.5 for q in tune}, **{q: 0.6 for q in held}}, n_chunks=1200)
+    d = against_best({("course", "t"): t, ("course", "a"): a}, "t", ["a"])
+    assert d.call == "use" and d.cost == "1,200 units to embed and index against 300 on course"
+    assert "cost: 1,200 units" in d.line()

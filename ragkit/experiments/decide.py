@@ -50,6 +50,7 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
     """`treated` against the best of `baselines` on each benchmark that has both (None when
     none has)."""
     by: dict[str, Any] = {}
+    bases: dict[str, str] = {}
     split_known = True
     for bench in sorted({b for b, _ in outcomes}):
         present = [b for b in baselines if (bench, b) in outcomes]
@@ -62,19 +63,37 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
             best = max(present, key=lambda b: (_values(outcomes[(bench, b)], metric,
                                                        budget).mean(), b))
             by[bench] = versus(t, _values(outcomes[(bench, best)], metric, budget))
+            bases[bench] = best
             continue
         best = max(present, key=lambda b: (tune[b].mean(), b))
+        bases[bench] = best
         by[bench] = versus(_side(t, "held-out"),
                            _side(_values(outcomes[(bench, best)], metric, budget), "held-out"))
     if not by:
         return None
     where = ("chosen on the tune half" if split_known
              else "chosen and quoted on the same questions: they have no tune half")
-    return Decision(technique or treated,
-                    f"the best of the {len(baselines)} simple baselines measured here ({where})",
-                    _metric_name(metric, budget), by,
-                    "held-out half" if split_known else "all questions",
-                    _encoders(outcomes, treated))
+    d = Decision(technique or treated,
+                 f"the best of the {len(baselines)} simple baselines measured here ({where})",
+                 _metric_name(metric, budget), by,
+                 "held-out half" if split_known else "all questions",
+                 _encoders(outcomes, treated))
+    return _with_cost(d, outcomes, treated, bases)
+
+
+def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str, str]
+               ) -> Decision:
+    """`d` with its measured cost on its deciding benchmark: the units each side embeds and
+    indexes (the index grows, and a cold run's encoding time with it, with their count)."""
+    from dataclasses import replace
+
+    bench = d.decisive[0]
+    t, b = outcomes.get((bench, treated)), outcomes.get((bench, bases.get(bench, "")))
+    n_t, n_b = (getattr(o, "means", {}).get("n_chunks") for o in (t, b))
+    if n_t is None or n_b is None:
+        return d
+    return replace(d, cost=f"{int(n_t):,} units to embed and index against {int(n_b):,} on "
+                           f"{bench}")
 
 
 def _encoders(outcomes: Outcomes, treated: str) -> str:
@@ -101,5 +120,6 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
         halves.add("held-out half" if known else "all questions")
     if not by:
         return None
-    return Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
-                    " and ".join(sorted(halves)), _encoders(outcomes, treated))
+    d = Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
+                 " and ".join(sorted(halves)), _encoders(outcomes, treated))
+    return _with_cost(d, outcomes, treated, {bench: base for bench in by})

@@ -163,3 +163,39 @@ def test_no_cell_prints_more_than_40_lines(path):
     long = long_cells(json.loads(executed.read_text(encoding="utf-8")))
     assert not long, (f"{executed.name}: cells whose output shows more than {MAX_OUTPUT_LINES} "
                       "lines (cell index, lines): " + ", ".join(f"({i}, {n})" for i, n in long))
+
+
+CALL_LINE = __import__("re").compile(r"^\d+\. \*\*(Use|Do not use|Depends|No evidence either way)\*\* ")
+
+
+def _closing_lines(nb: dict) -> list[str]:
+    """The ranked lines of an executed notebook's "What we measured" section (Markdown output
+    of the cell that renders it), before the folded findings."""
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            md = "".join(out.get("data", {}).get("text/markdown", ""))
+            if md.startswith("## What we measured"):
+                head = md.split("<details>")[0]
+                return [x for x in head.splitlines() if x[:1].isdigit()]
+    return []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_closing_line_follows_the_one_closing_rule(path):
+    """Issue 50's closing rule, read from each executed notebook: every ranked line is one of
+    the four calls; it names its benchmark, split, n and encoder; a *use* states its cost; no
+    line recommends an oracle; no technique is called two ways."""
+    nb = json.loads(path.with_suffix(".ipynb").read_text(encoding="utf-8"))
+    calls = {}
+    for line in _closing_lines(nb):
+        m = CALL_LINE.match(line)
+        assert m, f"{path.stem}: not one of the four calls: {line[:120]}"
+        assert " on " in line and "n = " in line, f"{path.stem}: no benchmark or n: {line[:120]}"
+        assert "held-out half" in line or "all questions" in line, \
+            f"{path.stem}: no split named: {line[:120]}"
+        if m.group(1) == "Use":
+            assert "cost: " in line, f"{path.stem}: a use without its cost: {line[:120]}"
+        assert "oracle" not in line.split(" over ")[0].lower(), f"{path.stem}: {line[:120]}"
+        technique = line[m.end():].split(" over ")[0]
+        assert calls.setdefault(technique, m.group(1)) == m.group(1), \
+            f"{path.stem}: {technique!r} is called two ways"
