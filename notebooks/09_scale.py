@@ -122,6 +122,13 @@ rec.add_metrics({"fixed_seconds": a, "seconds_per_document": b, "tokens_per_docu
                 experiment="cost_fit", benchmark="course_corpus", strategy="1 process",
                 embedder="all-MiniLM-L6-v2", params={"sizes": sizes})
 
+# %%
+from ragkit.report import cost_fit, show_figure
+
+show_figure(cost_fit(sizes, [r["seconds"] for _, r in points], a, b,
+                     title="One process: seconds against documents, and the fitted line"),
+            "09_cost_fit")
+
 # %% [markdown]
 # ### A hundred million documents, as arithmetic
 #
@@ -217,6 +224,39 @@ from ragkit.scale import sweep_reading
 display(Markdown(sweep_reading(sweep, len(base_vectors))))
 path = rec.save()
 print(f"rows: {path}")
+
+# %% [markdown]
+# ## Exercises
+# 1. **Your corpus, your machine.** Set `my_documents` and `my_cores` below: with the fitted
+#    start-up cost and cost per document above, how many hours does one pass of the encoder
+#    take, assuming the cores divide the documents evenly (as two processes did in section 1)?
+# 2. **How many cells to probe.** In the sweep's rows (`sweep`), which `nprobe` is the
+#    smallest that reaches a recall@10 of `0.95` against exact search at the largest size, and
+#    what speed-up over exact search does it keep?
+
+# %%
+# Exercise 1: your corpus and your machine
+my_documents, my_cores = 1_000_000, 16
+print(f"{my_documents:,} documents on {my_cores} cores: about "
+      f"{(a + b * my_documents / my_cores) / 3600:,.1f} hours of encoding")
+
+# %%
+# Exercise 2: the smallest nprobe that reaches the target at the largest size
+largest = max(r["size"] for r in sweep)
+print([(int(r["nprobe"]), round(r["recall"], 3), round(r["speedup"], 1))
+       for r in sweep if r["size"] == largest])
+
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answers (expand to read).
+for docs_n, cores in ((1_000_000, 16), (100_000_000, 1_000)):
+    print(f"1. {docs_n:,} documents on {cores:,} cores: "
+          f"{(a + b * docs_n / cores) / 3600:,.1f} hours (start-up {a:.1f} s, then "
+          f"{b:.3f} s a document per core)")
+reach = sorted((r["nprobe"], r["speedup"]) for r in sweep
+               if r["size"] == largest and r["recall"] >= 0.95)
+print(f"2. at {largest:,} vectors: " + (f"nprobe {int(reach[0][0])} reaches 0.95, "
+                                        f"{reach[0][1]:.1f}x faster than exact search"
+                                        if reach else "no nprobe swept reaches 0.95"))
 
 # %% [markdown]
 # ## What we measured

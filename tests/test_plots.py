@@ -59,3 +59,16 @@ def test_lines_start_at_zero_or_say_the_axis_is_cut():
                for line in ax.lines)
     cut = lines(t, "x", "y", "s", from_zero=False).axes[0]
     assert cut.get_ylim()[0] > 0 and "axis cut" in cut.get_ylabel()
+
+
+def test_cost_fit_draws_the_points_and_the_fitted_line_from_zero():
+    import matplotlib
+    matplotlib.use("Agg")
+    from ragkit.report.plots import cost_fit
+
+    fig = cost_fit([25, 50, 100], [4.0, 6.5, 11.0], 1.5, 0.095)
+    ax = fig.axes[0]
+    points, line = ax.lines
+    assert list(points.get_xdata()) == [25, 50, 100]
+    assert list(line.get_xdata()) == [0, 100] and list(line.get_ydata()) == [1.5, 1.5 + 9.5]
+    assert ax.get_xlim()[0] == 0 and ax.get_ylim()[0] == 0

@@ -34,7 +34,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "explain": ("chunk_view", "clip_lines", "diagnose", "gold_ranks", "encoder_overflow",
                 "hits_table", "hits_text", "score_views", "staged_case_html", "staged_status"),
     "tables": ("markdown_table", "save_table", "shown_path", "text_table"),
-    "plots": ("bars", "lines", "pipeline_diagram", "ranked_intervals"),
+    "plots": ("bars", "cost_fit", "lines", "pipeline_diagram", "ranked_intervals"),
     "published": ("ANTHROPIC_PUBLISHED", "CHROMA_PUBLISHED", "chroma_best"),
     "course": ("STAGES",),
 }

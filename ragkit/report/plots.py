@@ -243,3 +243,26 @@ def recall_latency(rows, target: float = 0.95, metric: str = "recall@10",
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def cost_fit(sizes: Sequence[int], seconds: Sequence[float], fixed: float, per_item: float,
+             title: str | None = None, unit: str = "documents"):
+    """Measured seconds against corpus size (points) with the fitted line
+    ``seconds = fixed + per_item x size`` drawn over the same range, both axes from 0, so a
+    reader sees how well a straight line carries the points."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(sizes, seconds, "o", label="measured")
+    top = max(sizes)
+    ax.plot([0, top], [fixed, fixed + per_item * top], "-", color="#555",
+            label=f"fit: {fixed:.1f} s + {per_item:.3f} s x {unit}")
+    ax.set_xlabel(unit)
+    ax.set_ylabel("seconds")
+    ax.set_xlim(0, top * 1.05)
+    ax.set_ylim(0, max(max(seconds), fixed + per_item * top) * 1.1)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
