@@ -372,8 +372,8 @@ print("3.", "; ".join(f"{label}: {whole[K][label]} staged cases whole at k = {K}
 # above. There, structure chunking met one baseline on all of each benchmark's questions. Here
 # it meets the *best* of every simple baseline measured in this notebook, chosen on the tune
 # half of the questions and quoted on the held-out half: a stronger baseline, fewer questions,
-# and so a wider interval. A gain over fixed windows that vanishes here
-# here means another simple baseline does about as well.
+# and so a wider interval. A gain over fixed windows that vanishes here means another simple
+# baseline does about as well.
 
 # %%
 from ragkit.experiments import decide
