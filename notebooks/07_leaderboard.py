@@ -326,6 +326,70 @@ print("matched as plain words:     ", plain)
 print("matched as identifier words:", ident)
 
 # %% [markdown]
+# Now the whole stack on one question, step by step, on the router's chunks of Anthropic's set:
+# the first question whose gold dense search leaves outside its top `k = 5` and the stack
+# ranks first. Each row is one step alone; `*` marks a hit that holds gold.
+
+# %%
+from ragkit.chunkers import Router
+from ragkit.report import fusion_table, pick, stack_parts, walkthrough
+from ragkit.report.stack_lesson import ranks
+
+code_part = code.for_profile()
+parts = stack_parts(Router().chunk_all(code_part.documents, progress=False), embedder)
+steps = list(parts)
+asked = [x for x in code_part.queries if x.gold]
+case = pick(asked, ranks(asked, parts[steps[0]]), ranks(asked, parts[steps[-1]]))
+if case is None:
+    display(Markdown("No question in this slice has its gold outside dense search's top 5 and "
+                     "first in the stack (the smoke profile's slice is small)."))
+else:
+    print(f"{case.id}: {case.text}")
+    display(walkthrough(case, parts))
+
+# %% [markdown]
+# The stack's last step is arithmetic. Dense search over windows and BM25 over identifier words
+# each rank their candidates; every chunk gets `0.5 / rank` from each list it is in (the
+# stack's equal weights: reciprocal-rank fusion with `constant = 0`), and the sums are ranked.
+# Below, every chunk in either list's top `k = 5`, with its rank in each whole list: the sums
+# are the stack's own scores.
+
+# %%
+if case is not None:
+    stack = parts[steps[-1]]
+    fusion = fusion_table(case, stack.dense.search([case.text], stack.candidates)[0],
+                          stack.bm25.search([case.text], stack.candidates)[0],
+                          ("dense, windows", "BM25, identifiers"), stack.weights,
+                          stack.constant)
+    display(fusion)
+    g = fusion[fusion["holds gold"] == "yes"].iloc[0]
+    display(Markdown(
+        f"The gold chunk is {g['rank, dense, windows']} in dense search and "
+        f"{g['rank, BM25, identifiers']} in BM25: "
+        f"{g['sum']:.4f} in all, rank {g['fused rank']} after fusion. A chunk ranked high by "
+        "one list and absent from the other gets only half the weight."))
+
+# %% [markdown]
+# Finally the cross-encoder, which reads the question and each of the stack's first hits
+# together and reorders them by its own score (`candidates = 20`; source code keeps the stack's
+# order, and the course corpus is prose, so it applies). On the first course question whose
+# gold the stack ranks below first but inside its top `k = 5`:
+
+# %%
+course_part = load("course").for_profile()
+course_parts = stack_parts(Router().chunk_all(course_part.documents, progress=False), embedder,
+                           rerank="packaged")
+names = list(course_parts)
+asked = [x for x in course_part.queries if x.gold]
+first_stage = ranks(asked, course_parts[names[-2]])
+q_rr = next((x for x in asked if (first_stage[x.id] or 0) in range(2, 6)), None)
+if q_rr is None:
+    display(Markdown("No course question here has its gold second to fifth in the stack."))
+else:
+    print(f"{q_rr.id}: {q_rr.text}")
+    display(walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]}))
+
+# %% [markdown]
 # Then the lesson, measured: on the router's chunks, each step against the step before it,
 # all else fixed — BM25 over plain words added to dense search, identifier words instead of
 # plain ones, windows so that no chunk is cut at the encoder's input limit (this is the full

@@ -35,6 +35,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
                 "hits_table", "hits_text", "score_views", "staged_case_html", "staged_status"),
     "tables": ("markdown_table", "save_table", "shown_path", "text_table"),
     "plots": ("bars", "cost_fit", "lines", "pipeline_diagram", "ranked_intervals"),
+    "stack_lesson": ("fusion_table", "pick", "stack_parts", "walkthrough"),
     "published": ("ANTHROPIC_PUBLISHED", "CHROMA_PUBLISHED", "chroma_best"),
     "course": ("STAGES",),
 }
