@@ -209,7 +209,12 @@ for r in claims[claims.role == "claim"].itertuples():
             value=r.estimate, n_queries=r.n,
             params={"source": r.source, "claim": r.claim, "verdict": r.verdict,
                     "low": r.low, "high": r.high, "reason": r.reason})
-show(claims)
+from ragkit.report import save_table
+
+saved = save_table(show(claims), "07_claims", title="Every claim with its sensitivity rows")
+display(Markdown(f"The claims and their verdicts; the sensitivity rows (other generators, "
+                 f"controls) are in `{saved}`."))
+show(claims[claims.role == "claim"])
 
 # %% [markdown]
 # ## ragas, offline
