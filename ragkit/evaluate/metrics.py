@@ -203,14 +203,15 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
 def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
                        all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True,
                        texts: Mapping[str, str] | None = None,
-                       budgets: Sequence[int] = ()):
+                       budgets: Sequence[int] = (), count: Callable[[str], int] | None = None):
     """Per-query metrics (a DataFrame) and their means (a dict) for the answerable queries.
 
     `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them (and enough
     to fill the largest of `budgets`). Fixed-k metrics come from the top k; for each budget B
     the columns ``recall@B<B>``, ``precision@B<B>``, ``iou@B<B>``, ``pass@B<B>``, ``hit@B<B>``
-    and ``tokens@B<B>`` come from `pack_context`. Queries without gold (refusals) are left out
-    here; see `refusal_scores`.
+    and ``tokens@B<B>`` come from `pack_context` (tokens counted by `count`, the reference
+    tokenizer by default). Queries without gold (refusals) are left out here; see
+    `refusal_scores`.
     """
     import pandas as pd
 
@@ -225,7 +226,8 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
         row = {"query_id": q.id, "type": q.type,
                **query_scores(q, chunks, k, by_doc if omega else None, texts),
                **ranks.get(q.id, {"mrr@k": 0.0, "ndcg@10": 0.0})}
-        packs = pack_contexts(chunks, budgets)
+        packs = pack_contexts(chunks, budgets) if count is None else \
+            pack_contexts(chunks, budgets, count)
         for b in budgets:
             row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packs[b], texts).items()})
         rows.append(row)

@@ -59,6 +59,7 @@ TOOLS = {
     "verdict-diff": ("verdict_diff",
                      "do two runs (float32 and bf16, two machines) reach the same verdicts?"),
     "docs": ("docs", "build the API reference from the docstrings (pdoc) into docs/api/"),
+    "rescore": ("rescore", "score saved runs again from their ranked hits, under today's rules"),
 }
 DEFAULT_STRATEGIES = "fixed_chars:1000/200,recursive:250/0"
 
