@@ -342,9 +342,9 @@ from ragkit.report.stack_lesson import ranks
 
 code_part = code.for_profile()
 parts = stack_parts(Router().chunk_all(code_part.documents, progress=False), embedder)
-steps = list(parts)
+part_names = list(parts)
 asked = [x for x in code_part.queries if x.gold]
-case = pick(asked, ranks(asked, parts[steps[0]]), ranks(asked, parts[steps[-1]]))
+case = pick(asked, ranks(asked, parts[part_names[0]]), ranks(asked, parts[part_names[-1]]))
 if case is None:
     display(Markdown("No question in this slice has its gold outside dense search's top 5 and "
                      "first in the stack (the smoke profile's slice is small)."))
@@ -361,7 +361,7 @@ else:
 
 # %%
 if case is not None:
-    stack = parts[steps[-1]]
+    stack = parts[part_names[-1]]
     fusion = fusion_table(case, stack.dense.search([case.text], stack.candidates)[0],
                           stack.bm25.search([case.text], stack.candidates)[0],
                           ("dense, windows", "BM25, identifiers"), stack.weights,

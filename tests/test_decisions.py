@@ -45,7 +45,7 @@ def test_a_null_says_what_would_decide_it():
     """No evidence either way, with the questions an interval this wide would need: the
     half-width shrinks as 1 / sqrt(n), so (0.03 / 0.01)^2 = 9 times the questions."""
     line = Decision("x", "y", "m", {"a": FLAT}).line()
-    assert line.startswith("**No evidence either way** x over y")
+    assert line.startswith("**No evidence either way:** x over y")
     assert "about 450 questions (here 50)" in line
     zero = Decision("x", "y", "m", {"a": comp(0.0, -0.02, 0.02)}).line()
     assert "no difference was seen at all" in zero

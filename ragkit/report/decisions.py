@@ -105,6 +105,8 @@ class Decision:
         number = (f"{self.metric} {bound(c.diff)} {ci(c.low, c.high)} on {bench} "
                   f"({self._where()}, n = {c.n})")
         head = f"**{self.call[0].upper() + self.call[1:]}**"
+        if self.call in ("depends", "no evidence either way"):  # not an imperative
+            head = head[:-2] + ":**"
         if self.call == "use":
             why = (f"beats on {n} of {n}; cost: {self.cost or 'not measured'}")
         elif self.call == "do not use":

@@ -165,7 +165,8 @@ def test_no_cell_prints_more_than_40_lines(path):
                       "lines (cell index, lines): " + ", ".join(f"({i}, {n})" for i, n in long))
 
 
-CALL_LINE = __import__("re").compile(r"^\d+\. \*\*(Use|Do not use|Depends|No evidence either way)\*\* ")
+CALL_LINE = __import__("re").compile(
+    r"^\d+\. \*\*(Use|Do not use|Depends:|No evidence either way:)\*\* ")
 
 
 def _closing_lines(nb: dict) -> list[str]:
@@ -193,7 +194,7 @@ def test_every_closing_line_follows_the_one_closing_rule(path):
         assert " on " in line and "n = " in line, f"{path.stem}: no benchmark or n: {line[:120]}"
         assert "held-out half" in line or "all questions" in line, \
             f"{path.stem}: no split named: {line[:120]}"
-        if m.group(1) == "Use":
+        if m.group(1) == "Use":  # a recommendation states what it costs
             assert "cost: " in line, f"{path.stem}: a use without its cost: {line[:120]}"
         assert "oracle" not in line.split(" over ")[0].lower(), f"{path.stem}: {line[:120]}"
         technique = line[m.end():].split(" over ")[0]
