@@ -157,7 +157,7 @@ display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
 print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold between ⟦ and ⟧
 
 # %% [markdown]
-# Every hit any view reads is a row above: the top 5 are the `k = 5` view; each budget's
+# Every hit any view reads is a row above: the first rows are the `k = 5` view; each budget's
 # context takes hits in rank order until its tokens run out (`cut`: the context ends inside
 # that hit). The views' numbers below come from exactly those rows and the gold characters
 # each holds.
@@ -166,6 +166,28 @@ print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold betwee
 views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
                     texts=example.texts)
 percent_table(views, shares=["recall", "precision", "iou", "pass"], counts=["chunks", "tokens"])
+
+# %% [markdown]
+# ## Exercise
+# 1. **Read another question.** `other` is the next course question whose top `k = 5` hits
+#    hold part of its gold. Before running the answers, predict from its hits table whether
+#    the `256`-token context holds more or less of the gold than those hits. Then check with
+#    the views.
+
+# %%
+other = next((q for q in course.queries if q.id in set(partial) and q.id != question.id),
+             question)
+display(hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
+
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answer (expand to read): the views of that question, and which holds more of the gold.
+v = score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
+                texts=example.texts).set_index("view")
+top, small = v.iloc[0], v.iloc[1]
+print(f"{other.id}: span recall {top.recall:.0%} in the top k ({int(top.tokens)} tokens), "
+      f"{small.recall:.0%} in {BUDGETS[0]} tokens: the "
+      + ("budget holds more" if small.recall > top.recall else
+         "top k hold more" if small.recall < top.recall else "two hold the same"))
 
 # %% [markdown]
 # ## Where the numbers go

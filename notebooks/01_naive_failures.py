@@ -83,12 +83,13 @@ tfidf = {c.label: run_experiment(course, c, k=K, retriever="tfidf") for c in (na
 # explanation in `data/golden/staged_failures.json`); every chunk the splitter cut around each
 # gold span, whole, with its boundaries and the gold in bold red; and what the dense embedder and
 # TF-IDF returned in their top `K`, in full, the gold between ⟦ ⟧. Read the chunks the way the
-# model would: without the rest of the document.
+# model would: without the rest of the document. The first case is shown here; every case is
+# written to one page (its path is printed below), and the table after it sums them up.
 
 # %%
 import json
 
-from ragkit.report import staged_case_html
+from ragkit.report import shown_path, staged_case_html
 
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
 by_id = {q.id: q for q in course.queries}
@@ -96,12 +97,18 @@ docs = course.docs_by_id()
 # 250-character windows are the ones that cut the sentence in case 6 and the caveat in case 8
 splitter_for = {"sentence_cut_by_small_splitter": small, "caveat_in_next_sentence": small}
 staged = [c for c in staged if c["question_id"] in by_id]
+pages = []
 for case in staged:
     q, chunker = by_id[case["question_id"]], splitter_for.get(case["name"], naive)
     runs = {f"dense {embedder.name}": dense[chunker.label].hits[q.id],
             "TF-IDF": tfidf[chunker.label].hits[q.id]}
-    display(HTML(staged_case_html(case, q, docs, dense[chunker.label].chunks, runs, k=K,
-                                  splitter=chunker.label)))
+    pages.append(staged_case_html(case, q, docs, dense[chunker.label].chunks, runs, k=K,
+                                  splitter=chunker.label))
+display(HTML(pages[0]))
+cases_page = settings.results_dir / "tables" / "01_staged_cases.html"
+cases_page.parent.mkdir(parents=True, exist_ok=True)
+cases_page.write_text("<meta charset='utf-8'>\n" + "\n<hr>\n".join(pages), encoding="utf-8")
+print(f"all {len(pages)} cases, each in full: {shown_path(cases_page)}")
 
 # %% [markdown]
 # ## What went wrong, in one table

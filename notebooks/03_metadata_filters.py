@@ -388,7 +388,8 @@ decisions = [  # an oracle filter (the question's own corpus) is a finding, neve
     Decision("a self-query filter read from the question", "no filter", "recall@5",
              {"course, dense": comparisons["dense", "self-query"],
               "course, BM25": comparisons["bm25", "self-query"]},
-             f"the questions that need a filter, {untuned}", f"{embedder.name} / BM25"),
+             "all questions that need a filter, nothing here is tuned",
+             f"{embedder.name} / BM25"),
     Decision("metadata pruning of superseded and garbled documents", "the unpruned index",
              f"{B}", {f"course {big}": gave_back}, untuned, embedder.name),
 ]

@@ -107,11 +107,15 @@ display(Markdown(
 # layer the vector of "it" in "it must be sent within…" has taken in the words it refers to.
 # Naive chunking cuts the text first, so those words are not in the window at all; late chunking
 # runs the window first and cuts afterwards, averaging each chunk's already-mixed token vectors.
-# Two limits follow. A sentence that names its own subject gains little and can be pulled toward
-# its neighbours, as the answer sentence above is. And context only reaches a chunk from inside
-# the same window: MiniLM reads at most `256` tokens, so a chunk of about that size fills its
-# window and its late vector is close to its naive one. Longer context needs an encoder with a
-# longer window (EmbeddingGemma reads `2048` tokens), which a later section here uses.
+# Two limits follow, and one confound. A sentence that names its own subject gains little and
+# can be pulled toward its neighbours, as the answer sentence above is. Context only reaches a
+# chunk from inside the same window: MiniLM reads at most `256` tokens, so a chunk that fills a
+# window sees almost nothing around it. And a chunk longer than the encoder's input is cut when
+# it is embedded alone (naive), while late chunking's overlapping windows read all of it: for
+# such chunks part of a late gain is truncation avoided, not context added. The tables below
+# carry a `truncated:N` flag where naive vectors were cut; read the late-minus-naive
+# differences of those rows with that in mind. An encoder with a longer window (EmbeddingGemma
+# reads `2048` tokens) removes the confound; a later section runs it.
 
 # %%
 from ragkit.chunkers import FixedTokenChunker, SentenceGroupChunker, StructureChunker

@@ -280,11 +280,12 @@ from ragkit.report import after_colon, pct, ranked_closing
 
 decisions = [d for d in (
     decide.against(outcomes, "small-to-big", "small (children)", budget=B,
-                   technique="returning the parent of a matched child",
-                   alternative="the children themselves"),
+                   technique="small-to-big (match children, return their parents)",
+                   alternative="returning the matched children themselves"),
     decide.against(outcomes, "small-to-big", "big (parents)", budget=B,
-                   technique="matching children, returning parents",
-                   alternative="matching the parents directly"),
+                   technique="small-to-big (match children, return their parents)",
+                   alternative="searching the parents directly (each cut at the encoder's "
+                               "input limit when embedded)"),
     decide.against(outcomes, "auto-merging", "small (children)", budget=B,
                    technique="auto-merging", alternative="the children themselves"),
     decide.against(outcomes, "sentence window", "small (children)", budget=B,

@@ -90,7 +90,7 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
     bench = d.decisive[0]
     t, b = outcomes.get((bench, treated)), outcomes.get((bench, bases.get(bench, "")))
     n_t, n_b = (getattr(o, "means", {}).get("n_chunks") for o in (t, b))
-    if n_t is None or n_b is None:
+    if n_t is None or n_b is None or n_t == n_b:  # the same units: their count says nothing
         return d
     return replace(d, cost=f"{int(n_t):,} units to embed and index against {int(n_b):,} on "
                            f"{bench}")

@@ -155,8 +155,9 @@ def rerank_findings(pairs: list[dict]) -> list[str]:
     from .prose import finding
 
     if not pairs:
-        return ["No rerank stage ran in these rows (it needs `RAGKIT_RERANK_MODEL` or "
-                "`RAGKIT_GEMMA_DIR`), so this run says nothing about reranking."]
+        return ["The contextual pipeline's optional rerank stage (notebook 04; it needs "
+                "`RAGKIT_RERANK_MODEL` or `RAGKIT_GEMMA_DIR`) did not run in these rows; the "
+                "cross-encoder reranker's effects are the experiment design's, above."]
     return [f"On **{p['benchmark']}**, the rerank stage (EmbeddingGemma, a bi-encoder, unless "
             "`RAGKIT_RERANK_MODEL` names a cross-encoder): "
             + after_colon(finding(p["comparison"], p["with"], p["without"], "Pass@20"))
