@@ -351,9 +351,13 @@ for overlap in (0, 50, 100):
                                          "caveat_in_next_sentence")}
     print(f"1. 250/{overlap}: gold in one chunk: {whole}")
 top = index.search([my_question], K)[0]
-both = [r for r, h in enumerate(top, 1) if "Gold" in h.chunk.text and "|---" in h.chunk.text]
+meta = {d.id: d.metadata for d in course.documents}
+both = [f"#{r} {h.chunk.doc_id} ("
+        + ("superseded: its row is the old answer" if meta[h.chunk.doc_id].get("superseded_by")
+           else "current") + ")"
+        for r, h in enumerate(top, 1) if "Gold" in h.chunk.text and "|---" in h.chunk.text]
 print(f"2. Of the top {K}, the chunks holding a Gold row together with the table's header "
-      f"row: {both or 'none'}")
+      f"row: {', '.join(both) or 'none'}")
 
 # %%
 balanced = True  # exercise 3: False calibrates for plain accuracy

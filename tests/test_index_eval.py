@@ -81,8 +81,12 @@ def test_an_index_of_an_edited_corpus_is_refused_naming_the_documents(tiny, tmp_
     front): eval --index scored 0 % and exited 0. Now exit 3, one line naming both documents,
     both with the corpus fingerprint the index records and (an index built before it) by its
     chunks no longer found at their spans."""
+    from transformers.utils import logging as hf_logging
+
     from ragkit.tools.cli import main
 
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.enable_progress_bar()  # as another test may leave it: still one line on stderr
     root, _ = tiny
     index = tmp_path / "ix"
     shutil.copytree(root / "ix", index)
@@ -96,8 +100,11 @@ def test_an_index_of_an_edited_corpus_is_refused_naming_the_documents(tiny, tmp_
         text = path.read_text(encoding="utf-8")
         head, sep, body = text.partition("\n---\n") if text.startswith("---") else ("", "", text)
         path.write_text(head + sep + "Prepended. " * 280 + "\n\n" + body, encoding="utf-8")
-    code = main(["eval", "--corpus", str(corpus), "--golden", str(root / "golden.jsonl"),
-                 "--index", str(index), "--results", str(tmp_path / "rows.jsonl")])
+    try:
+        code = main(["eval", "--corpus", str(corpus), "--golden", str(root / "golden.jsonl"),
+                     "--index", str(index), "--results", str(tmp_path / "rows.jsonl")])
+    finally:
+        (hf_logging.enable_progress_bar if shown else hf_logging.disable_progress_bar)()
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3 and len(err) == 1, err
     assert "another version of this corpus" in err[0] and "2 document(s) changed" in err[0]

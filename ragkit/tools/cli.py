@@ -208,11 +208,18 @@ def _embedder(model: str | None):
         emb = Embedder(model)
     except ModelNotFound as e:  # names --embedder or RAGKIT_EMBEDDER, the model and why
         raise UsageError(str(e)) from None
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr: errors stay one line
     try:
         emb.model  # noqa: B018 - load it now
     except Exception as e:  # noqa: BLE001 - any failure to load is the argument's
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f"--embedder {model}: cannot be loaded ({reason[:200]})") from e
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
     _EMBEDDERS[model] = emb
     return emb
 
