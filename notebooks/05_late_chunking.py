@@ -362,7 +362,7 @@ display(Markdown(ranked_closing(decisions, [
     *[finding(r.comparison, "late", "naive", f"nDCG@10 ({r.benchmark}, {r.chunker})")
       for r in sens.itertuples()],
     *claim_sentences(claims),
-    f"Window sweep (course, {sweep_chunker.label}): the best recall@5 of late chunking, "
+    f"Window sweep (course, {sweep_chunker.label}): the best pass@5 of late chunking, "
     f"{pct(best['recall@k'])}, comes with a window of {best['window']:.0f} tokens and an "
     f"overlap of {best['overlap']:.0f}.",
     finding(gemma_sens.comparison.iloc[0], "late", "naive",

@@ -9,6 +9,13 @@ from __future__ import annotations
 from typing import Sequence
 
 
+def _shown(column: str) -> str:
+    """A metric column's name as the glossary gives it (`ragkit.report.prose.DISPLAY_NAMES`)."""
+    from .prose import DISPLAY_NAMES
+
+    return DISPLAY_NAMES.get(column, column)
+
+
 def bars(table, metric: str, by: str = "strategy", group: str | None = "benchmark",
          title: str | None = None, percent: bool = True, outcomes=None, baseline=None):
     """Horizontal bars of `metric` per `by`, one panel per `group` value, best on top.
@@ -43,7 +50,7 @@ def bars(table, metric: str, by: str = "strategy", group: str | None = "benchmar
             ax.axvline(float(values[(sub[by] == baseline).to_numpy()].iloc[0]), color="#dd8452",
                        ls=":", lw=1)
         ax.set_title(g or "", fontsize=10)
-        ax.set_xlabel(metric + (" (%)" if percent else "")
+        ax.set_xlabel(_shown(metric) + (" (%)" if percent else "")
                       + (", 95 % interval" if err is not None else ""))
         ax.tick_params(axis="y", labelsize=8)
         ax.set_xlim(0, max(float(tops.max()) * 1.25, 1e-9))
@@ -82,8 +89,8 @@ def paired(table, x: str, y: str, label: str = "strategy", title: str | None = N
     for _, r in table.iterrows():
         ax.annotate(str(r[label]), (r[x] * 100, r[y] * 100), fontsize=7,
                     xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel(f"{x} (%)")
-    ax.set_ylabel(f"{y} (%)")
+    ax.set_xlabel(f"{_shown(x)} (%)")
+    ax.set_ylabel(f"{_shown(y)} (%)")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
@@ -108,7 +115,7 @@ def lines(table, x: str, y: str, series: str, title: str | None = None,
     if reference is not None:
         ax.axhline(reference[1] * 100, color="#555", ls="--", lw=1, label=reference[0])
     ax.set_xlabel(x)
-    ax.set_ylabel(f"{y} (%)" + ("" if from_zero else ", axis cut"))
+    ax.set_ylabel(f"{_shown(y)} (%)" + ("" if from_zero else ", axis cut"))
     if from_zero:
         top = max([float(table[y].max())] + ([reference[1]] if reference else []))
         ax.set_ylim(0, max(top * 100 * 1.1, 1e-9))
@@ -185,7 +192,7 @@ def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
         ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
     ax.set_yticks(y)
     ax.set_yticklabels(names, fontsize=7)
-    ax.set_xlabel(f"{value} (%), mean and 95 % interval")
+    ax.set_xlabel(f"{_shown(value)} (%), mean and 95 % interval")
     ax.grid(axis="x", alpha=0.3)
     if title:
         ax.set_title(title, fontsize=10)

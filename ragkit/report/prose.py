@@ -140,15 +140,26 @@ def what_we_measured(findings: Iterable[str], title: str = "What we measured") -
     return f"## {title}\n\n" + "\n".join(f"- {f}" for f in items)
 
 
+# The glossary's one name for each fixed-k metric, shown in table headers: the per-query column
+# ``recall`` is span recall at k, and ``recall@k`` is the share of gold units wholly inside
+# the top k, pass@k (docs/glossary.md).
+DISPLAY_NAMES = {"recall": "recall@k", "recall@k": "pass@k"}
+
+
 def percent_table(df, shares: Sequence[str] | None = None, counts: Sequence[str] = (),
                   digits: int = 1):
     """A pandas Styler showing `shares` as percentages and `counts` as integers (the values
-    are unchanged). By default every float column whose values lie in [0, 1] is a share."""
+    are unchanged). By default every float column whose values lie in [0, 1] is a share.
+    Headers show the glossary's names (`DISPLAY_NAMES`: span recall at k as ``recall@k``, the
+    gold units wholly inside as ``pass@k``); the data keep their column names."""
     if shares is None:
         shares = [c for c in df.columns if df[c].dtype.kind == "f"
                   and df[c].dropna().between(0, 1).all() and c not in counts]
     fmt = {c: f"{{:.{digits}%}}" for c in shares} | {c: "{:,.0f}" for c in counts}
-    return df.style.format(fmt, na_rep="–")
+    styled = df.style.format(fmt, na_rep="–")
+    if any(c in DISPLAY_NAMES for c in df.columns) and df.columns.nlevels == 1:
+        styled = styled.relabel_index([DISPLAY_NAMES.get(c, c) for c in df.columns], axis=1)
+    return styled
 
 
 def _describe(w: warnings.WarningMessage, width: int) -> str:
