@@ -144,7 +144,7 @@ print(f"this run embeds with: {embedder.backend}")
 from ragkit.chunkers import FixedCharChunker
 from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET, load_course
 from ragkit.experiments import run_experiment
-from ragkit.report import hits_table, hits_text, percent_table, score_views
+from ragkit.report import hits_table, hits_text, percent_table, score_views, views_differ
 
 course = load_course().for_profile()
 example = run_experiment(course, FixedCharChunker(1000, 200), embedder, k=5)
@@ -179,13 +179,8 @@ percent_table(views, shares=["recall", "precision", "iou", "pass"], counts=["chu
 #    the views.
 
 # %%
-def differs(q):  # the top k and the smallest budget hold different shares of the gold
-    v = score_views(q, example.hits[q.id], k=5, budgets=(BUDGETS[0],), texts=example.texts)
-    return v.recall.iloc[0] != v.recall.iloc[1]
-
-
 other = next((q for q in course.queries if q.id in set(partial) and q.id != question.id
-              and differs(q)), question)
+              and views_differ(q, example.hits[q.id], 5, BUDGETS[0], example.texts)), question)
 display(hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}

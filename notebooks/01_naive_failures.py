@@ -89,7 +89,7 @@ tfidf = {c.label: run_experiment(course, c, k=K, retriever="tfidf") for c in (na
 # %%
 import json
 
-from ragkit.report import shown_path, staged_case_html
+from ragkit.report import save_page, staged_case_html
 
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
 by_id = {q.id: q for q in course.queries}
@@ -105,10 +105,7 @@ for case in staged:
     pages.append(staged_case_html(case, q, docs, dense[chunker.label].chunks, runs, k=K,
                                   splitter=chunker.label))
 display(HTML(pages[0]))
-cases_page = settings.results_dir / "tables" / "01_staged_cases.html"
-cases_page.parent.mkdir(parents=True, exist_ok=True)
-cases_page.write_text("<meta charset='utf-8'>\n" + "\n<hr>\n".join(pages), encoding="utf-8")
-print(f"all {len(pages)} cases, each in full: {shown_path(cases_page)}")
+print(f"all {len(pages)} cases, each in full: {save_page(pages, '01_staged_cases')}")
 
 # %% [markdown]
 # ## What went wrong, in one table

@@ -337,7 +337,7 @@ print("matched as identifier words:", ident)
 
 # %%
 from ragkit.chunkers import Router
-from ragkit.report import fusion_table, pick, stack_parts, walkthrough
+from ragkit.report import fusion_table, pick, ranked_within, stack_parts, walkthrough
 from ragkit.report.stack_lesson import ranks
 
 code_part = code.for_profile()
@@ -386,8 +386,7 @@ course_parts = stack_parts(Router().chunk_all(course_part.documents, progress=Fa
                            rerank="packaged")
 names = list(course_parts)
 asked = [x for x in course_part.queries if x.gold]
-first_stage = ranks(asked, course_parts[names[-2]])
-q_rr = next((x for x in asked if (first_stage[x.id] or 0) in range(2, 6)), None)
+q_rr = ranked_within(asked, ranks(asked, course_parts[names[-2]]), 2, 5)
 if q_rr is None:
     display(Markdown("No course question here has its gold second to fifth in the stack."))
 else:

@@ -154,3 +154,22 @@ def test_encoder_overflow_counts_bodies_that_fill_the_input_alone():
               Chunk.make(doc, 14, len(doc.text), "t")]
     assert encoder_overflow(chunks, Words()) == {"chunks": 2, "over": 1, "limit": 6}
     assert encoder_overflow([], Words()) == {"chunks": 0, "over": 0, "limit": 6}
+
+
+def test_views_differ_and_save_page(tmp_path, monkeypatch):
+    """Two views disagree when the top k hold gold the budget's context cuts off; a page of
+    HTML parts is written under results/tables with a rule between them."""
+    from ragkit.report import save_page, views_differ
+    from ragkit.retrieve import Hit
+    from ragkit.types import Chunk, Document, Query, Span
+
+    doc = Document("d", "filler words " * 60 + "the gold sentence is here.")
+    gold = Query("q", "?", (Span("d", len(doc.text) - 26, len(doc.text)),))
+    first = Chunk.make(doc, 0, 13 * 60, "t")                   # ~120 tokens, no gold
+    second = Chunk.make(doc, 13 * 60, len(doc.text), "t")      # the gold
+    assert views_differ(gold, [Hit(first, 1.0), Hit(second, 0.5)], k=2, budget=64)
+    assert not views_differ(gold, [Hit(second, 1.0), Hit(first, 0.5)], k=2, budget=64)
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    shown = save_page(["<p>a</p>", "<p>b</p>"], "cases")
+    text = (tmp_path / "tables" / "cases.html").read_text(encoding="utf-8")
+    assert shown.endswith("cases.html") and "<p>a</p>\n<hr>\n<p>b</p>" in text

@@ -40,3 +40,11 @@ def test_gold_rank_reads_copies_and_pick_finds_the_built_for_case():
     assert pick([q2, GOLD], {"r": 1, "q": 9}, {"r": 1, "q": 1}) == GOLD
     assert pick([q2, GOLD], {"r": 1, "q": None}, {"r": 1, "q": 2}) is None
     assert pick([GOLD], {"q": None}, {"q": 1}) == GOLD  # not found at all before
+
+
+def test_ranked_within_finds_the_first_question_in_the_range():
+    from ragkit.report.stack_lesson import ranked_within
+
+    q2 = Query("r", "?", (Span("d", 0, 30),))
+    assert ranked_within([q2, GOLD], {"r": 1, "q": 4}, 2, 5) == GOLD
+    assert ranked_within([q2, GOLD], {"r": None, "q": 7}, 2, 5) is None

@@ -102,8 +102,6 @@ def _cell(mine: Sequence[Run], m: Metric, split: str, chosen_on: str) -> dict[st
     margins = {s: row[f"margin_{s}"][1:] for s in STAGES if f"margin_{s}" in row}
     if margins:
         row["title"] = cell_state(margins)
-        row["title_point"] = ("supported" if all(row[f"margin_{s}"][0] > 0 for s in margins)
-                              else "not supported")
     return row
 
 
@@ -111,7 +109,7 @@ def title_numbers(runs: Sequence[Run], budgets: Sequence[int] = (512, 1024, 2048
                   split: str = "held-out") -> list[dict[str, Any]]:
     """One row per benchmark, budget and encoder with runs: the chunker's and the stack's
     movements in recall@B (fractions), the margins with their intervals, the cell's state
-    (`title`, by the intervals; `title_point`, by the point estimates alone) and, on MiniLM
+    (`title`, by the intervals) and, on MiniLM
     rows, the encoder's movement (module doc)."""
     out = []
     chosen_on = "tune" if split == "held-out" else split

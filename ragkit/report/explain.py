@@ -103,6 +103,14 @@ def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int)
             "top_k_coverage": round(coverage, 3), "verdict": verdict}
 
 
+def views_differ(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 256,
+                 texts: Mapping[str, str] | None = None) -> bool:
+    """Whether the top `k` and a `budget`-token context hold different shares of the gold
+    (span recall): a question on which the two views of `score_views` disagree."""
+    v = score_views(query, hits, k=k, budgets=(budget,), texts=texts)
+    return bool(v.recall.iloc[0] != v.recall.iloc[1])
+
+
 def hits_table(query: Query, hits: Sequence[Hit], k: int = 3, width: int | None = 90):
     """A DataFrame of the top k: rank, doc, score, overlaps gold, and the text (its first
     `width` characters, whitespace collapsed; ``width=None`` keeps all of it)."""
@@ -313,6 +321,14 @@ def score_views(query: Query, hits: Sequence[Hit], k: int = 5,
                      "recall": sc["recall"], "precision": sc["precision"], "iou": sc["iou"],
                      "pass": sc["pass"]})
     return pd.DataFrame(rows)
+
+
+def views_differ(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 256,
+                 texts: Mapping[str, str] | None = None) -> bool:
+    """Whether the top `k` and a `budget`-token context hold different shares of the gold
+    (span recall): a question on which the two views of `score_views` disagree."""
+    v = score_views(query, hits, k=k, budgets=(budget,), texts=texts)
+    return bool(v.recall.iloc[0] != v.recall.iloc[1])
 
 
 def hits_table(query: Query, hits: Sequence[Hit], k: int = 5,

@@ -206,11 +206,6 @@ def write(text: str, path: str | Path | None = None) -> Path:
     return path
 
 
-def groups_of(effects_: Sequence[Any]) -> set[str]:
-    """The benchmarks `effects_` were measured on."""
-    return {e.benchmark for e in effects_}
-
-
 def reranker_line(found: Sequence[Any], costs: Sequence[dict[str, Any]] = ()) -> str:
     """Where the cross-encoder helps, where it does not and where it hurts, with what it costs:
     its effects (against the same stack on the same chunks) grouped by verdict, each as
@@ -228,11 +223,10 @@ def reranker_line(found: Sequence[Any], costs: Sequence[dict[str, Any]] = ()) ->
             said.append(f"{verdict} on " + "; ".join(
                 f"{b} at {', '.join(f'{x:,}' for x in sorted(v))}"
                 for b, v in sorted(where.items())))
-    benches = sorted({e.benchmark for e in found})
-    missing = [b for b in benches if b not in {e.benchmark for e in rr}]
-    timed = []
+    missing = sorted({e.benchmark for e in found} - {e.benchmark for e in rr})
+    timed, measured = [], {e.benchmark for e in rr}
     for c in costs:
-        if c["configuration"].endswith("+cross-encoder") and c["benchmark"] in groups_of(rr):
+        if c["configuration"].endswith("+cross-encoder") and c["benchmark"] in measured:
             base = next((d for d in costs if d["benchmark"] == c["benchmark"]
                          and d["configuration"] == c["configuration"][:-len("+cross-encoder")]),
                         None)

@@ -66,6 +66,13 @@ def pick(queries: Sequence[Query], before: Mapping[str, int | None],
     return None
 
 
+def ranked_within(queries: Sequence[Query], ranks_: Mapping[str, int | None], low: int,
+                  high: int) -> Query | None:
+    """The first question whose gold rank lies in ``[low, high]`` (e.g. second to fifth: a
+    case a reranker can move); None when there is none."""
+    return next((q for q in queries if low <= (ranks_.get(q.id) or 0) <= high), None)
+
+
 def walkthrough(query: Query, parts: Mapping[str, Any], k: int = 5, depth: int = 50):
     """One row per step: the gold's rank (searched `depth` deep; "not in the top N" beyond)
     and the top `k` as ``doc[start:end]`` with ``*`` marking those holding gold."""

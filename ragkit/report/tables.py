@@ -65,6 +65,19 @@ def save_table(table, name: str, formats: dict[str, str] | None = None,
     return shown_path(path)
 
 
+def save_page(parts: Sequence[str], name: str) -> str:
+    """Write HTML `parts` (e.g. one staged case each) to ``<results>/tables/<name>.html``, one
+    page with a rule between them, and return its path as a reader finds it (`shown_path`):
+    what a notebook shows one of and links to for the rest."""
+    from ..cache import atomic_write_text
+    from ..config import get_settings
+
+    path = get_settings().results_dir / "tables" / f"{name}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, "<meta charset='utf-8'>\n" + "\n<hr>\n".join(parts) + "\n")
+    return shown_path(path)
+
+
 def shown_path(path) -> str:
     """`path` as a reader finds it: relative to the project root when inside it."""
     from pathlib import Path

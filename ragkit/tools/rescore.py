@@ -77,6 +77,7 @@ def rescore(source: Path, notebook: str, encoder: str, sha: str,
     from ..evaluate.metrics import evaluate_retrieval
     from ..experiments.pipeline import Outcome
     from ..report.results import Recorder, read_rows
+    from ..retrieve.base import Hit
 
     old = [r for r in read_rows(source / f"{notebook}.jsonl")
            if r.get("run") and r.get("embedder") == encoder
@@ -116,8 +117,6 @@ def rescore(source: Path, notebook: str, encoder: str, sha: str,
             got = [r["value"] for r in rows if r["metric"] == extra]
             if got:
                 means[extra] = got[0]
-        from ..retrieve.base import Hit
-
         out = Outcome(name, first["strategy"], units,
                       {q: [Hit(c, s) for c, s in hs] for q, hs in ranked.items()}, per_query,
                       means, list(first.get("flags") or []), params, docs,
