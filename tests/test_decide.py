@@ -62,5 +62,5 @@ def test_a_use_states_its_measured_cost(halves):
     a = Out({**{q: 0.2 for q in tune}, **{q: 0.2 for q in held}}, n_chunks=300)
     t = Out({**{q: 0.5 for q in tune}, **{q: 0.6 for q in held}}, n_chunks=1200)
     d = against_best({("course", "t"): t, ("course", "a"): a}, "t", ["a"])
-    assert d.call == "use" and d.cost == "1,200 units to embed and index against 300 on course"
-    assert "cost: 1,200 units" in d.line()
+    assert d.call == "use" and d.cost == "1,200 chunks to embed and index against 300 on course"
+    assert "cost: 1,200 chunks" in d.line()

@@ -92,7 +92,7 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
     n_t, n_b = (getattr(o, "means", {}).get("n_chunks") for o in (t, b))
     if n_t is None or n_b is None or n_t == n_b:  # the same units: their count says nothing
         return d
-    return replace(d, cost=f"{int(n_t):,} units to embed and index against {int(n_b):,} on "
+    return replace(d, cost=f"{int(n_t):,} chunks to embed and index against {int(n_b):,} on "
                            f"{bench}")
 
 
