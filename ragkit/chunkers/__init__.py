@@ -13,7 +13,7 @@ from .baselines import ChonkieRecursive, LangchainMarkdownRecursive
 from .classes import (ApiChunker, ChatChunker, ClauseChunker, SectionChunker, TableRowChunker,
                       TranscriptChunker)
 from .code import CodeChunker
-from .fixed import FixedCharChunker, FixedTokenChunker
+from .fixed import FixedCharChunker, FixedTokenChunker, PageChunker
 from .groups import SentenceGroupChunker
 from .lint import lint_corpus
 from .recursive import MARKDOWN_SEPARATORS, RecursiveChunker
@@ -37,6 +37,7 @@ REGISTRY: dict[str, type[Chunker]] = {
     "cluster_semantic": ClusterSemanticChunker,
     "router": Router,
     "sentences": SentenceGroupChunker,
+    "pages": PageChunker,
 }
 
 
@@ -57,7 +58,8 @@ def get_chunker(spec: str, **params: Any) -> Chunker:
     return REGISTRY[name](**params)
 
 
-__all__ = ["SentenceGroupChunker", "Chunker", "FixedCharChunker", "FixedTokenChunker", "RecursiveChunker", "REGISTRY",
+__all__ = ["SentenceGroupChunker", "Chunker", "FixedCharChunker", "FixedTokenChunker", "PageChunker",
+           "RecursiveChunker", "REGISTRY",
            "get_chunker", "register", "StructureChunker", "ClauseChunker", "SectionChunker",
            "ApiChunker", "TranscriptChunker", "ChatChunker", "TableRowChunker", "CodeChunker",
            "SemanticChunker", "ClusterSemanticChunker", "Router", "ChonkieRecursive",

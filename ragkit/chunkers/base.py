@@ -8,7 +8,9 @@ fails loudly instead of producing unscoreable chunks.
 
 from __future__ import annotations
 
+import bisect
 from abc import ABC
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 from ..types import (Chunk, Document, check_chunks, doc_metadata, stable_hash,  # noqa: F401
@@ -50,13 +52,13 @@ class Chunker(ABC):
 
     def finish(self, doc: Document, chunks: list[Chunk]) -> list[Chunk]:
         check_chunks(doc, chunks)
-        return sorted(chunks, key=lambda c: (c.start, c.end))
+        return with_pages(doc, sorted(chunks, key=lambda c: (c.start, c.end)))
 
     def chunk_all(self, docs: Iterable[Document], progress: bool = False) -> list[Chunk]:
         """Chunks of every document, in document order. Counters behind `flags` (e.g. a
         third-party splitter's unlocated chunks) restart, so they describe this corpus."""
         docs = list(docs)
-        for counter in ("unlocated", "relocated"):
+        for counter in ("unlocated", "relocated", "unpaged"):
             if isinstance(getattr(self, counter, None), int):
                 setattr(self, counter, 0)
         if progress and len(docs) > 1:
@@ -64,6 +66,32 @@ class Chunker(ABC):
 
             docs = tqdm(docs, desc=f"chunking ({self.label})", leave=False)
         return [c for d in docs for c in self.chunk(d)]
+
+
+def page_range(pages: Sequence[Sequence[int]], start: int, end: int) -> list[int]:
+    """[first, last] page numbers of the pages that `[start, end)` overlaps, from a document's
+    ``metadata["pages"]`` (``(start, end, number)`` each, in order); the page that holds
+    `start` for an empty span or one that falls between two pages.
+
+    >>> page_range([(0, 10, 1), (12, 20, 2)], 5, 15), page_range([(0, 10, 1), (12, 20, 2)], 11, 11)
+    ([1, 2], [2, 2])
+    """
+    ends = [p[1] for p in pages]
+    first = min(bisect.bisect_right(ends, start), len(pages) - 1)
+    last = first
+    while last + 1 < len(pages) and pages[last + 1][0] < end:
+        last += 1
+    return [pages[first][2], pages[last][2]]
+
+
+def with_pages(doc: Document, chunks: list[Chunk]) -> list[Chunk]:
+    """`chunks` with ``metadata["pages"]`` (first and last page) when `doc` came from a paged
+    source (a PDF: ``doc.metadata["pages"]``); unchanged otherwise."""
+    pages = doc.metadata.get("pages")
+    if not pages:
+        return chunks
+    return [replace(c, metadata={**c.metadata, "pages": page_range(pages, c.start, c.end)})
+            for c in chunks]
 
 
 def windows(n: int, size: int, overlap: int) -> list[tuple[int, int]]:

@@ -6,7 +6,10 @@
 - `FixedTokenChunker(size, overlap, tokenizer)`: the same over tokens, like langchain's
   TokenTextSplitter / Chroma's FixedTokenChunker. The document is tokenised once; each window's
   character span runs from its first token's start to the start of the token after its last
-  (whitespace trimmed), so no character falls between windows.
+  (whitespace trimmed), so no character falls between windows;
+- `PageChunker()`: one chunk per page of a paged document (a PDF, `ragkit.text.pdf`), the
+  page-level baseline NVIDIA's chunking study found best on FinanceBench. A document without
+  pages is one chunk, and `flags` says how many were.
 
     >>> from ragkit.types import Document
     >>> [c.text for c in FixedCharChunker(4, 1).chunk(Document("d", "abcdefghij"))]
@@ -57,3 +60,29 @@ class FixedTokenChunker(Chunker):
         if not toks and text.strip():
             out = [trim_span(text, 0, len(text))]
         return [(s, e) for s, e in out if e > s]
+
+
+class PageChunker(Chunker):
+    name = "pages"
+
+    def __init__(self) -> None:
+        self.unpaged = 0
+
+    def params(self) -> dict:
+        return {}
+
+    @property
+    def label(self) -> str:
+        return "pages"
+
+    @property
+    def flags(self) -> list[str]:
+        return ([f"pages: {self.unpaged} document(s) without pages, each one chunk"]
+                if self.unpaged else [])
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        pages = doc.metadata.get("pages")
+        if not pages:
+            self.unpaged += 1
+            return [trim_span(doc.text, 0, len(doc.text))]
+        return [trim_span(doc.text, s, e) for s, e, _ in pages]

@@ -9,7 +9,8 @@ A corpus mixes contracts, chats, price lists and source files; no single chunker
 3. the content: many ``**Speaker:**`` paragraphs (``chat`` when most carry a ``[hh:mm]`` time,
    else ``transcript``), endpoint headings (``api_reference``), numbered clauses
    (``contract``), mostly pipe tables (``tables``), long text with few headings (``prose``:
-   at least `PROSE_CHARS_PER_HEADING` characters per heading, counting the untitled start);
+   at least `PROSE_CHARS_PER_HEADING` characters per heading, counting the untitled start;
+   never a PDF with tables, which stays ``default``);
 4. otherwise ``default``.
 
 Every chunk records the chunker that made it in ``metadata["routed_to"]`` and the class in
@@ -86,7 +87,10 @@ def classify_content(doc: Document) -> str:
     table_chars = sum(b.end - b.start for b in blocks if b.kind == "table")
     if table_chars >= 0.4 * max(1, sum(b.end - b.start for b in blocks)):
         return "tables"
-    if len(doc.text) >= PROSE_CHARS_PER_HEADING * (len(heads) + 1):
+    # a PDF with tables (a filing) stays with the structure chunker, which keeps a table whole
+    # or repeats its header; the prose chunker's sentence groups would cut through its rows
+    pdf_tables = doc.metadata.get("source_format") == "pdf" and doc.metadata.get("tables")
+    if len(doc.text) >= PROSE_CHARS_PER_HEADING * (len(heads) + 1) and not pdf_tables:
         return "prose"
     return "default"
 

@@ -5,7 +5,8 @@ stage):
 
 - `documents`: one file read into a `ragkit.types.Document`: decoded, front matter to
   metadata (`load_document`); `corpus`: a folder of them, every file loaded or skipped with its
-  reason (`load_corpus`); `html`: HTML pages to Markdown (`html_to_markdown`);
+  reason (`load_corpus`); `html`: HTML pages to Markdown (`html_to_markdown`); `pdf`: PDFs to
+  Markdown with each page's span (`pdf_to_markdown`);
 - `markdown`: Markdown parsed into typed blocks with exact character offsets
   (`parse_markdown`, `blocks_for`); `headings`: the heading path above any point, the abstract,
   breadcrumbs (`heading_path_at`);
@@ -26,6 +27,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "documents": ("DocumentError", "load_document"),
     "markdown": ("blocks_for", "parse_markdown"),
     "html": ("html_to_markdown",),
+    "pdf": ("PdfError", "pdf_to_markdown"),
     "tokens": ("Tokenizer", "get_tokenizer"),
     "headings": ("Heading", "heading_path_at"),
     "sentences": ("pack_sentences", "sentence_spans"),

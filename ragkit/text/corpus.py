@@ -17,8 +17,8 @@ from typing import Any, Iterable
 
 from ..files import shown
 from ..types import Document
-from .documents import (CODE_SUFFIXES, HTML_SUFFIXES, MARKDOWN_SUFFIXES, SIDECAR, TEXT_SUFFIXES,
-                        CsvQuoteError, DocumentError, csv_table, date_problem, decode_text,
+from .documents import (CODE_SUFFIXES, HTML_SUFFIXES, MARKDOWN_SUFFIXES, PDF_SUFFIXES, SIDECAR,
+                        TEXT_SUFFIXES, CsvQuoteError, DocumentError, csv_table, date_problem, decode_text,
                         load_document, normalize_newlines)
 
 
@@ -122,7 +122,7 @@ class Corpus:
     """Documents loaded from a folder, plus the per-file errors met on the way.
 
     `errors` are files (or sidecar rows) that were skipped, each ``path:line: reason``;
-    `ignored` are files of types ragkit does not read (e.g. ``.pdf``), for information;
+    `ignored` are files of types ragkit does not read (e.g. ``.docx``), for information;
     `skipped` are the files left out by rule (`Skipped`: a README, hidden and backup files,
     second paths to a file already read); `inputs` every file the load read or considered
     reading (all but `ignored`), which no output may overwrite."""
@@ -354,7 +354,7 @@ def load_corpus(folder: str | Path, strict: bool = True,
     if not folder.is_dir():
         raise DocumentError(f"{shown(folder)}: not a folder")
     allowed = set(suffixes) if suffixes else (MARKDOWN_SUFFIXES | TEXT_SUFFIXES | CODE_SUFFIXES
-                                              | HTML_SUFFIXES)
+                                              | HTML_SUFFIXES | PDF_SUFFIXES)
     sidecar, errors = _read_sidecar(folder)
     all_files, walk_errors, skipped = _walk(folder, include_hidden)
     errors.extend(walk_errors)

@@ -30,6 +30,7 @@ TEXT_SUFFIXES = {".txt", ".text", ".rst"}
 CODE_SUFFIXES = {".py", ".ts", ".js", ".go", ".java", ".rs", ".c", ".cpp", ".h", ".rb", ".sh",
                  ".tsx"}
 HTML_SUFFIXES = {".html", ".htm"}
+PDF_SUFFIXES = {".pdf"}
 SIDECAR = "metadata.csv"
 
 
@@ -335,6 +336,8 @@ def _format_of(path: Path) -> str:
         return "code"
     if suffix in HTML_SUFFIXES:
         return "html"
+    if suffix in PDF_SUFFIXES:
+        return "pdf"
     return "text"
 
 
@@ -353,19 +356,23 @@ def load_document(path: str | Path, metadata: dict[str, Any] | None = None,
     path = Path(path)
     where = shown(path)  # in messages: a newline or a terminal code in the name escaped
     fmt = _format_of(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DocumentError(f"{where}:1: cannot be read ({e.strerror or e})") from None
-    text = normalize_newlines(_decode(data, where))
     meta: dict[str, Any] = {}
     line_offset = 0
+    if fmt == "pdf":
+        text, meta = _read_pdf(path, where)
+    else:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise DocumentError(f"{where}:1: cannot be read ({e.strerror or e})") from None
+        text = normalize_newlines(_decode(data, where))
     if fmt == "markdown":
         meta, text, line_offset = split_front_matter(text, where)
     if fmt == "html":
         from .html import html_to_markdown
 
         text = html_to_markdown(text, where)
+    if fmt in ("html", "pdf"):
         fmt = "markdown"
     if not text.strip():
         raise DocumentError(f"{where}:1: the document is empty (no text after any front matter)")
@@ -379,6 +386,25 @@ def load_document(path: str | Path, metadata: dict[str, Any] | None = None,
     meta["format"] = fmt
     meta["doc_id"] = ident
     return Document(id=ident, text=text, metadata=meta, path=str(path), line_offset=line_offset)
+
+
+def _read_pdf(path: Path, where: str) -> tuple[str, dict[str, Any]]:
+    """(Markdown text, metadata with each page's span) of a PDF (`ragkit.text.pdf`)."""
+    from .pdf import PdfError, pdf_to_markdown
+
+    if not path.is_file():
+        raise DocumentError(f"{where}:1: cannot be read (not a file)")
+    try:
+        got = pdf_to_markdown(path)
+    except PdfError as e:
+        raise DocumentError(str(e).replace(str(path), where, 1)) from None
+    except OSError as e:
+        raise DocumentError(f"{where}:1: cannot be read ({e.strerror or e})") from None
+    # the title is the file's name: a PDF's first heading is often a cover line
+    meta = {"title": path.stem.replace("_", " "), "source_format": "pdf", "pages": [list(p) for p in got.pages],
+            "pages_without_text": got.pages_without_text, "tables": got.tables,
+            "continued_tables": got.continued_tables}
+    return got.text, meta
 
 
 def _guess_title(text: str, path: Path) -> str:

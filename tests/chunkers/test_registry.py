@@ -21,7 +21,8 @@ from ragkit.text import load_corpus
 from ragkit.types import Document, check_chunks
 
 # chunkers that promise no cap, and why (anything else must declare one)
-NO_CAP = {"sentences": "keeps a sentence longer than its size whole"}
+NO_CAP = {"sentences": "keeps a sentence longer than its size whole",
+          "pages": "a page is one chunk, however long"}
 EMBEDDING = {"semantic", "cluster_semantic"}  # hypothesis gives them a lexical embedder (speed)
 EXAMPLES = min(get_settings().hypothesis_examples, 40)
 
