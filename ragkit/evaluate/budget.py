@@ -6,8 +6,9 @@ with hits in rank order. Overlapping hits are merged (a parent and its child cou
 hit's prefix (breadcrumb, preamble) counts against the budget; the last hit is cut at the
 budget. On that context, per query (`budget_scores`): recall@B, precision@B, IoU@B (on body
 characters, each counted once), pass@B (share of gold units wholly in the context, whitespace
-ignored) and hit@B (1 when every gold unit is). Strategies compare at equal B (`BUDGETS`), not
-at equal k.
+ignored) and hit@B (1 when every gold unit is). For paged documents (PDFs), page_hit@B
+(`page_hit`): 1 when the context holds text from a page a gold unit lies on, the right page
+found whatever the span. Strategies compare at equal B (`BUDGETS`), not at equal k.
 """
 
 from __future__ import annotations
@@ -165,3 +166,24 @@ def budget_scores(query: Query, packed: Packed, texts: Mapping[str, str] | None 
     out["hit"] = float(all(whole)) if whole else 0.0
     out["tokens"] = float(packed.tokens)
     return out
+
+
+def page_hit(query: Query, packed: Packed, pages: Mapping[str, Sequence[Sequence[int]]]
+             ) -> float:
+    """1.0 when the context holds a character of a page that a gold unit lies on (an
+    evidence page), else 0.0; `pages` maps a document id to its ``(start, end, number)`` page
+    spans. Copies of the gold's text count too (`ragkit.evaluate.copies`).
+
+    >>> q = Query("q", "?", (Span("d", 12, 14),))
+    >>> pages = {"d": [(0, 10, 1), (11, 20, 2)]}
+    >>> page_hit(q, Packed((("d", 15, 18),), 3, 1, False, False), pages)
+    1.0
+    >>> page_hit(q, Packed((("d", 0, 9),), 3, 1, False, False), pages)
+    0.0
+    """
+    wanted = [(g.doc_id, g.start, g.end) for g in query.gold]
+    wanted += [(c.doc_id, c.start, c.end) for c in query.copies]
+    evidence = {(d, s, e) for d, gs, ge in wanted for s, e, _ in pages.get(d, ())
+                if s < ge and gs < e or (gs == ge and s <= gs < e)}
+    return float(any(d == pd and s < pe and ps < e
+                     for d, s, e in packed.spans for pd, ps, pe in evidence))

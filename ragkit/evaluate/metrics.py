@@ -51,7 +51,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..types import Chunk, Query, Span
-from .budget import budget_scores, pack_contexts
+from .budget import budget_scores, pack_contexts, page_hit
 from .copies import copy_spans, onto_gold
 from .spans import (Range, _span_scores, covered_fraction, intersect, overlaps, precision_omega,
                     subtract, total, union)
@@ -203,15 +203,17 @@ def rank_metrics(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[C
 def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[tuple[Chunk, float]]],
                        all_chunks: Sequence[Chunk], k: int = 5, omega: bool = True,
                        texts: Mapping[str, str] | None = None,
-                       budgets: Sequence[int] = (), count: Callable[[str], int] | None = None):
+                       budgets: Sequence[int] = (), count: Callable[[str], int] | None = None,
+                       pages: Mapping[str, Sequence[Sequence[int]]] | None = None):
     """Per-query metrics (a DataFrame) and their means (a dict) for the answerable queries.
 
     `ranked` maps a query id to its ranked (chunk, score) pairs, at least k of them (and enough
     to fill the largest of `budgets`). Fixed-k metrics come from the top k; for each budget B
     the columns ``recall@B<B>``, ``precision@B<B>``, ``iou@B<B>``, ``pass@B<B>``, ``hit@B<B>``
     and ``tokens@B<B>`` come from `pack_context` (tokens counted by `count`, the reference
-    tokenizer by default). Queries without gold (refusals) are left out here; see
-    `refusal_scores`.
+    tokenizer by default). With `pages` (document id -> page spans, for PDFs), also
+    ``page_hit@B<B>`` (`ragkit.evaluate.budget.page_hit`). Queries without gold (refusals) are
+    left out here; see `refusal_scores`.
     """
     import pandas as pd
 
@@ -230,6 +232,8 @@ def evaluate_retrieval(queries: Sequence[Query], ranked: Mapping[str, Sequence[t
             pack_contexts(chunks, budgets, count)
         for b in budgets:
             row.update({f"{m}@B{b}": v for m, v in budget_scores(q, packs[b], texts).items()})
+            if pages:
+                row[f"page_hit@B{b}"] = page_hit(q, packs[b], pages)
         rows.append(row)
     df = pd.DataFrame(rows)
     means = {m: float(df[m].mean()) for m in df.columns if m not in ("query_id", "type")} \

@@ -11,6 +11,8 @@ one is then read off the other. Here questions are first *grouped*:
 - questions whose gold texts are identical are one group: a question joins every question
   whose gold overlaps a copy of its own gold's text (`Query.copies`, `ragkit.evaluate.copies`),
   so a passage the corpus holds twice is never tuned on in one copy and quoted in the other;
+- questions that name one group (``Query.metadata["group"]``; FinanceBench: the company, so
+  every filing of one company lies on one side) are one group;
 - in a benchmark with at least `MIN_DOCUMENTS` documents, questions that touch one document
   are one group (a multi-document question joins its documents' groups);
 - in a benchmark with fewer documents (Chroma's five corpora, one document each), each
@@ -25,7 +27,7 @@ then in the order of the sha256 of their first question id: deterministic, seed-
 close to half and half.
 Questions without gold (refusals) are groups of one.
 
-The assignment for the course's three benchmarks is committed in ``results/splits.json``
+The assignment for the course's four benchmarks is committed in ``results/splits.json``
 (`write_splits`, ``ragkit bench splits``); `split_of` reads it, so boards and the README use
 the halves the benches tuned on without loading a benchmark.
 """
@@ -45,7 +47,7 @@ MIN_DOCUMENTS = 20  # below this, a document is too large a share to be one grou
 BLOCKS = 4  # contiguous blocks per document when documents are not groups
 SPLITS_FILE = Path(__file__).resolve().parents[2] / "results" / "splits.json"
 RULE = (f"grouped: questions sharing a gold unit (overlapping gold) or a gold text (one's gold "
-        f"overlaps a copy of the other's) are one group; with >= {MIN_DOCUMENTS} documents, "
+        f"overlaps a copy of the other's) or a named group (a company) are one group; with >= {MIN_DOCUMENTS} documents, "
         f"questions sharing a document are one group, otherwise each document is cut into "
         f"{BLOCKS} contiguous blocks (a group placed at its largest gold span) that alternate "
         "sides; groups go to the smaller side, largest first, then in sha256 order of their "
@@ -98,6 +100,15 @@ def _gold_texts(queries: Sequence[Query], groups: _Groups) -> None:
             for s, e, j in spans.get(cp.doc_id, ()):
                 if s < cp.end and cp.start < e:
                     groups.join(i, j)
+
+
+def _named_groups(queries: Sequence[Query], groups: _Groups) -> None:
+    """Join questions that name the same ``metadata["group"]`` (FinanceBench's company)."""
+    first: dict[str, int] = {}
+    for i, q in enumerate(queries):
+        name = q.metadata.get("group")
+        if name is not None:
+            groups.join(first.setdefault(str(name), i), i)
 
 
 def _place(queries: Sequence[Query], members: Sequence[int]) -> tuple[str, int]:
@@ -165,6 +176,7 @@ def grouped_split(benchmark: str, queries: Sequence[Query], n_documents: int) ->
     groups = _Groups(len(queries))
     _gold_units(queries, groups)
     _gold_texts(queries, groups)
+    _named_groups(queries, groups)
     side: dict[str, str] = {}
     if n_documents >= MIN_DOCUMENTS:
         owner: dict[str, int] = {}
@@ -197,7 +209,8 @@ def grouped_split(benchmark: str, queries: Sequence[Query], n_documents: int) ->
 def leaks(queries: Sequence[Query], side: Mapping[str, str], n_documents: int
           ) -> list[str]:
     """What the two halves share: gold units (any two overlapping gold spans on both sides),
-    gold texts (a question's gold overlapping a copy of another's gold on the other side) and,
+    gold texts (a question's gold overlapping a copy of another's gold on the other side), named
+    groups (``metadata["group"]``) and,
     with at least `MIN_DOCUMENTS` documents, documents. Empty for a clean split."""
     out = []
     spans = sorted((g.doc_id, g.start, g.end, q.id) for q in queries for g in q.gold)
@@ -215,6 +228,11 @@ def leaks(queries: Sequence[Query], side: Mapping[str, str], n_documents: int
             out += [f"gold text of {q.id} at {cp.doc_id}[{cp.start}:{cp.end}], gold of {other}"
                     for s, e, other in by_doc.get(cp.doc_id, ())
                     if s < cp.end and cp.start < e and side[other] != side[q.id]]
+    named: dict[str, set[str]] = {}
+    for q in queries:
+        if q.metadata.get("group") is not None:
+            named.setdefault(str(q.metadata["group"]), set()).add(side[q.id])
+    out += [f"group {g} on both sides" for g, s in sorted(named.items()) if len(s) > 1]
     if n_documents >= MIN_DOCUMENTS:
         where: dict[str, set[str]] = {}
         for q in queries:
@@ -229,12 +247,18 @@ def splits_for(benchmarks: Iterable[Any]) -> dict[str, Split]:
     return {b.name: grouped_split(b.name, b.queries, len(b.documents)) for b in benchmarks}
 
 
-def write_splits(splits: Mapping[str, Split], path: Path = SPLITS_FILE) -> Path:
+def write_splits(splits: Mapping[str, Split], path: Path = SPLITS_FILE,
+                 keep: Iterable[str] = ()) -> Path:
+    """Write `splits` to `path`; the benchmarks named in `keep` keep their entries there."""
     import json
 
     from ..cache import atomic_write_bytes
 
-    data = {name: s.to_json() for name, s in sorted(splits.items())}
+    kept = set(keep)
+    saved = json.loads(path.read_text(encoding="utf-8")) if kept and path.exists() else {}
+    data = {name: v for name, v in saved.items() if name in kept}
+    data.update({name: s.to_json() for name, s in sorted(splits.items())})
+    data = dict(sorted(data.items()))
     atomic_write_bytes(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
     load_splits.cache_clear()
     return path
@@ -257,14 +281,14 @@ def load_splits(path: Path = SPLITS_FILE) -> dict[str, str]:
 
 
 def split_of(query_id: str, path: Path = SPLITS_FILE) -> str:
-    """'tune' or 'held-out' for a question of the course corpus, Chroma's set or Anthropic's
-    set, from the committed grouped split.
+    """'tune' or 'held-out' for a question of the course corpus, Chroma's, Anthropic's or
+    FinanceBench's set, from the committed grouped split.
 
     >>> split_of("chroma-000") in SIDES
     True
     """
     side = load_splits(path).get(query_id)
     if side is None:
-        raise KeyError(f"{query_id}: not in {path}; splits cover the course corpus, Chroma's "
-                       "and Anthropic's questions (ragkit bench splits)")
+        raise KeyError(f"{query_id}: not in {path}; splits cover the course corpus, Chroma's, "
+                       "Anthropic's and FinanceBench's questions (ragkit bench splits)")
     return side

@@ -196,8 +196,9 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     by_id = {q.id: h for q, h in zip(queries, hits)}
     ranked = {qid: [(h.chunk, h.score) for h in hs] for qid, hs in by_id.items()}
     texts = {d.id: d.text for d in bench.documents}
+    pages = {d.id: d.metadata["pages"] for d in bench.documents if d.metadata.get("pages")}
     per_query, means = evaluate_retrieval(queries, ranked, chunks, k=k, omega=omega,
-                                          texts=texts, budgets=budgets)
+                                          texts=texts, budgets=budgets, pages=pages or None)
     returned = [h.chunk for hs in hits for h in hs[:k]]
     means["n_chunks"] = float(len(chunks))
     means["mean_chunk_chars"] = float(sum(c.end - c.start for c in chunks) / len(chunks))

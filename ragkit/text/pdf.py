@@ -40,6 +40,11 @@ from pathlib import Path
 _FIGURE = re.compile(r"^[\s$€£(]*[-−–—]?[\d.,]*\d[\d.,]*\s*%?\)?\s*$|^\s*[-−–—]+\s*$")
 
 
+# the extraction's version: part of the key of every cached extraction (bump it when the
+# Markdown a PDF becomes changes)
+PDF_FORMAT = 1
+
+
 class PdfError(ValueError):
     """A PDF that cannot be turned into text; the message is one line naming the file."""
 

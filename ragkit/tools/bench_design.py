@@ -1,6 +1,7 @@
 """``ragkit bench design``: the runs the experiment design compares, one factor at a time.
 
     ragkit bench design [--benchmarks course,chroma,anthropic] [--rerank course] [--smoke]
+    ragkit bench design --benchmarks financebench [--financebench-chars 5000000]
     ragkit bench design --costs            # chunking time, index size, query latency
     ragkit bench design --steps            # the stack built one change at a time
     ragkit bench design --second-encoder   # EmbeddingGemma, on --benchmarks (all three by default)
@@ -36,14 +37,37 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from .common import add_smoke, names, run_script
+from .common import add_smoke, bounded, names, run_script
 
 BENCHMARKS = ("course", "chroma", "anthropic")
+ALL_BENCHMARKS = (*BENCHMARKS, "financebench")  # FinanceBench's PDFs: ask for it by name
+
+
+def load_bench(name: str, smoke: bool = False, financebench_chars: int | None = None):
+    """The benchmark in the smoke or full profile; FinanceBench cut to whole companies within
+    `financebench_chars` characters of filings when given (`company_sample`)."""
+    from ..evaluate.benchmarks import load
+
+    bench = load(name).for_profile("smoke" if smoke else "full")
+    if name == "financebench" and financebench_chars:
+        from ..evaluate.financebench import company_sample
+
+        bench = company_sample(bench, financebench_chars)
+    return bench
+
+
+def sample_flags(bench) -> list[str]:
+    """What a row must say when its benchmark is a sample of FinanceBench's filings."""
+    info = bench.info
+    if "sample_chars" not in info:
+        return []
+    return [f"sample:{len(bench.documents)} filings of {len(info['sample_companies'])} "
+            f"companies ({info['sample_text_chars']:,} chars, sha256 order of the company), "
+            f"{len(bench.queries)} questions"]
 
 
 def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (),
-               smoke: bool = False) -> list:
-    from ..evaluate.benchmarks import load
+               smoke: bool = False, financebench_chars: int | None = None) -> list:
     from ..experiments.design import (BUDGETS, CANDIDATES, Config, load_runs, ragkit_chunker,
                                       simple_baselines)
     from ..experiments.title import print_effects
@@ -55,9 +79,10 @@ def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (
     emb = Embedder()
     rec = Recorder("bench_design")
     for name in benchmarks:
-        bench = load(name).for_profile("smoke" if smoke else "full")
+        bench = load_bench(name, smoke, financebench_chars)
         print(f"\n== {name}: {len(bench.documents)} documents, {len(bench.queries)} questions")
-        chunkers = [*simple_baselines(), ragkit_chunker()]
+        paged = any(d.metadata.get("pages") for d in bench.documents)
+        chunkers = [*simple_baselines(paged), ragkit_chunker()]
         for chunker in chunkers:
             chunks = chunker.chunk_all(bench.documents, progress=True)
             simple = chunker is not chunkers[-1]
@@ -76,6 +101,7 @@ def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (
                 cfg = Config(chunker.label, first, reranker, emb.name, simple)
                 out = run_experiment(bench, chunker, emb, k=5, chunks=chunks,
                                      retriever=retriever, budgets=BUDGETS, label=cfg.label)
+                out.flags = [*out.flags, *sample_flags(bench)]
                 out.record(rec, experiment="design", embedder=emb.name, k=5,
                            **cfg.params())
                 print(f"  {cfg.label}: recall@B1024 {100 * out.means['recall@B1024']:.1f}")
@@ -159,6 +185,7 @@ def run_second_encoder(benchmarks: Sequence[str], all_chunkers: bool = False) ->
                 retriever = "dense" if first == "dense" else stack_retriever(chunks, emb)
                 out = run_experiment(bench, chunker, emb, k=5, chunks=chunks,
                                      retriever=retriever, budgets=BUDGETS, label=cfg.label)
+                out.flags = [*out.flags, *sample_flags(bench)]
                 out.record(rec, experiment="design", embedder=emb.name, k=5, **cfg.params())
                 print(f"  {name} {cfg.label} ({emb.name}): recall@B1024 "
                       f"{100 * out.means['recall@B1024']:.1f}")
@@ -206,8 +233,13 @@ def run_steps(benchmarks: Sequence[str]) -> list:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--benchmarks", type=names(BENCHMARKS, "benchmark(s)"),
-                   default=",".join(BENCHMARKS), help="comma-separated: course, chroma, anthropic")
+    p.add_argument("--benchmarks", type=names(ALL_BENCHMARKS, "benchmark(s)"),
+                   default=",".join(BENCHMARKS),
+                   help="comma-separated: course, chroma, anthropic (the default), financebench")
+    p.add_argument("--financebench-chars", type=bounded(1, 10**9), default=None, metavar="N",
+                   help="FinanceBench: whole companies' filings within N characters "
+                        "(sha256 order of the company; all 74 filings, 34 M characters, "
+                        "by default)")
     p.add_argument("--rerank", type=names(BENCHMARKS, "benchmark(s)"), default="",
                    help="benchmarks on which the router's stack is also run with the "
                         "cross-encoder (comma-separated; none by default)")
@@ -242,7 +274,8 @@ def run_args(args: argparse.Namespace) -> list:
         raise SystemExit("ragkit bench design: --all-chunkers goes with --second-encoder")
     if args.second_encoder:
         return run_second_encoder(args.benchmarks, args.all_chunkers)
-    return run_design(args.benchmarks, args.rerank, smoke=args.smoke)
+    return run_design(args.benchmarks, args.rerank, smoke=args.smoke,
+                      financebench_chars=args.financebench_chars)
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit bench design") -> int:
