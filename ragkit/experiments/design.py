@@ -172,6 +172,14 @@ def _best(candidates: Sequence[Run], metric: Metric, half: str) -> Run:
                           ties=lambda r: r.config.chunker, half=half)
 
 
+PAGED_BENCHMARKS = ("financebench",)  # PDFs: the page chunker is a baseline there
+
+
+def baseline_labels(benchmark: str) -> list[str]:
+    """The labels of the simple baselines a chunker on `benchmark` is compared with."""
+    return [c.label for c in simple_baselines(benchmark in PAGED_BENCHMARKS)]
+
+
 def best_baseline(runs: Iterable[Run], treated: Run, budget: int,
                   chosen_on: str = "tune") -> tuple[Run | None, list[str]]:
     """The simple baseline with the highest mean recall@B on `chosen_on`, among the runs with
@@ -179,7 +187,7 @@ def best_baseline(runs: Iterable[Run], treated: Run, budget: int,
     that were not measured under those conditions (the pick is then of an incomplete set)."""
     same = [r for r in runs if r.config.simple and r.benchmark == treated.benchmark
             and r.config.held("chunker") == treated.config.held("chunker")]
-    wanted = [c.label for c in simple_baselines()]
+    wanted = baseline_labels(treated.benchmark)
     missing = [w for w in wanted if w not in {r.config.chunker for r in same}]
     if not same:
         return None, missing
@@ -217,7 +225,8 @@ def effects(runs: Sequence[Run], budgets: Sequence[int] = BUDGETS, split: str = 
             best, missing = best_baseline(runs, t, b, chosen_on)
             if best is None:
                 continue
-            note = (f"best of {7 - len(missing)} simple baselines by recall@B{b} on the "
+            wanted = len(baseline_labels(t.benchmark))
+            note = (f"best of {wanted - len(missing)} simple baselines by recall@B{b} on the "
                     f"{chosen_on} half: {best.config.chunker}")
             if missing:
                 note += f"; not measured: {', '.join(missing)}"

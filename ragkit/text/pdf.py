@@ -42,7 +42,7 @@ _FIGURE = re.compile(r"^[\s$€£(]*[-−–—]?[\d.,]*\d[\d.,]*\s*%?\)?\s*$|^\
 
 # the extraction's version: part of the key of every cached extraction (bump it when the
 # Markdown a PDF becomes changes)
-PDF_FORMAT = 1
+PDF_FORMAT = 2
 
 
 class PdfError(ValueError):
@@ -171,9 +171,16 @@ _CURRENCY = {"$", "€", "£", "US$"}
 
 
 def _merge_currency(line: Line) -> list[tuple[str, float, float]]:
-    """The line's cells with a currency sign that stands alone joined to the figure after it."""
+    """The line's cells with a currency sign that stands alone, or closes a cell, joined to the
+    figure after it."""
     out: list[tuple[str, float, float]] = []
+    carry = ""
     for text, left, right in line.cells:
+        if carry:  # the sign that closed the cell before opens this one
+            text, carry = f"{carry} {text}", ""
+        sign = text.rsplit(" ", 1)[-1] if " " in text else ""
+        if sign in _CURRENCY:
+            text, carry = text[:-len(sign)].rstrip(), sign
         if out and out[-1][0] in _CURRENCY:
             sign, sleft, _ = out.pop()
             out.append((f"{sign} {text}", sleft, right))
@@ -215,6 +222,13 @@ def _table_markdown(rows: list[Line]) -> str:
     return "\n".join(md)
 
 
+def _is_header(line: Line, first: Line) -> bool:
+    """A line just above a table that names its columns: two or more cells, no figures, and
+    no more cells than the table's first row has."""
+    return 2 <= len(line.cells) <= max(2, len(first.cells)) and not line.figures \
+        and not _FIGURE.match(line.cells[0][0])
+
+
 def _is_row(line: Line) -> bool:
     return len(line.cells) >= 2 and line.figures > 0
 
@@ -249,12 +263,16 @@ def _blocks(lines: list[Line], body_size: float, heading_sizes: list[float]) -> 
         line = lines[i]
         end = _table_end(lines, i)
         if end > i:
+            rows = lines[i:end]
+            if para and _is_header(para[-1], rows[0]):  # column names without figures
+                rows = [para.pop(), *rows]
             flush()
-            out.append(_table_markdown(lines[i:end]))
+            out.append(_table_markdown(rows))
             i = end
             continue
         words = len(line.text.split())
-        if words <= 14 and line.size >= body_size * 1.15 and not line.text.endswith("."):
+        sentence = line.text.endswith(".") and words > 4  # "Acme, Inc." is a title
+        if words <= 14 and line.size >= body_size * 1.15 and not sentence:
             level = 1 + min(2, next((k for k, s in enumerate(heading_sizes)
                                      if line.size >= s - 0.01), 2))
             flush()
