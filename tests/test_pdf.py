@@ -205,3 +205,21 @@ def test_a_page_without_text_is_counted_and_a_long_pdf_is_read_whole(tmp_path):
     s, e, n = doc.metadata["pages"][1999]
     assert (doc.text[s:e], n) == ("Page 2000 says one thing.", 2000)
     assert [c.metadata["pages"] for c in PageChunker().chunk(doc)][-1] == [2000, 2000]
+
+
+def test_a_quote_of_a_table_row_as_the_page_shows_it_anchors_in_a_pdf(doc, tmp_path):
+    """A reader quotes a row's cells with spaces between them; the PDF's Markdown has pipes."""
+    from ragkit.evaluate.golden import check_questions
+
+    golden = tmp_path / "q.jsonl"
+    golden.write_text(
+        '{"id": "q1", "question": "Line 27 in 2022?", "evidence": [{"doc_id": "report", '
+        '"quote": "Line item number 27 of the statement 1,999 1,683 1,097"}]}\n'
+        '{"id": "q2", "question": "Nowhere?", "evidence": [{"doc_id": "report", '
+        '"quote": "Line item number 27 of the statement 9,999"}]}\n', encoding="utf-8")
+    records, problems = check_questions(golden, {"report": doc})
+    assert [r["id"] for r in records] == ["q1"]
+    (g,) = records[0]["evidence"]
+    assert doc.text[g["start"]:g["end"]] == ("Line item number 27 of the statement | 1,999 | "
+                                             "1,683 | 1,097")
+    assert len(problems) == 1 and "quote not found" in str(problems[0])

@@ -25,9 +25,7 @@ and checked against `ragkit.evaluate.financebench_pins`.
 
 from __future__ import annotations
 
-import bisect
 import json
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -35,51 +33,13 @@ from typing import Any
 from ..cache import atomic_write_text
 from ..config import get_settings
 from ..text.documents import data_lines
+from ..text.locate import Letters
 from ..types import Document, Query, Span
 from .financebench_pins import FINANCEBENCH_COMMIT, PDF_BLOBS, QUESTIONS_SHA256
 from .sources import Benchmark, BenchmarkUnavailable, fetch
 
 _URL = f"https://raw.githubusercontent.com/patronus-ai/financebench/{FINANCEBENCH_COMMIT}/"
 QUESTIONS = "financebench/data/financebench_open_source.jsonl"
-_WORD = re.compile(r"[^\W_]+")
-
-
-class Letters:
-    """A text's letters and digits, lower-cased, in one string, with a map back to offsets."""
-
-    def __init__(self, text: str) -> None:
-        runs = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
-        self.stream = "".join(r for _, r in runs)
-        self.run_at = [0]
-        for _, r in runs:
-            self.run_at.append(self.run_at[-1] + len(r))
-        self.starts = [s for s, _ in runs]
-
-    def offset(self, i: int) -> int:
-        """Offset in the text of the stream's i-th character."""
-        k = bisect.bisect_right(self.run_at, i) - 1
-        return self.starts[k] + (i - self.run_at[k])
-
-    def find_all(self, quote: str, text: str) -> list[tuple[int, int]]:
-        """Every span of `text` (the text this was built from) whose letters and digits are
-        `quote`'s, widened over the punctuation that opens and closes the quote (``(1,373)``,
-        ``$ 5``, ``12.5%``) where the text has it too."""
-        words = list(_WORD.finditer(quote))
-        if not words:
-            return []
-        want = "".join(m.group().lower() for m in words)
-        lead = re.sub(r"\s+", "", quote[:words[0].start()])
-        tail = re.sub(r"\s+", "", quote[words[-1].end():])
-        out, at = [], self.stream.find(want)
-        while at != -1:
-            start, end = self.offset(at), self.offset(at + len(want) - 1) + 1
-            if lead and text[max(0, start - len(lead)):start] == lead:
-                start -= len(lead)
-            if tail and text[end:end + len(tail)] == tail:
-                end += len(tail)
-            out.append((start, end))
-            at = self.stream.find(want, at + 1)
-        return out
 
 
 def anchor(doc: Document, letters: Letters, evidence: str, page: int

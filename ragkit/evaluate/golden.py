@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..files import shown
-from ..text.locate import closest, locate, nfc
+from ..text.locate import closest, locate, locate_letters, nfc
 from ..types import Document, Query, Span, merge_gold
 from .questions import GoldenError, Problem, parse_records, question_id, read_records
 
@@ -178,11 +178,16 @@ def _span_evidence(ev: Mapping[str, Any], where: str, docs: Mapping[str, Documen
 def _quote_evidence(where: str, docs: Mapping[str, Document], doc_id: str | None,
                     quote: str | None) -> dict[str, Any] | str:
     """Evidence given as a quote: found once (`locate`) in its document, or in any document
-    when it names none; a quote found nowhere, or more than once, is never guessed."""
+    when it names none; in a PDF, a quote not found so is looked for by its letters and digits
+    (`locate_letters`: the cells of a table row quoted without the pipes between them). A
+    quote found nowhere, or more than once, is never guessed."""
     if not (quote or "").strip():
         return f"{where}evidence without a quote (or a span)"
     candidates = [docs[doc_id]] if doc_id else list(docs.values())
     found = [(d.id, s, e) for d in candidates for s, e in locate(d.text, quote)]
+    if not found:  # a PDF's Markdown puts pipes between the cells a reader quotes
+        found = [(d.id, s, e) for d in candidates if d.metadata.get("source_format") == "pdf"
+                 for s, e in locate_letters(d.text, quote)]
     if len(found) == 1:
         d, s, e = found[0]
         return {"doc_id": d, "start": s, "end": e, "quote": docs[d].text[s:e]}

@@ -11,6 +11,7 @@
 - `answers`: which local model may answer (read from ``ragkit bench answer-floor``) and a
   refusal threshold's held-out balanced accuracy, as sentences;
 - `explain`: one question looked into: where the gold sits, how it was cut, what came back;
+- `pdf_lesson`: notebook 10's table question per chunker and FinanceBench's board;
 - `tables`, `plots`: plain-text tables and the course's figures;
 - `published`: the published numbers the course re-measures;
 - `course`: the course map drawn by notebook 00 (`STAGES`).
@@ -37,6 +38,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "tables": ("markdown_table", "save_page", "save_table", "shown_path", "text_table"),
     "plots": ("bars", "cost_fit", "lines", "pipeline_diagram", "ranked_intervals"),
     "stack_lesson": ("fusion_table", "pick", "ranked_within", "stack_parts", "walkthrough"),
+    "pdf_lesson": ("board", "header_row", "table_cuts"),
     "published": ("ANTHROPIC_PUBLISHED", "CHROMA_PUBLISHED", "chroma_best"),
     "course": ("STAGES",),
 }

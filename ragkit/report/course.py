@@ -15,8 +15,8 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("documents", "ragkit.text.documents", ("03", "08"),
-          "metadata (03), your own files (08)"),
+    Stage("documents", "ragkit.text.documents", ("03", "08", "10"),
+          "metadata (03), your own files (08), PDFs with tables and pages (10)"),
     Stage("blocks", "ragkit.text.documents", ("02",),
           "headings, tables, lists parsed with offsets (02)"),
     Stage("chunks", "ragkit.chunkers", ("01", "02", "06"),

@@ -27,7 +27,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "documents": ("DocumentError", "load_document"),
     "markdown": ("blocks_for", "parse_markdown"),
     "html": ("html_to_markdown",),
-    "pdf": ("PdfError", "pdf_to_markdown"),
+    "pdf": ("PdfError", "pdf_to_markdown", "plain_pages"),
     "tokens": ("Tokenizer", "get_tokenizer"),
     "headings": ("Heading", "heading_path_at"),
     "sentences": ("pack_sentences", "sentence_spans"),

@@ -6,7 +6,8 @@ chunkers whose third-party splitters do not report offsets find their pieces wit
 (`ragkit.chunkers.baselines`). It finds the quote exactly first, then ignoring differences in
 whitespace: one rule, with one documented switch (`dropped_spaces`) for splitters that re-join
 their text and drop the whitespace between two words. `closest` names the nearest candidates
-for a quote not found.
+for a quote not found. `locate_letters` is the looser search for text a converter wrote (a PDF's
+Markdown, `ragkit.text.pdf`): the quote's letters and digits in order, whatever lies between.
 
 Unicode: quotes are compared in NFC (`nfc`), so "é" typed as one character or as "e" and a
 combining accent is one string. Documents keep their text exactly as read, and `locate` finds
@@ -21,6 +22,7 @@ map back to the original characters.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 import unicodedata
@@ -112,3 +114,51 @@ def closest(text: str, quote: str, n: int = 2) -> list[str]:
     """Sentences of `text` most similar to `quote` (for error messages)."""
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
     return difflib.get_close_matches(quote.strip(), sentences, n=n, cutoff=0.3)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+class Letters:
+    """A text's letters and digits, lower-cased, in one string, with a map back to offsets."""
+
+    def __init__(self, text: str) -> None:
+        runs = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
+        self.stream = "".join(r for _, r in runs)
+        self.run_at = [0]
+        for _, r in runs:
+            self.run_at.append(self.run_at[-1] + len(r))
+        self.starts = [s for s, _ in runs]
+
+    def offset(self, i: int) -> int:
+        """Offset in the text of the stream's i-th character."""
+        k = bisect.bisect_right(self.run_at, i) - 1
+        return self.starts[k] + (i - self.run_at[k])
+
+    def find_all(self, quote: str, text: str) -> list[tuple[int, int]]:
+        """Every span of `text` (the text this was built from) whose letters and digits are
+        `quote`'s, widened over the punctuation that opens and closes the quote (``(1,373)``,
+        ``$ 5``, ``12.5%``) where the text has it too."""
+        words = list(_WORD.finditer(quote))
+        if not words:
+            return []
+        want = "".join(m.group().lower() for m in words)
+        lead = re.sub(r"\s+", "", quote[:words[0].start()])
+        tail = re.sub(r"\s+", "", quote[words[-1].end():])
+        out, at = [], self.stream.find(want)
+        while at != -1:
+            start, end = self.offset(at), self.offset(at + len(want) - 1) + 1
+            if lead and text[max(0, start - len(lead)):start] == lead:
+                start -= len(lead)
+            if tail and text[end:end + len(tail)] == tail:
+                end += len(tail)
+            out.append((start, end))
+            at = self.stream.find(want, at + 1)
+        return out
+
+
+def locate_letters(text: str, quote: str) -> list[tuple[int, int]]:
+    """Every span of `text` whose letters and digits are `quote`'s, in order (`Letters`): for
+    text that a converter wrote (a PDF's Markdown, whose table cells sit between pipes), where
+    a reader quotes what the page shows."""
+    return Letters(text).find_all(quote, text)

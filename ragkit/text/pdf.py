@@ -290,6 +290,22 @@ def _blocks(lines: list[Line], body_size: float, heading_sizes: list[float]) -> 
     return [b for b in out if b.strip()]
 
 
+def plain_pages(path: str | Path) -> list[str]:
+    """Each page's text as PDFium lays it out, one line per line and nothing more: what an
+    ingestion pipeline that only "extracts the text" hands on (no table, no heading). The
+    course sets it beside `pdf_to_markdown`'s reading of the same pages."""
+    pdf = _open(Path(path))
+    try:
+        out = []
+        for i in range(len(pdf)):
+            tp = pdf[i].get_textpage()
+            out.append(tp.get_text_range().replace("\r\n", "\n"))
+            tp.close()
+        return out
+    finally:
+        pdf.close()
+
+
 def _is_table(block: str) -> bool:
     return block.startswith("| ") and block.split("\n", 2)[1:2] != [] \
         and block.split("\n", 2)[1].startswith("|---")

@@ -1,10 +1,10 @@
 """``python -m ragkit.tools.sample_pdf [PATH]``: write the course's sample filing as a PDF.
 
 Notebook 10 shows the PDF path on a filing it can read anywhere, CI included (FinanceBench's
-PDFs are large and not everywhere): three pages of an annual report of Northwind Cloud, the
+PDFs are large and not everywhere): four pages of an annual report of Northwind Cloud, the
 company of the course corpus, written for this course. Its statement of operations runs across
 the page break from page 1 to page 2, below a running header, as statements in real filings
-do; page 3 holds a segment table and a note. The figures are invented. The file is committed as
+do; page 3 holds a balance sheet of thirty rows, page 4 a segment table and a note. The figures are invented. The file is committed as
 ``data/pdfs/northwind-annual-report-2023.pdf``; this script made it (reportlab, a dev
 dependency), so it can be made again.
 """
@@ -44,6 +44,39 @@ OPERATIONS = [
     ("Shares used in computing basic per-share amounts", "78.6", "76.2", "74.9"),
     ("Shares used in computing diluted per-share amounts", "83.1", "79.0", "74.9"),
 ]
+BALANCE_HEADER = ("(In millions)", "December 31, 2023", "December 31, 2022")
+BALANCE = [
+    ("Cash and cash equivalents", "212.4", "168.9"),
+    ("Marketable securities", "141.0", "122.6"),
+    ("Accounts receivable, net", "88.3", "74.1"),
+    ("Inventories", "9.7", "11.2"),
+    ("Deferred commissions, current", "14.6", "12.3"),
+    ("Prepaid expenses and other current assets", "21.8", "19.4"),
+    ("Total current assets", "487.8", "408.5"),
+    ("Property and equipment, net", "64.2", "58.7"),
+    ("Operating lease right-of-use assets", "38.5", "42.9"),
+    ("Deferred commissions, non-current", "27.3", "23.8"),
+    ("Intangible assets, net", "18.9", "24.6"),
+    ("Goodwill", "96.4", "96.4"),
+    ("Other assets", "12.1", "10.8"),
+    ("Total assets", "745.2", "665.7"),
+    ("Accounts payable", "17.6", "15.9"),
+    ("Accrued compensation", "31.2", "27.5"),
+    ("Accrued expenses and other current liabilities", "24.8", "22.1"),
+    ("Deferred revenue, current", "164.3", "139.8"),
+    ("Operating lease liabilities, current", "9.9", "9.4"),
+    ("Total current liabilities", "247.8", "214.7"),
+    ("Deferred revenue, non-current", "21.7", "18.2"),
+    ("Operating lease liabilities, non-current", "33.6", "38.8"),
+    ("Convertible senior notes, net", "172.5", "171.1"),
+    ("Other liabilities", "6.4", "5.9"),
+    ("Total liabilities", "482.0", "448.7"),
+    ("Common stock and additional paid-in capital", "512.7", "471.9"),
+    ("Accumulated other comprehensive loss", "(3.1)", "(4.5)"),
+    ("Accumulated deficit", "(246.4)", "(250.4)"),
+    ("Total stockholders' equity", "263.2", "217.0"),
+    ("Total liabilities and stockholders' equity", "745.2", "665.7"),
+]
 SEGMENTS_HEADER = ("Segment", "Revenue", "Operating income", "Customers")
 SEGMENTS = [("Northwind Pay", "231.5", "38.4", "4,870"),
             ("Northwind Sync", "188.9", "21.7", "6,120"),
@@ -66,7 +99,7 @@ def _lines(c, y: float, lines, size: int = 10) -> float:
 
 
 def write_sample_filing(path: str | Path = DEFAULT) -> Path:
-    """Write the three-page sample filing to `path` and return it."""
+    """Write the four-page sample filing to `path` and return it."""
     from reportlab.lib.pagesizes import letter
     from reportlab.pdfgen import canvas
 
@@ -105,6 +138,18 @@ def write_sample_filing(path: str | Path = DEFAULT) -> Path:
     ])
     c.setFont("Helvetica", 9)
     c.drawString(300, 40, "42")
+    c.showPage()
+    c.setFont("Helvetica", 8)
+    c.drawString(60, 760, "Northwind Cloud, Inc. 2023 Annual Report")
+    c.setFont("Helvetica-Bold", 13)
+    c.drawString(60, 730, "Consolidated Balance Sheets")
+    y = 700
+    _row(c, y, BALANCE_HEADER, bold=True, xs=(430, 540))
+    for cells in BALANCE:
+        y -= 14
+        _row(c, y, cells, xs=(430, 540))
+    c.setFont("Helvetica", 9)
+    c.drawString(300, 40, "43")
     c.showPage()
     c.setFont("Helvetica", 8)
     c.drawString(60, 760, "Northwind Cloud, Inc. 2023 Annual Report")

@@ -1,0 +1,99 @@
+"""Notebook 10's package side: the sample filing, the table question per chunker, the board,
+and page_hit@B in the metrics.
+
+- the committed sample filing is what `ragkit.tools.sample_pdf` writes, byte for byte;
+- on it, a window that holds a row far below its table's header hands the model no header,
+  and the router (table rows with the header in their prefix) and the page chunker do;
+- the board reads span recall, pass and page hit on one half, best recall first;
+- page_hit@B is 1 exactly when the context holds text of an evidence page.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("pypdfium2")
+
+from ragkit.chunkers import FixedCharChunker, PageChunker, Router  # noqa: E402
+from ragkit.evaluate.metrics import evaluate_retrieval  # noqa: E402
+from ragkit.evaluate.runs import Run  # noqa: E402
+from ragkit.evaluate.splits import SPLITS_FILE  # noqa: E402
+from ragkit.report.pdf_lesson import board, header_row, table_cuts  # noqa: E402
+from ragkit.text.documents import load_document  # noqa: E402
+from ragkit.text.locate import locate  # noqa: E402
+from ragkit.tools.sample_pdf import DEFAULT, write_sample_filing  # noqa: E402
+from ragkit.types import Chunk, Document, Query, Span  # noqa: E402
+
+
+def test_the_committed_sample_filing_is_what_the_script_writes(tmp_path):
+    pytest.importorskip("reportlab")
+    assert write_sample_filing(tmp_path / "x.pdf").read_bytes() == DEFAULT.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_document(DEFAULT)
+
+
+def _gold(doc, quote):
+    (s, e), = locate(doc.text, quote)
+    return Span(doc.id, s, e)
+
+
+def test_a_row_far_below_its_header_loses_it_in_a_window_not_in_the_router(sample):
+    gold = _gold(sample, "| Deferred revenue, non-current | 21.7 | 18.2 |")
+    assert header_row(sample, gold) == "| (In millions) | December 31, 2023 | December 31, 2022 |"
+    cuts = {c["chunker"]: c for c in table_cuts(
+        sample, gold, [FixedCharChunker(250, 0), FixedCharChunker(1000, 200), PageChunker(),
+                       Router()])}
+    assert all(c["row whole"] for c in cuts.values())
+    assert not cuts["fixed_chars(250/0)"]["header with it"]
+    assert not cuts["fixed_chars(1000/200)"]["header with it"]
+    assert cuts["pages"]["header with it"] and cuts["pages"]["pages"] == "3–3"
+    router = cuts["router"]["_chunk"]
+    assert cuts["router"]["header with it"] and header_row(sample, gold) in router.prefix
+    assert router.text == "| Deferred revenue, non-current | 21.7 | 18.2 |"
+
+
+def test_header_row_is_empty_outside_a_table(sample):
+    assert header_row(sample, _gold(sample, "Operating income turned positive")) == ""
+
+
+def test_the_board_reads_each_metric_on_one_half_best_first():
+    split = json.loads(SPLITS_FILE.read_text())["course"]
+    ids = split["held-out"][:4] + split["tune"][:4]
+
+    class Cfg:
+        def __init__(self, label, simple):
+            self.label, self.simple = label, simple
+
+    def run(label, recall, simple=False):
+        scores = pd.DataFrame({"recall@B1024": recall, "pass@B1024": [0.0] * 8,
+                               "page_hit@B1024": [1.0] * 8}, index=ids)
+        return Run("course", label, scores, Cfg(label, simple))
+
+    rows = board([run("a", [0.0] * 4 + [1.0] * 4), run("b", [1.0] * 4 + [0.0] * 4, True),
+                  Run("other", "c", pd.DataFrame(), Cfg("c", True))], "course", 1024)
+    assert [r["configuration"] for r in rows] == ["b", "a"]  # held-out half: b 1.0, a 0.0
+    assert rows[0]["recall"] == 1.0 and rows[0]["n"] == 4 and rows[0]["baseline"]
+    assert rows[1]["recall"] == 0.0 and rows[1]["page_hit"] == 1.0
+
+
+def test_page_hit_is_one_when_the_context_holds_text_of_an_evidence_page():
+    text = "Page one text here.\n\nPage two holds the answer.\n\nPage three."
+    doc = Document("d", text)
+    pages = {"d": [(0, 19, 1), (21, 47, 2), (49, 60, 3)]}
+    q = Query("q", "?", (Span("d", 31, 47),))
+    same_page = Chunk.make(doc, 21, 30, "t")  # page 2, not the gold
+    other_page = Chunk.make(doc, 49, 60, "t")
+    for hits, want in (([same_page], 1.0), ([other_page], 0.0)):
+        df, _ = evaluate_retrieval([q], {"q": [(h, 1.0) for h in hits]}, [same_page, other_page],
+                                   k=1, budgets=(1024,), pages=pages)
+        assert df["page_hit@B1024"].tolist() == [want]
+        assert df["recall@B1024"].tolist() == [0.0]
+    df, _ = evaluate_retrieval([q], {"q": [(same_page, 1.0)]}, [same_page], k=1,
+                               budgets=(1024,))
+    assert "page_hit@B1024" not in df  # no pages, no page metric
