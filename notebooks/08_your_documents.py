@@ -17,8 +17,9 @@
 # on retrieval alone, before any generation"; seed 002 says the same ("Build the golden set
 # first"). The notebooks so far measured the course's corpora. **The question here is yours:
 # on your documents, which chunking strategy brings back your evidence, and is the difference
-# larger than chance?** Point this notebook at a folder (Markdown, plain text, HTML or source
-# code; metadata from front matter or a `metadata.csv` sidecar) and a questions file whose
+# larger than chance?** Point this notebook at a folder (Markdown, plain text, HTML, PDF or
+# source code; metadata from front matter or a `metadata.csv` sidecar; notebook 10 shows how a
+# PDF is read) and a questions file whose
 # evidence is written as verbatim quotes:
 #
 # ```json
@@ -72,7 +73,7 @@ if settings.smoke:  # a quick slice for CI: the first ten documents and their qu
 # ## Your leaderboard
 
 # %%
-from ragkit.chunkers import get_chunker
+from ragkit.chunkers import get_chunker, get_chunkers, simple_baselines
 from ragkit.embed import Embedder
 from ragkit.experiments import compare
 from ragkit.report import Recorder, percent_table
@@ -80,7 +81,7 @@ from ragkit.report import Recorder, percent_table
 rec = Recorder("08_your_documents")
 B = 1024  # the context budget strategies are ranked at (cl100k tokens reaching the model)
 embedder = Embedder()
-chunkers = [get_chunker(s) for s in STRATEGIES.split(",")]
+chunkers = get_chunkers(STRATEGIES)  # "baselines": every simple baseline the course measures
 table, outcomes = compare([bench], chunkers, embedder, rec, k=K, experiment="byod",
                           return_outcomes=True)
 table = table.sort_values([f"recall@B{B}", "recall"], ascending=False).reset_index(drop=True)
@@ -203,8 +204,11 @@ print(rec.save())
 from ragkit.experiments import decide
 from ragkit.report import after_colon, finding, pct, ranked_closing
 
-SIMPLE = ("fixed_chars", "fixed_tokens", "recursive")  # the simple baselines among the strategies
-simple = [c.label for c in chunkers if c.label.split("(")[0] in SIMPLE]
+# the simple baselines among the strategies: the course's seven, and any fixed or recursive
+# window you added
+baseline_labels = {c.label for c in simple_baselines()}
+simple = [c.label for c in chunkers if c.label in baseline_labels
+          or c.label.split("(")[0] in ("fixed_chars", "fixed_tokens", "recursive")]
 decisions = [d for c in chunkers if c.label not in simple
              for d in [decide.against_best(outcomes, c.label, simple, budget=B)] if d]
 findings = (

@@ -71,7 +71,9 @@ from typing import Literal
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 Profile = Literal["smoke", "full"]
-BYOD_STRATEGIES = "fixed_chars:1000/200,recursive:250/0,structure,router"
+# every simple baseline (`ragkit.chunkers.simple_baselines`), so a chunker is compared with the
+# best of all seven, never with a best-of-a-few
+BYOD_STRATEGIES = "baselines,structure,router"
 TRUE = ("1", "true", "yes")
 
 

@@ -41,6 +41,37 @@ REGISTRY: dict[str, type[Chunker]] = {
 }
 
 
+def simple_baselines(paged: bool = False) -> list[Chunker]:
+    """The seven simple baselines every chunker is compared with: fixed characters 250/0 and
+    1,000/200, fixed tokens 512/64 (MiniLM's and cl100k's), recursive 1,000/200 characters,
+    langchain's Markdown + recursive splitter and chonkie's recursive chunker (254 MiniLM
+    tokens, what the encoder reads); with `paged` (a corpus of PDFs), an eighth: one chunk per
+    page (`PageChunker`). ``get_chunkers("baselines")`` names them all."""
+    return [FixedCharChunker(250, 0), FixedCharChunker(1000, 200),
+            FixedTokenChunker(512, 64, tokenizer="minilm"),
+            FixedTokenChunker(512, 64, tokenizer="cl100k_base"),
+            RecursiveChunker(1000, 200, tokenizer="chars", separators=["\n\n", "\n", " ", ""]),
+            LangchainMarkdownRecursive(254, 0, "minilm"), ChonkieRecursive(254),
+            *([PageChunker()] if paged else [])]
+
+
+BASELINES = "baselines"  # in a list of chunker specs: every simple baseline
+
+
+def get_chunkers(spec: str) -> list[Chunker]:
+    """Chunkers from a comma-separated list of specs (`get_chunker`); the word ``baselines``
+    stands for every simple baseline (`simple_baselines`), so a comparison is with all seven
+    and never with a best-of-a-few.
+
+    >>> [c.label for c in get_chunkers("baselines,router")][-2:]
+    ['chonkie recursive(254,minilm)', 'router']
+    """
+    out: list[Chunker] = []
+    for s in (x.strip() for x in spec.split(",")):
+        out += simple_baselines() if s == BASELINES else [get_chunker(s)]
+    return out
+
+
 def register(name: str, cls: type[Chunker]) -> None:
     REGISTRY[name] = cls
 
@@ -60,7 +91,7 @@ def get_chunker(spec: str, **params: Any) -> Chunker:
 
 __all__ = ["SentenceGroupChunker", "Chunker", "FixedCharChunker", "FixedTokenChunker", "PageChunker",
            "RecursiveChunker", "REGISTRY",
-           "get_chunker", "register", "StructureChunker", "ClauseChunker", "SectionChunker",
+           "get_chunker", "get_chunkers", "simple_baselines", "BASELINES", "register", "StructureChunker", "ClauseChunker", "SectionChunker",
            "ApiChunker", "TranscriptChunker", "ChatChunker", "TableRowChunker", "CodeChunker",
            "SemanticChunker", "ClusterSemanticChunker", "Router", "ChonkieRecursive",
            "LangchainMarkdownRecursive", "lint_corpus", "MARKDOWN_SEPARATORS"]

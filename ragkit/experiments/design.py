@@ -43,20 +43,11 @@ SPLITS = ("held-out", "tune", "all")
 
 
 def simple_baselines(paged: bool = False) -> list:
-    """The seven simple baselines every chunker is compared with: fixed characters 250/0 and
-    1,000/200, fixed tokens 512/64 (MiniLM's and cl100k's), recursive 1,000/200 characters,
-    langchain's Markdown + recursive splitter and chonkie's recursive chunker (254 MiniLM
-    tokens, what the encoder reads); with `paged` (a corpus of PDFs), an eighth: one chunk per
-    page (`ragkit.chunkers.PageChunker`)."""
-    from ..chunkers import (ChonkieRecursive, FixedCharChunker, FixedTokenChunker,
-                            LangchainMarkdownRecursive, PageChunker, RecursiveChunker)
+    """The simple baselines every chunker is compared with (`ragkit.chunkers.simple_baselines`:
+    seven, and one chunk per page on a corpus of PDFs)."""
+    from ..chunkers import simple_baselines as baselines
 
-    return [FixedCharChunker(250, 0), FixedCharChunker(1000, 200),
-            FixedTokenChunker(512, 64, tokenizer="minilm"),
-            FixedTokenChunker(512, 64, tokenizer="cl100k_base"),
-            RecursiveChunker(1000, 200, tokenizer="chars", separators=["\n\n", "\n", " ", ""]),
-            LangchainMarkdownRecursive(254, 0, "minilm"), ChonkieRecursive(254),
-            *([PageChunker()] if paged else [])]
+    return baselines(paged)
 
 
 def ragkit_chunker():

@@ -89,15 +89,19 @@ def path_arg(value: str) -> str:
 
 def parse_strategies(spec: str) -> list:
     """Chunkers from a comma-separated spec; `argparse.ArgumentTypeError` naming the bad one."""
-    from ..chunkers import REGISTRY, get_chunker
+    from ..chunkers import BASELINES, REGISTRY, get_chunker, simple_baselines
 
     names = [s.strip() for s in spec.split(",")]
     if not any(names):
         raise argparse.ArgumentTypeError(f"{spec!r} names no strategy")
-    out = []
+    out, named = [], []
     for s in names:
         if not s:
             raise argparse.ArgumentTypeError(f"{spec!r} has an empty entry")
+        if s == BASELINES:  # every simple baseline the course compares with
+            out += simple_baselines()
+            named += [s] * (len(out) - len(named))
+            continue
         name, colon, sizes = s.partition(":")
         if name not in REGISTRY:
             raise argparse.ArgumentTypeError(
@@ -122,7 +126,8 @@ def parse_strategies(spec: str) -> list:
                                              f"write just {name!r}") from None
         except (KeyError, ValueError) as e:
             raise argparse.ArgumentTypeError(f"{s!r}: {e}") from None
-    return _once(names, out)
+        named.append(s)
+    return _once(named, out)
 
 
 def _once(specs: list[str], chunkers: list) -> list:
@@ -426,7 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
                            parser_class=Parser)
-    strategies_help = ("comma-separated chunkers, each NAME or NAME:SIZE/OVERLAP, e.g. "
+    strategies_help = ("comma-separated chunkers, each NAME or NAME:SIZE/OVERLAP ('baselines': "
+                       "every simple baseline the course compares with), e.g. "
                        "recursive:250/0,structure (names: see ragkit.chunkers.REGISTRY)")
 
     c = sub.add_parser("chunk", help="chunk a file or folder; print chunks and the lint report")

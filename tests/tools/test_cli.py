@@ -392,3 +392,14 @@ def test_eval_with_a_strategy_named_twice_appends_its_rows_once(corpus, tmp_path
     rows = read_rows(results)
     per_metric = [r for r in rows if r["metric"] == "recall"]
     assert [r["strategy"] for r in per_metric] == ["recursive(60/0,cl100k_base)"]
+
+
+def test_baselines_in_strategies_names_every_simple_baseline_once(capsys):
+    from ragkit.chunkers import simple_baselines
+    from ragkit.tools.cli import parse_strategies
+
+    got = parse_strategies("baselines,router")
+    assert [c.label for c in got] == [c.label for c in simple_baselines()] + ["router"]
+    again = parse_strategies("fixed_chars:250/0,baselines")  # 250/0 is one of them
+    assert [c.label for c in again] == [c.label for c in simple_baselines()]
+    assert "named twice" in capsys.readouterr().err
