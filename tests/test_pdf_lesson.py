@@ -97,3 +97,19 @@ def test_page_hit_is_one_when_the_context_holds_text_of_an_evidence_page():
     df, _ = evaluate_retrieval([q], {"q": [(same_page, 1.0)]}, [same_page], k=1,
                                budgets=(1024,))
     assert "page_hit@B1024" not in df  # no pages, no page metric
+
+
+def test_chunk_sizes_reads_each_configurations_chunks_from_the_rows():
+    from ragkit.report.pdf_lesson import chunk_sizes
+
+    rows = pd.DataFrame([
+        {"notebook": "bench_design", "benchmark": "financebench", "strategy": "pages+dense",
+         "metric": "n_chunks", "value": 40.0},
+        {"notebook": "bench_design", "benchmark": "financebench", "strategy": "pages+dense",
+         "metric": "mean_chunk_chars", "value": 3000.0},
+        {"notebook": "bench_design", "benchmark": "financebench", "strategy": "pages+dense",
+         "metric": "recall", "value": 0.5},
+        {"notebook": "bench_design", "benchmark": "chroma", "strategy": "pages+dense",
+         "metric": "n_chunks", "value": 9.0}])
+    assert chunk_sizes(rows, "financebench") == {
+        "pages+dense": {"n_chunks": 40.0, "mean_chunk_chars": 3000.0}}

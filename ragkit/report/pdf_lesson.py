@@ -5,7 +5,9 @@ FinanceBench's configurations side by side at one budget.
   chunk holds the whole row, and whether the column names (the table's header row) reach the
   model with it, in the chunk's body or in its prefix;
 - `board`: every configuration of the design's runs on one benchmark at one budget: span
-  recall@B, pass@B and page_hit@B with their 95 % intervals, on one half of the questions.
+  recall@B, pass@B and page_hit@B with their 95 % intervals, on one half of the questions;
+- `chunk_sizes`: how many chunks each configuration embedded and indexed, and their mean
+  length, from the results rows (what a chunker costs as the corpus grows).
 """
 
 from __future__ import annotations
@@ -68,3 +70,14 @@ def board(runs: Sequence[Any], benchmark: str, budget: int, split: str = "held-o
             row.update({name: mean, f"{name}_low": low, f"{name}_high": high, "n": len(values)})
         rows.append(row)
     return sorted(rows, key=lambda x: -x.get("recall", 0.0))
+
+
+def chunk_sizes(rows, benchmark: str, notebook: str = "bench_design") -> dict[str, dict]:
+    """configuration -> {"n_chunks", "mean_chunk_chars"} from the results rows (`rows`, as
+    `ragkit.report.load_results` reads them) of `notebook` on `benchmark`."""
+    mine = rows[(rows.notebook == notebook) & (rows.benchmark == benchmark)
+                & rows.metric.isin(["n_chunks", "mean_chunk_chars"])]
+    out: dict[str, dict] = {}
+    for r in mine.itertuples():
+        out.setdefault(r.strategy, {})[r.metric] = float(r.value)
+    return out

@@ -459,6 +459,12 @@ def design_section(folder: Path | None = None) -> str:
              "`ragkit bench design`): points on the held-out half of the questions, paired "
              "95 % interval, n questions. The decision guide (`results/decision_guide.md`) and "
              "notebook 07 show the same cells."]
+    samples = sorted({f.split(":", 1)[1] for r in runs for f in r.flags if f.startswith("sample:")
+                      })
+    if samples:
+        parts[0] += (" FinanceBench's rows (notebook 10) measure a sample of its filings, whole "
+                     "companies within a character budget (`--financebench-chars`): "
+                     + "; ".join(samples) + ".")
     for title, (header, rows) in (("Which chunker, under your retrieval",
                                    guide.chunker_rows(found)),
                                   ("Which retrieval, on your chunks",

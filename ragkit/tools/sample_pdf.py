@@ -98,6 +98,27 @@ def _lines(c, y: float, lines, size: int = 10) -> float:
     return y
 
 
+def _table(c, y: float, header, rows, xs=(400, 470, 540)) -> float:
+    """A header row in bold and its rows below it; the y of the last row."""
+    _row(c, y, header, bold=True, xs=xs)
+    for cells in rows:
+        y -= 14
+        _row(c, y, cells, xs=xs)
+    return y
+
+
+def _turn(c, number: str, title: str | None = None) -> None:
+    """Close the page with its number; open the next with the running header (and a title)."""
+    c.setFont("Helvetica", 9)
+    c.drawString(300, 40, number)
+    c.showPage()
+    c.setFont("Helvetica", 8)
+    c.drawString(60, 760, "Northwind Cloud, Inc. 2023 Annual Report")
+    if title:
+        c.setFont("Helvetica-Bold", 13)
+        c.drawString(60, 730, title)
+
+
 def write_sample_filing(path: str | Path = DEFAULT) -> Path:
     """Write the four-page sample filing to `path` and return it."""
     from reportlab.lib.pagesizes import letter
@@ -118,52 +139,24 @@ def write_sample_filing(path: str | Path = DEFAULT) -> Path:
     ])
     c.setFont("Helvetica-Bold", 13)
     c.drawString(60, y - 14, "Consolidated Statements of Operations")
-    y -= 40
-    _row(c, y, HEADER, bold=True)
-    for cells in OPERATIONS[:14]:
-        y -= 14
-        _row(c, y, cells)
-    c.setFont("Helvetica", 9)
-    c.drawString(300, 40, "41")
-    c.showPage()
-    c.setFont("Helvetica", 8)
-    c.drawString(60, 760, "Northwind Cloud, Inc. 2023 Annual Report")
+    _table(c, y - 40, HEADER, OPERATIONS[:14])
+    _turn(c, "41")  # the statement goes on below the running header, without its header row
     y = 730
     for cells in OPERATIONS[14:]:
         _row(c, y, cells)
         y -= 14
-    y = _lines(c, y - 16, [
+    _lines(c, y - 16, [
         "Per-share amounts are computed on the weighted-average shares outstanding during each",
         "year. The accompanying notes are an integral part of these statements.",
     ])
-    c.setFont("Helvetica", 9)
-    c.drawString(300, 40, "42")
-    c.showPage()
-    c.setFont("Helvetica", 8)
-    c.drawString(60, 760, "Northwind Cloud, Inc. 2023 Annual Report")
-    c.setFont("Helvetica-Bold", 13)
-    c.drawString(60, 730, "Consolidated Balance Sheets")
-    y = 700
-    _row(c, y, BALANCE_HEADER, bold=True, xs=(430, 540))
-    for cells in BALANCE:
-        y -= 14
-        _row(c, y, cells, xs=(430, 540))
-    c.setFont("Helvetica", 9)
-    c.drawString(300, 40, "43")
-    c.showPage()
-    c.setFont("Helvetica", 8)
-    c.drawString(60, 760, "Northwind Cloud, Inc. 2023 Annual Report")
-    c.setFont("Helvetica-Bold", 13)
-    c.drawString(60, 730, "Note 14. Segment Information")
+    _turn(c, "42", "Consolidated Balance Sheets")
+    _table(c, 700, BALANCE_HEADER, BALANCE, xs=(430, 540))
+    _turn(c, "43", "Note 14. Segment Information")
     y = _lines(c, 708, [
         "The company reports three segments, one per product line. Segment operating income",
         "excludes stock-based compensation and amortization of acquired intangibles.",
     ])
-    y -= 20
-    _row(c, y, SEGMENTS_HEADER, bold=True, xs=(330, 450, 540))
-    for cells in SEGMENTS:
-        y -= 14
-        _row(c, y, cells, xs=(330, 450, 540))
+    y = _table(c, y - 20, SEGMENTS_HEADER, SEGMENTS, xs=(330, 450, 540))
     _lines(c, y - 30, [
         "Northwind Edge includes the gateway hardware sold under the 2021 and 2024 warranty",
         "terms; its customers count every site with at least one active gateway.",
