@@ -16,7 +16,9 @@ class StructuralContextualizer(Contextualizer):
     """
 
     name = "structural"
-    template_version = "s2"  # s2: the shared abstract finder (Purpose, Recommendation ...)
+    # s2: the shared abstract finder (Purpose, Recommendation ...); s3: a chunk that opens with a
+    # heading is not placed under that heading's earlier sibling
+    template_version = "s3"
 
     def __init__(self, budget: int = 100, budget_tokenizer: str = "minilm"):
         super().__init__(budget, budget_tokenizer)

@@ -82,16 +82,21 @@ def abstract_index(blocks: Sequence[Block], fallback: Callable[[Block], bool] = 
 
 
 def heading_path_at(blocks: Sequence[Block], offset: int) -> list[Heading]:
-    """The headings that start before `offset` and are still open there, outermost first.
+    """The headings that start before `offset` and are still open there, outermost first. A
+    heading that starts at `offset` itself closes the sections at its level and below (text
+    that opens with "## Silver" is not under its sibling "## Gold"), but is not on the path.
 
     >>> bs = [Block("heading", 0, 5, "# Fees", 1), Block("heading", 6, 14, "## Gold", 2),
     ...       Block("heading", 15, 25, "## Silver", 2), Block("paragraph", 26, 30, "text")]
-    >>> [h.title for h in heading_path_at(bs, 26)]
-    ['Fees', 'Silver']
+    >>> [h.title for h in heading_path_at(bs, 26)], [h.title for h in heading_path_at(bs, 15)]
+    (['Fees', 'Silver'], ['Fees'])
     """
     path: list[Heading] = []
     for b in blocks:
         if b.start >= offset:
+            if b.start == offset and b.kind == "heading":
+                while path and path[-1].level >= b.level:
+                    path.pop()
             break
         if b.kind == "heading":
             enter_heading(path, b)

@@ -296,3 +296,20 @@ def test_without_the_package_a_generator_reads_its_cache_and_says_what_to_instal
         gen.generate(course.documents[0], pieces[0])
     with pytest.raises(ValueError, match="fingerprint"):
         llamacpp.LlamaCppContextualizer(None, name="x", model="y")
+
+
+def test_a_chunk_that_opens_with_a_heading_is_not_under_its_earlier_sibling():
+    """Notebook 07's q012: a chunk starting at "## Can I get my money back?" read
+    "Billing FAQ > What happens if a payment fails?", the section before it."""
+    text = ("# Billing FAQ\n\nAnswers to billing questions, in one place for every customer.\n\n"
+            "## What happens if a payment fails?\n\nWe retry the card three times.\n\n"
+            "## Can I get my money back?\n\nRefunds are available within 14 days.\n")
+    doc = Document("faq", text, {"title": "Billing FAQ"})
+    start = text.index("## Can I")
+    head = StructuralContextualizer(budget=60).generate(doc, Chunk.make(doc, start, len(text),
+                                                                        "t")).text
+    assert head.splitlines()[0] == "Billing FAQ"
+    inside = text.index("Refunds")  # a chunk inside that section is under it
+    head = StructuralContextualizer(budget=60).generate(doc, Chunk.make(doc, inside, len(text),
+                                                                        "t")).text
+    assert head.splitlines()[0] == "Billing FAQ > Can I get my money back?"
