@@ -173,3 +173,19 @@ def test_views_differ_and_save_page(tmp_path, monkeypatch):
     shown = save_page(["<p>a</p>", "<p>b</p>"], "cases")
     text = (tmp_path / "tables" / "cases.html").read_text(encoding="utf-8")
     assert shown.endswith("cases.html") and "<p>a</p>\n<hr>\n<p>b</p>" in text
+
+
+def test_gold_ranks_and_hits_text_count_an_identical_copy_of_the_gold():
+    from ragkit.evaluate.copies import attach_copies
+    from ragkit.report import gold_ranks
+
+    passage = "Refunds are available within fourteen days of purchase for unused add-ons."
+    doc = Document("d", f"{passage}\n\nOther text sits here.\n\n{passage}\n")
+    q, = attach_copies([Query("q", "?", (Span("d", 0, len(passage)),))], [doc])
+    assert q.copies  # the second place holds the same words
+    second = doc.text.rindex(passage)
+    other = Chunk.make(doc, len(passage) + 2, second - 2, "t")
+    copy = Chunk.make(doc, second, second + len(passage), "t")
+    hits = [Hit(other, 0.9), Hit(copy, 0.8)]
+    assert gold_ranks([q], [hits]).tolist() == [2.0]
+    assert "holds gold" in hits_text(q, hits, k=2).splitlines()[-2]

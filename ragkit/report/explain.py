@@ -87,7 +87,7 @@ def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int)
     pieces = [gold_pieces(g, chunks) for g in query.gold]
     whole = all(any(c.start <= g.start and g.end <= c.end for c in chunks_touching(g, chunks))
                 for g in query.gold)
-    ranks = [i + 1 for i, h in enumerate(hits) if overlaps(h.chunk, query.gold)]
+    ranks = [i + 1 for i, h in enumerate(hits) if overlaps(h.chunk, query.gold, query.copies)]
     coverage = (sum(covered_fraction(g, top) * len(g) for g in query.gold)
                 / max(1, sum(len(g) for g in query.gold)))
     if coverage >= 1.0:
@@ -122,7 +122,7 @@ def hits_table(query: Query, hits: Sequence[Hit], k: int = 3, width: int | None 
         if width is not None and len(snippet) > width:
             snippet = snippet[:width] + "…"
         rows.append({"rank": i + 1, "doc_id": h.chunk.doc_id, "score": round(h.score, 3),
-                     "has_gold": overlaps(h.chunk, query.gold), "text": snippet})
+                     "has_gold": overlaps(h.chunk, query.gold, query.copies), "text": snippet})
     return pd.DataFrame(rows)
 
 
@@ -136,7 +136,7 @@ def hits_text(query: Query, hits: Sequence[Hit], k: int = 3, lines: int | None =
     for i, h in enumerate(hits[:k]):
         c = h.chunk
         gold = [g for g in query.gold if g.doc_id == c.doc_id]
-        tag = "holds gold" if overlaps(c, query.gold) else "no gold"
+        tag = "holds gold" if overlaps(c, query.gold, query.copies) else "no gold"
         body, shown = _marked_text(c.text, c.start, gold), ""
         if lines is not None:
             body, kept, total = clip_lines(body, lines)
@@ -387,11 +387,13 @@ def staged_case_html(case: Mapping, query: Query, docs: Mapping[str, Document],
 
 def gold_ranks(queries: Sequence[Query], hits: Sequence[Sequence[Hit]]):
     """The 1-based rank of the first hit that touches each question's gold (a Series indexed
-    by question id), from hits retrieved deep enough to reach it (e.g. every chunk); a
-    question whose gold no hit touches gets no rank (NaN). The mechanism demos of notebooks 02
+    by question id), from hits retrieved deep enough to reach it (e.g. every chunk); a hit on
+    an identical copy of the gold counts (`ragkit.evaluate.copies`); a question whose gold no
+    hit touches gets no rank (NaN). The mechanism demos of notebooks 02
     and 04 read a change of ranking this way."""
     import pandas as pd
 
-    return pd.Series([next((i for i, h in enumerate(hs, 1) if overlaps(h.chunk, q.gold)), None)
+    return pd.Series([next((i for i, h in enumerate(hs, 1)
+                            if overlaps(h.chunk, q.gold, q.copies)), None)
                       for q, hs in zip(queries, hits)], index=[q.id for q in queries],
                      dtype=float)
