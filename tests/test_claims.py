@@ -39,7 +39,7 @@ CASES = [
     ("at_least", -0.35, -0.40, -0.47, -0.33, "held"),             # a drop of at least 35 %
     # direction
     ("direction", None, 0.03, 0.01, 0.05, "held"),
-    ("direction", None, 0.03, -0.01, 0.05, "not held"),
+    ("direction", None, 0.03, -0.01, 0.05, "no evidence either way"),  # 0 inside: undecided
     ("direction", None, -0.03, -0.05, -0.01, "not held"),
     # nothing measured
     ("at_least", 0.35, float("nan"), float("nan"), float("nan"), "not measurable here"),
@@ -136,7 +136,9 @@ def test_check_claims_reads_per_query_runs_and_decides_with_an_interval():
     r = out.iloc[0]
     assert r.verdict == "held" and r.n == 120
     assert r.estimate == pytest.approx(0.05) and r.low > 0
-    rows, scores = _frames(base, base)  # no difference at all
+    rows, scores = _frames(base, base)  # no difference at all: neither shown nor refuted
+    assert check_claims(rows, scores, [claim]).iloc[0].verdict == "no evidence either way"
+    rows, scores = _frames(base - 0.05, base)  # measurably the other way
     assert check_claims(rows, scores, [claim]).iloc[0].verdict == "not held"
 
 

@@ -131,8 +131,8 @@ def test_gold_ranks_read_the_first_hit_that_touches_the_gold():
     from ragkit.report import gold_ranks
     from ragkit.types import Span
 
-    q1 = NS(id="q1", gold=(Span("d", 10, 20),))
-    q2 = NS(id="q2", gold=(Span("d", 50, 60),))
+    q1 = NS(id="q1", gold=(Span("d", 10, 20),), copies=())
+    q2 = NS(id="q2", gold=(Span("d", 50, 60),), copies=())
 
     def hit(s, e):
         return NS(chunk=NS(doc_id="d", start=s, end=e, span=(s, e)))

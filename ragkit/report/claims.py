@@ -23,6 +23,8 @@ verdict:
   interval excludes 0 (``≈`` claims); for ``at least`` claims, the interval's lower end reaches
   the claimed magnitude less the tolerance; ``direction`` claims: the interval excludes 0 on the
   claimed side;
+- **no evidence either way** — a ``direction`` claim whose interval holds 0: neither shown nor
+  refuted (a direction claim is *not held* only when its interval lies on the other side);
 - **consistent, not shown** — the interval contains the claimed value (or reaches the claimed
   magnitude), but the estimate is not near it: the data do not refute the claim, nor show it;
 - **direction only** — an effect with the claimed sign whose interval excludes 0 but does not
@@ -41,6 +43,8 @@ verdict:
     'consistent, not shown'
     >>> decide("at_least", 0.35, 0.10, 0.05, 0.15, tolerance=0.10)
     'direction only'
+    >>> decide("direction", 0.01, 0.0, -0.02, 0.02), decide("direction", 0.01, -0.03, -0.05, -0.01)
+    ('no evidence either way', 'not held')
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ Kind = Literal["approx_level", "approx_effect", "at_least", "direction"]
 Effect = Literal["level", "diff", "failure_reduction"]
 HELD, CONSISTENT, DIRECTION, NOT_HELD, UNMEASURABLE = (
     "held", "consistent, not shown", "direction only", "not held", "not measurable here")
+NO_EVIDENCE = "no evidence either way"  # a direction claim whose interval holds 0
 NOT_ATTRIBUTABLE = "held, not attributable to {part}"
 TOLERANCE = 0.10  # relative to the claimed value, the same for every claim
 
@@ -72,8 +77,9 @@ def decide(kind: Kind, claimed: float | None, estimate: float | None, low: float
         return UNMEASURABLE
     sign = 1.0 if (claimed or 0) >= 0 else -1.0
     excludes_zero = low > 0 if sign > 0 else high < 0
-    if kind == "direction":
-        return HELD if excludes_zero else NOT_HELD
+    if kind == "direction":  # the claimed side, the other side, or an interval holding 0
+        return HELD if excludes_zero else NOT_HELD if (high < 0 if sign > 0 else low > 0) \
+            else NO_EVIDENCE
     slack = tolerance * abs(claimed)
     near = abs(estimate - claimed) <= slack
     contains = low <= claimed <= high

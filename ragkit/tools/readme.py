@@ -93,7 +93,8 @@ def claims_table(folder: Path | None = None) -> str:
         "top-20 failures) with its bootstrap interval. Verdicts (`ragkit.report.claims.decide`): held "
         "(the estimate within 10 % of the claim and the interval excluding 0; for \"at least\" "
         "claims the interval's lower end at 90 % of the claim or beyond) / consistent, not shown "
-        "(only the interval reaches the claim) / direction only / not held / held, not "
+        "(only the interval reaches the claim) / direction only / no evidence either way (a "
+        "direction claim whose interval holds 0) / not held / held, not "
         "attributable to a part (a composite claim whose control without that part meets it "
         "alone) / not measurable here.")
 
