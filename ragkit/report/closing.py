@@ -97,7 +97,8 @@ def guide_findings(found, budget: int = 1024) -> list[str]:
                 "(`ragkit bench design`)."]
     count = {v: sum(e.verdict == v for e in chunker)
              for v in ("beats", "loses", "no measurable difference")}
-    out = [f"Against the best of the seven simple baselines under the same retrieval, "
+    out = [f"Against the best of every simple baseline under the same retrieval (seven; eight "
+           f"with one chunk per page on PDFs), "
            f"ragkit's chunker beats it in {count['beats']}, loses in {count['loses']} and shows "
            f"no measurable difference in {count['no measurable difference']} of {len(chunker)} "
            "benchmark × retrieval × budget cells (held-out questions)."]
