@@ -38,7 +38,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "tables": ("markdown_table", "save_page", "save_table", "shown_path", "text_table"),
     "plots": ("bars", "cost_fit", "lines", "pipeline_diagram", "ranked_intervals"),
     "stack_lesson": ("fusion_table", "pick", "ranked_within", "stack_parts", "walkthrough"),
-    "pdf_lesson": ("board", "chunk_sizes", "header_row", "table_cuts"),
+    "pdf_lesson": ("board", "chunk_sizes", "contrast", "header_row", "hit_text", "table_cuts"),
     "published": ("ANTHROPIC_PUBLISHED", "CHROMA_PUBLISHED", "chroma_best"),
     "course": ("STAGES",),
 }

@@ -7,7 +7,9 @@ FinanceBench's configurations side by side at one budget.
 - `board`: every configuration of the design's runs on one benchmark at one budget: span
   recall@B, pass@B and page_hit@B with their 95 % intervals, on one half of the questions;
 - `chunk_sizes`: how many chunks each configuration embedded and indexed, and their mean
-  length, from the results rows (what a chunker costs as the corpus grows).
+  length, from the results rows (what a chunker costs as the corpus grows);
+- `contrast`, `hit_text`: one FinanceBench question on which one configuration does better
+  than another, and what each put first, read from the saved hits.
 """
 
 from __future__ import annotations
@@ -81,3 +83,36 @@ def chunk_sizes(rows, benchmark: str, notebook: str = "bench_design") -> dict[st
     for r in mine.itertuples():
         out.setdefault(r.strategy, {})[r.metric] = float(r.value)
     return out
+
+
+def contrast(a: Any, b: Any, metric: str, split: str = "held-out") -> str | None:
+    """The question of `split` on which run `a` scores most above run `b` on `metric` (the
+    first in id order among equals), or None when `a` is above `b` on none."""
+    gap = (a.values(metric, split) - b.values(metric, split)).dropna()
+    gap = gap[gap > 0]
+    return None if gap.empty else str(gap.sort_index().idxmax())
+
+
+def hit_text(hits, run: str, query: Any, docs: Any, rank: int = 1, lines: int = 8) -> str:
+    """The hit at `rank` (1 = first) of `run` for `query`, from saved hits (ranks from 0 in
+    `ragkit.report.load_hits`):
+    a header line (document, pages, characters, whether it holds gold) and at most `lines` of
+    its text, the gold between ⟦ and ⟧ (`ragkit.report.explain.clip_lines`)."""
+    from ..evaluate.spans import overlaps
+    from ..types import Chunk
+    from .explain import _marked_text, clip_lines
+
+    row = hits[(hits.run == run) & (hits.query_id == query.id) & (hits["rank"] == rank - 1)]
+    if row.empty:
+        return f"── {run}: no hit at rank {rank} for {query.id}"
+    r = row.iloc[0]
+    doc = docs[r.doc_id]
+    chunk = Chunk.make(doc, int(r.start), int(r.end), "hit")
+    on = sorted(p[2] for p in doc.metadata.get("pages", [])
+                if p[0] < chunk.end and chunk.start < p[1])
+    pages = (f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}–{on[-1]}") if on else "no page"
+    tag = "holds gold" if overlaps(chunk, query.gold, query.copies) else "no gold"
+    body, kept, total = clip_lines(_marked_text(chunk.text, chunk.start, [
+        g for g in query.gold if g.doc_id == doc.id]), lines)
+    return (f"── #{rank} {doc.id}, {pages}, chars {chunk.start}–{chunk.end} · {tag} · "
+            f"{kept} of {total} lines shown\n{body}")

@@ -62,7 +62,7 @@ def _folder_cases() -> list[tuple[str, Callable[[Path], None], int, str]]:
          "loop"),
         ("link to a file", both(files(t__txt=b"target text\n"), link("l.md", "t.txt")), 2, ""),
         ("cr-only endings", files(c__md=b"---\rtitle: CR\r---\r# CR\r\rText.\r"), 2, ""),
-        ("pdf ignored", files(x__pdf=b"%PDF-1.4"), 1, ""),
+        ("pdf corrupt", files(x__pdf=b"%PDF-1.4"), 1, "not a readable PDF"),
         ("readme skipped", files(README__md=b"# Readme\n"), 1, ""),
         ("sidecar undecodable", files(metadata__csv=b"path,title\nx.py,caf\xe9\n",
                                       x__py=b"x = 1\n"), 2, "not valid UTF-8"),
