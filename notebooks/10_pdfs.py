@@ -208,26 +208,31 @@ if runs:
     samples = sorted({f.split(":", 1)[1] for r in runs for f in r.flags
                       if f.startswith("sample:")})
     fb_board = pd.DataFrame(board(runs, "financebench", BUDGET))
-    truncated = sorted({f for r in runs if r.config.chunker == "pages" for f in r.flags
-                        if f.startswith("truncated")})
+    sizes = chunk_sizes(load_results(), "financebench")  # what each chunker gives to embed
+    cut = max((int(f.split(":")[1]) for r in runs if r.config.chunker == "pages"
+               for f in r.flags if f.startswith("truncated:")), default=0)
+    n_pages = sizes.get("pages+dense", {}).get("n_chunks", 0)
     display(Markdown(
         f"Measured: {'; '.join(samples) or 'all filings'}. Of those questions, "
         f"{int(fb_board.n.max())} are on the held-out half (the others chose the baselines), "
         "and they come from a few companies: questions about one filing move together, so "
         "these intervals, which resample single questions, are if anything too narrow. "
-        f"Page chunks cut by MiniLM's window: `{', '.join(truncated) or 'none'}`."))
-    sizes = chunk_sizes(load_results(), "financebench")  # what each chunker gives to embed
+        f"Of the {n_pages:,.0f} page chunks, {cut:,} are longer than MiniLM's window of "
+        f"`256` tokens: dense search reads only their start. The best span recall on the board "
+        f"is {fb_board.recall.max():.1%} and the best page hit "
+        f"{fb_board.page_hit.max():.1%}: every configuration misses most of the evidence."))
     fb_board["chunks"] = fb_board.configuration.map(lambda c: sizes.get(c, {}).get("n_chunks"))
-    shown = ["configuration", "n", "recall", "recall_low", "recall_high", "pass", "page_hit",
-             "chunks"]
-    display(percent_table(fb_board[shown], counts=["n", "chunks"]))
+    shown = {"configuration": "configuration", "n": "n", "recall": f"recall@B{BUDGET}",
+             "recall_low": "low", "recall_high": "high", "pass": f"pass@B{BUDGET}",
+             "page_hit": f"page_hit@B{BUDGET}", "chunks": "chunks"}
+    display(percent_table(fb_board[list(shown)].rename(columns=shown), counts=["n", "chunks"]))
     shown_as = {"recall": f"recall@B{BUDGET}", "recall_low": "low", "recall_high": "high"}
     fig = ranked_intervals(
         fb_board.rename(columns={"configuration": "strategy", **shown_as}),
         value=f"recall@B{BUDGET}", low="low", high="high", top=len(fb_board),
         highlight=lambda s: s.rsplit("+", 1)[0] in {c.label for c in simple_baselines(True)},
-        title=f"FinanceBench sample, {int(fb_board.n.max())} held-out questions "
-              f"(orange: simple baselines, dotted: the best of them)")
+        title=f"FinanceBench sample, {int(fb_board.n.max())} held-out questions (orange: "
+              f"simple baselines, blue: the router; dotted: the best baseline here)")
     show_figure(fig, "10_financebench_board")
 else:
     print("no FinanceBench rows in these results (ragkit bench design --benchmarks "
@@ -241,6 +246,7 @@ else:
 # %%
 from ragkit.evaluate.runs import Metric
 from ragkit.report import contrast, hit_text, load_hits
+from ragkit.text.tokens import count_tokens
 
 by_label = {r.config.label: r for r in runs}
 pair = ("pages+dense", "router+dense")
@@ -253,8 +259,15 @@ if fb is not None and all(p in by_label for p in pair):
         print(f"{q.id} ({q.metadata['company']}, {q.metadata['doc_name']}): {q.text}\n")
         hits = load_hits()
         for label in pair:
-            print(f"== {label}")
+            got = by_label[label].values(Metric("recall", BUDGET).column, "all")[q.id]
+            print(f"== {label}: span recall@B{BUDGET} {got:.0%} on this question")
             print(hit_text(hits, by_label[label].name, q, fb.docs_by_id(), lines=8), "\n")
+        gold_tokens = sorted(count_tokens(fb.docs_by_id()[g.doc_id].text[g.start:g.end])
+                             for x in fb.queries for g in x.gold)
+        print(f"FinanceBench's gold passages are long: median {gold_tokens[len(gold_tokens) // 2]:,}"
+              f" cl100k tokens, {sum(t > 256 for t in gold_tokens)} of {len(gold_tokens)} over "
+              "`256`; a whole page collects more of such a passage than a small chunk that "
+              "starts inside it.")
 else:
     print("FinanceBench's filings or rows are not here; nothing to show")
 
@@ -305,7 +318,8 @@ leaders = pd.DataFrame([{"budget": b, **{k: v for k, v in board(runs, "financebe
                                          if k in ("configuration", "recall", "recall_low",
                                                   "recall_high", "n")}}
                         for b in (512, 1024, 2048)]) if runs else pd.DataFrame()
-leaders
+percent_table(leaders, shares=["recall", "recall_low", "recall_high"], counts=["budget", "n"]) \
+    if len(leaders) else leaders
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answer to exercise 2 (expand to read): whether the leaders' intervals overlap. When they do,
@@ -335,7 +349,7 @@ if chunks:
                         for c, n in sorted(chunks.items(), key=lambda x: x[1])) + ".")
 if runs:  # the opening question, answered from the board: do the chunkers that keep a
     # table's header with its rows lead on FinanceBench? (paired, on the held-out half)
-    from ragkit.evaluate.stats import paired
+    from ragkit.evaluate.runs import versus
 
     column = Metric("recall", BUDGET).column
     keepers = fb_board[fb_board.configuration.str.rsplit("+", n=1).str[0].isin(
@@ -345,16 +359,16 @@ if runs:  # the opening question, answered from the board: do the chunkers that 
         answer = (f"a chunker that keeps a table's header with its rows leads the FinanceBench "
                   f"board at {BUDGET:,} tokens: {keeper}.")
     else:
-        a = by_label[keeper].values(column, "held-out")
-        b = by_label[top_label].values(column, "held-out").loc[a.index]
-        answer = (f"the chunkers that keep a table's header with its rows "
-                  f"({', '.join(kept.chunker)}) do not lead the FinanceBench sample at "
-                  f"{BUDGET:,} tokens: "
-                  + paired(a.to_numpy(), b.to_numpy()).finding(keeper, top_label) + ".")
+        c = versus(by_label[keeper], by_label[top_label], column, split="held-out")
+        answer = ((f"no evidence either way: " if not c.significant else "")
+                  + f"the chunkers that keep a table's header with its rows "
+                  f"({', '.join(kept.chunker)}) are not first on the FinanceBench sample at "
+                  f"{BUDGET:,} tokens, and the best of them against the first: "
+                  + c.finding(keeper, top_label) + ".")
     n_router, n_pages = chunks.get("router+dense"), chunks.get("pages+dense")
     cost = (f" What they cost: the router gives {n_router:,.0f} chunks to embed and index, "
             f"one chunk per page {n_pages:,.0f} ({n_router / n_pages:.1f} times fewer "
-            "vectors for pages)." if n_router and n_pages else "")
+            "chunks for pages; the stack embeds each long chunk in several windows)." if n_router and n_pages else "")
     findings.insert(0, answer[0].upper() + answer[1:])
     display(Markdown(f"**The opening question, answered:** {answer}{cost}"))
 display(Markdown(ranked_closing(

@@ -113,3 +113,28 @@ def test_chunk_sizes_reads_each_configurations_chunks_from_the_rows():
          "metric": "n_chunks", "value": 9.0}])
     assert chunk_sizes(rows, "financebench") == {
         "pages+dense": {"n_chunks": 40.0, "mean_chunk_chars": 3000.0}}
+
+
+def test_contrast_and_hit_text_show_one_question_from_saved_hits(sample):
+    from ragkit.evaluate.copies import attach_copies
+    from ragkit.report.pdf_lesson import contrast, hit_text
+
+    split = json.loads(SPLITS_FILE.read_text())["course"]
+    ids = split["held-out"][:3]
+
+    class Cfg:
+        label, simple = "x", False
+
+    a = Run("course", "a", pd.DataFrame({"recall@B1024": [0.5, 1.0, 0.0]}, index=ids), Cfg())
+    b = Run("course", "b", pd.DataFrame({"recall@B1024": [0.5, 0.2, 0.0]}, index=ids), Cfg())
+    assert contrast(a, b, "recall@B1024") == ids[1]
+    assert contrast(b, a, "recall@B1024") is None
+    gold = _gold(sample, "| Deferred revenue, non-current | 21.7 | 18.2 |")
+    q, = attach_copies([Query(ids[1], "?", (gold,))], [sample])
+    hits = pd.DataFrame([{"run": "a", "query_id": q.id, "rank": 0, "doc_id": sample.id,
+                          "start": gold.start - 10, "end": gold.end + 5}])
+    text = hit_text(hits, "a", q, {sample.id: sample})
+    head, body = text.split("\n", 1)
+    assert "#1 northwind-annual-report-2023, page 3" in head and "holds gold" in head
+    assert "⟦| Deferred revenue, non-current | 21.7 | 18.2 |⟧" in body
+    assert "no hit at rank 2" in hit_text(hits, "a", q, {sample.id: sample}, rank=2)

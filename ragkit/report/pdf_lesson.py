@@ -37,7 +37,7 @@ def header_row(doc: Document, span: Span) -> str:
 def table_cuts(doc: Document, gold: Span, chunkers: Sequence[Any]) -> list[dict[str, Any]]:
     """Per chunker (see the module docstring): ``chunker``, ``chunks``, ``row whole`` (one
     chunk holds all of `gold`), ``header with it`` (that chunk's body or prefix holds the
-    table's header row), ``tokens`` (cl100k tokens of that chunk, prefix included) and
+    table's header row), ``cl100k tokens`` (of that chunk, prefix included) and
     ``pages`` (its page range)."""
     head = header_row(doc, gold)
     out = []
@@ -48,7 +48,7 @@ def table_cuts(doc: Document, gold: Span, chunkers: Sequence[Any]) -> list[dict[
         out.append({
             "chunker": chunker.label, "chunks": len(chunks), "row whole": best is not None,
             "header with it": bool(best and head and (head in best.text or head in best.prefix)),
-            "tokens": (count_tokens(best.prefix) + count_tokens(best.text)) if best else None,
+            "cl100k tokens": (count_tokens(best.prefix) + count_tokens(best.text)) if best else None,
             "pages": "–".join(map(str, best.metadata.get("pages", []))) if best else "",
             "_chunk": best})
     return out
