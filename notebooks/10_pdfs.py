@@ -337,6 +337,7 @@ print(rec.save())
 
 # %%
 from ragkit.report import effect_decisions, guide_findings, ranked_closing
+from ragkit.report.pdf_lesson import header_answer, weak_pick_findings
 
 findings = [f"On the course's sample filing, {len(kept)} of {len(table)} chunkers hand the "
             f"model the deferred-revenue row with its table's header row: "
@@ -347,37 +348,10 @@ if chunks:
                     "with the corpus): " + ", ".join(
                         f"{c.removesuffix('+dense')} {n:,.0f}"
                         for c, n in sorted(chunks.items(), key=lambda x: x[1])) + ".")
-for e in found:  # a difference in the router's favour against an easy pick, said so
-    if e.factor == "chunker" and e.verdict == "beats" and e.split_rank \
-            and e.split_rank[0] == e.split_rank[1] and e.split_leader:
-        findings.append(
-            f"The one cell where the router is measurably ahead ({e.treated.label}, "
-            f"{e.budget:,} tokens) sets it against {e.base.chunker}, chosen on the tune half "
-            f"but last of {e.split_rank[1]} baselines on the held-out half, where "
-            f"{e.split_leader[0]} has {e.split_leader[1]:.1%} span recall: one comparison "
-            "against a weak pick, with intervals that are if anything too narrow.")
-if runs:  # the opening question, answered from the board: do the chunkers that keep a
-    # table's header with its rows lead on FinanceBench? (paired, on the held-out half)
-    from ragkit.evaluate.runs import versus
-
-    column = Metric("recall", BUDGET).column
-    keepers = fb_board[fb_board.configuration.str.rsplit("+", n=1).str[0].isin(
-        set(kept.chunker))]
-    top_label, keeper = fb_board.configuration.iloc[0], keepers.configuration.iloc[0]
-    if keeper == top_label:
-        answer = (f"a chunker that keeps a table's header with its rows leads the FinanceBench "
-                  f"board at {BUDGET:,} tokens: {keeper}.")
-    else:
-        c = versus(by_label[keeper], by_label[top_label], column, split="held-out")
-        answer = ((f"no evidence either way: " if not c.significant else "")
-                  + f"the chunkers that keep a table's header with its rows "
-                  f"({', '.join(kept.chunker)}) are not first on the FinanceBench sample at "
-                  f"{BUDGET:,} tokens, and the best of them against the first: "
-                  + c.finding(keeper, top_label) + ".")
-    n_router, n_pages = chunks.get("router+dense"), chunks.get("pages+dense")
-    cost = (f" What they cost: the router gives {n_router:,.0f} chunks to embed and index, "
-            f"one chunk per page {n_pages:,.0f} ({n_router / n_pages:.1f} times fewer "
-            "chunks for pages; the stack embeds each long chunk in several windows)." if n_router and n_pages else "")
+findings += weak_pick_findings(found)  # a measurable difference against an easy pick, said
+if runs:  # the opening question, answered from the board (paired, on the held-out half)
+    answer, cost = header_answer(board(runs, "financebench", BUDGET), by_label,
+                                 list(kept.chunker), BUDGET, chunks)
     findings.insert(0, answer[0].upper() + answer[1:])
     display(Markdown(f"**The opening question, answered:** {answer}{cost}"))
 display(Markdown(ranked_closing(

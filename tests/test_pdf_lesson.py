@@ -138,3 +138,17 @@ def test_contrast_and_hit_text_show_one_question_from_saved_hits(sample):
     assert "#1 northwind-annual-report-2023, page 3" in head and "holds gold" in head
     assert "⟦| Deferred revenue, non-current | 21.7 | 18.2 |⟧" in body
     assert "no hit at rank 2" in hit_text(hits, "a", q, {sample.id: sample}, rank=2)
+
+
+def test_weak_pick_findings_name_a_difference_against_a_last_ranked_pick():
+    from types import SimpleNamespace as NS
+
+    from ragkit.report.pdf_lesson import weak_pick_findings
+
+    def effect(rank):
+        return NS(factor="chunker", verdict="beats", split_rank=(rank, 8),
+                  split_leader=("pages", 0.269), budget=2048, treated=NS(label="router+stack"),
+                  base=NS(chunker="recursive(1000/200,chars)"))
+
+    said = weak_pick_findings([effect(8), effect(3)])
+    assert len(said) == 1 and "last of 8 baselines" in said[0] and "26.9%" in said[0]

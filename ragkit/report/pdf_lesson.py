@@ -116,3 +116,49 @@ def hit_text(hits, run: str, query: Any, docs: Any, rank: int = 1, lines: int = 
         g for g in query.gold if g.doc_id == doc.id]), lines)
     return (f"── #{rank} {doc.id}, {pages}, chars {chunk.start}–{chunk.end} · {tag} · "
             f"{kept} of {total} lines shown\n{body}")
+
+
+def weak_pick_findings(found: Sequence[Any]) -> list[str]:
+    """A sentence for each cell where ragkit's chunker is measurably ahead of a baseline that
+    the tune half chose but that ranks last on the held-out half: an easy opponent there."""
+    out = []
+    for e in found:
+        if e.factor == "chunker" and e.verdict == "beats" and e.split_rank \
+                and e.split_rank[0] == e.split_rank[1] and e.split_leader:
+            out.append(
+                f"The one cell where the router is measurably ahead ({e.treated.label}, "
+                f"{e.budget:,} tokens) sets it against {e.base.chunker}, chosen on the tune "
+                f"half but last of {e.split_rank[1]} baselines on the held-out half, where "
+                f"{e.split_leader[0]} has {e.split_leader[1]:.1%} span recall: one comparison "
+                "against a weak pick, with intervals that are if anything too narrow.")
+    return out
+
+
+def header_answer(board_rows, runs_by_label: dict, keepers: Sequence[str], budget: int,
+                  chunks: dict) -> tuple[str, str]:
+    """(answer, cost) to notebook 10's question: do the chunkers that keep a table's header
+    with its rows (`keepers`) come first on the board (`board` rows, best first)? The best of
+    them is set against the first, paired on the held-out half; the cost is the chunks the
+    router and one chunk per page give to embed (`chunks`: configuration -> count)."""
+    from ..evaluate.runs import Metric, versus
+
+    labels = [r["configuration"] for r in board_rows]
+    top = labels[0]
+    keeper = next(c for c in labels if c.rsplit("+", 1)[0] in set(keepers))
+    if keeper == top:
+        answer = (f"a chunker that keeps a table's header with its rows leads the FinanceBench "
+                  f"board at {budget:,} tokens: {keeper}.")
+    else:
+        c = versus(runs_by_label[keeper], runs_by_label[top], Metric("recall", budget).column,
+                   split="held-out")
+        answer = (("no evidence either way: " if not c.significant else "")
+                  + f"the chunkers that keep a table's header with its rows "
+                  f"({', '.join(keepers)}) are not first on the FinanceBench sample at "
+                  f"{budget:,} tokens, and the best of them against the first: "
+                  + c.finding(keeper, top) + ".")
+    n_router, n_pages = chunks.get("router+dense"), chunks.get("pages+dense")
+    cost = (f" What they cost: the router gives {n_router:,.0f} chunks to embed and index, "
+            f"one chunk per page {n_pages:,.0f} ({n_router / n_pages:.1f} times fewer "
+            "chunks for pages; the stack embeds each long chunk in several windows)."
+            if n_router and n_pages else "")
+    return answer, cost

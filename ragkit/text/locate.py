@@ -157,8 +157,13 @@ class Letters:
         return out
 
 
+@lru_cache(maxsize=16)
+def _letters(text: str) -> Letters:
+    return Letters(text)
+
+
 def locate_letters(text: str, quote: str) -> list[tuple[int, int]]:
     """Every span of `text` whose letters and digits are `quote`'s, in order (`Letters`): for
     text that a converter wrote (a PDF's Markdown, whose table cells sit between pipes), where
-    a reader quotes what the page shows."""
-    return Letters(text).find_all(quote, text)
+    a reader quotes what the page shows. The index of a text is built once for many quotes."""
+    return _letters(text).find_all(quote, text)

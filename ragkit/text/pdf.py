@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import re
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -307,8 +308,8 @@ def plain_pages(path: str | Path) -> list[str]:
 
 
 def _is_table(block: str) -> bool:
-    return block.startswith("| ") and block.split("\n", 2)[1:2] != [] \
-        and block.split("\n", 2)[1].startswith("|---")
+    lines = block.split("\n", 2)
+    return len(lines) > 1 and lines[0].startswith("| ") and lines[1].startswith("|---")
 
 
 def _short(block: str) -> bool:
@@ -346,11 +347,14 @@ def pdf_to_markdown(path: str | Path) -> PdfText:
         pdf.close()
     if not pages:
         raise PdfError(f"{path}:1: the PDF has no pages")
-    sizes = [ln.size for page in pages for ln in page for _ in range(len(ln.text))]
+    sizes: Counter = Counter()  # font size -> characters set in it
+    for page in pages:
+        for ln in page:
+            sizes[round(ln.size, 1)] += len(ln.text)
     if not sizes:
         raise PdfError(f"{path}:1: no text layer on any of its {len(pages)} pages (scanned "
                        "images?); run OCR on it first")
-    body = statistics.mode(round(s, 1) for s in sizes)
+    body = sizes.most_common(1)[0][0]  # the body text's size: the most characters
     big = sorted({round(ln.size, 1) for page in pages for ln in page
                   if ln.size >= body * 1.15}, reverse=True)
     parts: list[str] = []
