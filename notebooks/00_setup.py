@@ -144,7 +144,8 @@ print(f"this run embeds with: {embedder.backend}")
 from ragkit.chunkers import FixedCharChunker
 from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET, load_course
 from ragkit.experiments import run_experiment
-from ragkit.report import hits_table, hits_text, percent_table, score_views, views_differ
+from ragkit.report import (hits_table, hits_text, percent_frame, score_views, views_differ,
+                           views_reason)
 
 course = load_course().for_profile()
 example = run_experiment(course, FixedCharChunker(1000, 200), embedder, k=5)
@@ -168,7 +169,9 @@ print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold betwee
 # %%
 views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
                     texts=example.texts)
-percent_table(views, shares=["recall", "precision", "iou", "pass"], counts=["chunks", "tokens"])
+# span recall, precision, IoU and pass of each view, in % (the views' own rows, plain text)
+percent_frame(views.rename(columns={"recall": "span recall"}),
+              shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "tokens"])
 
 # %% [markdown]
 # ## Exercise
@@ -184,14 +187,14 @@ other = next((q for q in course.queries if q.id in set(partial) and q.id != ques
 display(hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
-# Answer (expand to read): the views of that question, and which holds more of the gold.
-v = score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
-                texts=example.texts).set_index("view")
-top, small = v.iloc[0], v.iloc[1]
-print(f"{other.id}: span recall {top.recall:.0%} in the top k ({int(top.tokens)} tokens), "
-      f"{small.recall:.0%} in {BUDGETS[0]} tokens: the "
-      + ("budget holds more" if small.recall > top.recall else
-         "top k hold more" if small.recall < top.recall else "two hold the same"))
+# Answer (expand to read): the views of that question, and why one holds more of the gold,
+# read off the rows of its hits table (which ranks hold gold, where the budget stops).
+display(percent_frame(score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],),
+                                  texts=example.texts).rename(columns={"recall": "span recall"}),
+                      shares=["span recall", "precision", "iou", "pass"],
+                      counts=["chunks", "tokens"]))
+print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=BUDGETS[0],
+                                     texts=example.texts))
 
 # %% [markdown]
 # ## Where the numbers go

@@ -175,6 +175,33 @@ def test_views_differ_and_save_page(tmp_path, monkeypatch):
     assert shown.endswith("cases.html") and "<p>a</p>\n<hr>\n<p>b</p>" in text
 
 
+
+def test_views_reason_says_which_rank_holds_the_gold_and_where_the_budget_stops():
+    """The top k hold gold the budget never reaches: the reason names the gold's rank, how far
+    the context reaches and the tokens above the gold; with many small chunks the context reads
+    past rank k instead, and the reason says that the budget holds more."""
+    from ragkit.evaluate.budget import count_tokens
+    from ragkit.report import views_reason
+    from ragkit.retrieve import Hit
+    from ragkit.types import Chunk, Document, Query, Span
+
+    doc = Document("d", "filler words " * 60 + "the gold sentence is here.")
+    gold = Query("q", "?", (Span("d", len(doc.text) - 26, len(doc.text)),))
+    first = Chunk.make(doc, 0, 13 * 60, "t")                   # no gold
+    second = Chunk.make(doc, 13 * 60, len(doc.text), "t")      # the gold
+    above = count_tokens(first.text)
+    why = views_reason(gold, [Hit(first, 1.0), Hit(second, 0.5)], k=2, budget=64)
+    assert why.startswith("Span recall 100% in the top 2, 0% in 64 tokens")
+    assert "gold characters lie in the hits at rank 2" in why
+    assert "reaches rank 1 and cuts that hit" in why
+    assert f"the hits above rank 2 take {above} tokens, more than 64" in why
+    assert why.endswith("so they hold more.")
+    small = [Chunk.make(doc, i, i + 13, "t") for i in range(0, 13 * 4, 13)]
+    why = views_reason(gold, [Hit(c, 1.0) for c in small] + [Hit(second, 0.5)], k=2,
+                       budget=512)
+    assert why.startswith("Span recall 0% in the top 2, 100% in 512 tokens")
+    assert "reads past rank 2 to the gold at rank 5, and holds more." in why
+
 def test_gold_ranks_and_hits_text_count_an_identical_copy_of_the_gold():
     from ragkit.evaluate.copies import attach_copies
     from ragkit.report import gold_ranks

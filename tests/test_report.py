@@ -44,6 +44,23 @@ def test_percent_table_formats_shares_and_counts_without_changing_values():
     assert df.recall.tolist() == [0.5, 0.25]
 
 
+
+def test_percent_frame_reads_as_plain_text_with_the_glossary_names():
+    """A text renderer shows a display's text/plain: a Styler's is its name, a percent_frame's
+    is the table, formatted as percent_table formats it, under the glossary's headers."""
+    from ragkit.report import percent_frame
+
+    df = pd.DataFrame({"view": ["top 5", "256 tokens"], "recall": [0.5, float("nan")],
+                       "recall@k": [1.0, 0.25], "tokens": [912.0, 1256.0]})
+    shown = percent_frame(df, shares=["recall", "recall@k"], counts=["tokens"])
+    text = repr(shown)
+    assert "50.0%" not in repr(percent_table(df))  # a Styler's text is only its name
+    assert list(shown.columns) == ["view", "recall@k", "pass@k", "tokens"]
+    assert shown.iloc[0].tolist() == ["top 5", "50.0%", "100.0%", "912"]
+    assert shown.iloc[1].tolist() == ["256 tokens", "–", "25.0%", "1,256"]
+    assert "50.0%" in text and "1,256" in text and "pass@k" in text
+    assert df.recall.iloc[0] == 0.5  # the values are unchanged
+
 def test_warnings_fold_into_one_line_per_kind_and_at_most_three_lines():
     out = io.StringIO()
     with summarize_warnings(stream=out) as caught:

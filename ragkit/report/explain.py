@@ -15,7 +15,8 @@ These helpers make the course's failure stories computed rather than told:
 - `encoder_overflow` counts the chunks whose body alone fills the encoder's input, so that
   whatever is placed after the body (a preamble with ``placement="after"``) is never read;
 - `score_views` scores one query's ranked hits both ways the course reports — the top k
-  chunks, and contexts of a few token budgets — so a reader sees where each number comes from.
+  chunks, and contexts of a few token budgets — so a reader sees where each number comes from,
+  and `views_reason` says in words why two of those views differ on one question.
 """
 
 from __future__ import annotations
@@ -329,6 +330,43 @@ def views_differ(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 25
     (span recall): a question on which the two views of `score_views` disagree."""
     v = score_views(query, hits, k=k, budgets=(budget,), texts=texts)
     return bool(v.recall.iloc[0] != v.recall.iloc[1])
+
+
+def views_reason(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 256,
+                 texts: Mapping[str, str] | None = None) -> str:
+    """Why the top `k` and a `budget`-token context hold different shares of `query`'s gold,
+    read off the same rows as `hits_table`: which ranks hold gold characters, how far down the
+    ranking the context reaches, and the tokens of the hits above the first gold hit."""
+    v = score_views(query, hits, k=k, budgets=(budget,), texts=texts).set_index("view")
+    top, ctx = v.iloc[0], v.iloc[1]
+    ranked = [h.chunk for h in hits]
+    packed = pack_context(ranked, budget)
+    gold = [i + 1 for i, c in enumerate(ranked[:max(k, packed.examined)])
+            if any(intersect(c.span, g.span) for g in query.gold if g.doc_id == c.doc_id)]
+    tokens = [count_tokens(c.text) + count_tokens(c.prefix) for c in ranked]
+    reach = (f"the {budget:,}-token context reaches rank {packed.examined}"
+             + (" and cuts that hit at the budget" if packed.cut else ""))
+    in_top = [r for r in gold if r <= k]
+    where = (f"gold characters lie in the hits at rank {', '.join(map(str, gold))}"
+             if gold else "no hit it reads holds gold characters")
+    if top.recall > ctx.recall and in_top:
+        first = in_top[0]
+        why = ((f"the hits above rank {first} take {sum(tokens[:first - 1]):,} tokens, more "
+                f"than {budget:,}, so the context never reaches the first gold hit"
+                if packed.examined < first else
+                "so the gold after that cut, and at any rank below it, stays out")
+               + f"; the top {k} take {k} whole chunks ({int(top.tokens):,} tokens) whatever "
+               "their size, so they hold more")
+    elif ctx.recall > top.recall:
+        beyond = [r for r in gold if k < r <= packed.examined]
+        why = (f"the top {k} chunks use only {int(top.tokens):,} tokens, so the context reads "
+               f"past rank {k}" + (f" to the gold at rank {', '.join(map(str, beyond))}"
+                                   if beyond else "") + ", and holds more")
+    else:
+        why = ("both hold the same gold characters" if top.recall == ctx.recall
+               else f"the top {k} hold more")
+    return (f"Span recall {top.recall:.0%} in the top {k}, {ctx.recall:.0%} in {budget:,} "
+            f"tokens: {where}; {reach}" + (", " if why.startswith("so ") else "; ") + f"{why}.")
 
 
 def hits_table(query: Query, hits: Sequence[Hit], k: int = 5,

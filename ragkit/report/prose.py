@@ -11,7 +11,8 @@ The course's prose never types a number; it renders one from this run's values:
   direction word comes from the numbers, never from the prose around them;
 - `what_we_measured` renders a notebook's closing section from those sentences;
 - `percent_table` formats a results table for display (shares as percentages, counts as
-  integers) without changing the values;
+  integers) without changing the values; `percent_frame` gives the same table as plain text
+  (`text_frame`), which a text renderer shows too;
 - `summarize_warnings` collects the warnings a block of code raises into one line per kind (the
   count and the first message), and `quiet_cells` does that for every notebook cell, so a cell
   that embeds 500 long chunks shows one truncation line, not 500.
@@ -161,6 +162,44 @@ def percent_table(df, shares: Sequence[str] | None = None, counts: Sequence[str]
         styled = styled.relabel_index([DISPLAY_NAMES.get(c, c) for c in df.columns], axis=1)
     return styled
 
+
+
+def text_frame(df, formats: dict | None = None, na_rep: str = "–"):
+    """`df` as a plain DataFrame of text, each column in `formats` written with its format spec
+    (``"{:+.1%}"``), every other value with ``str``: a table that reads the same in every
+    renderer, since its plain-text form is the table itself (a Styler's is only its name).
+
+    >>> import pandas as pd
+    >>> text_frame(pd.DataFrame({"a": ["x"], "d": [0.0123]}), {"d": "{:+.1%}"}).iloc[0].tolist()
+    ['x', '+1.2%']
+    """
+    formats = formats or {}
+    out = df.copy()
+    for col in out.columns:
+        spec = formats.get(col)
+        out[col] = [na_rep if v is None or v != v else spec.format(v) if spec else str(v)
+                    for v in df[col]]
+    return out
+
+
+def percent_frame(df, shares: Sequence[str] | None = None, counts: Sequence[str] = (),
+                  digits: int = 1):
+    """What `percent_table` shows, as a plain DataFrame of text (`text_frame`): shares as
+    percentages, counts as integers, headers with the glossary's names (`DISPLAY_NAMES`).
+
+    >>> import pandas as pd
+    >>> t = percent_frame(pd.DataFrame({"recall@k": [0.5], "n": [1200.0]}), counts=["n"])
+    >>> t.columns.tolist(), t.iloc[0].tolist()
+    (['pass@k', 'n'], ['50.0%', '1,200'])
+    """
+    if shares is None:
+        shares = [c for c in df.columns if df[c].dtype.kind == "f"
+                  and df[c].dropna().between(0, 1).all() and c not in counts]
+    fmt = {c: f"{{:.{digits}%}}" for c in shares} | {c: "{:,.0f}" for c in counts}
+    out = text_frame(df, fmt)
+    if df.columns.nlevels == 1:
+        out.columns = [DISPLAY_NAMES.get(c, c) for c in df.columns]
+    return out
 
 def _describe(w: warnings.WarningMessage, width: int) -> str:
     text = " ".join(str(w.message).split())
