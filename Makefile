@@ -73,8 +73,8 @@ test-all: setup
 smoke: setup
 	$(PY) -m ragkit reproduce --profile smoke
 
-# Notebooks executed at a time (ragkit reproduce --jobs): 07, which reads the others' rows, waits
-# for those before it; 09, which times one process against two, runs alone.
+# Notebooks executed at a time (ragkit reproduce --jobs): the rest first, longest first; then 09,
+# which times one process against two, alone; then 07, which reads the others' rows, last.
 # PRECISION=bf16: the encoder and late chunking under bfloat16 autocast, an opt-in written to
 # results/bf16/ (never over the float32 record) and checked against the record's verdicts
 # (ragkit verdict-diff); refused on a machine without bfloat16 arithmetic.

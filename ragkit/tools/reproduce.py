@@ -12,10 +12,12 @@ switches that change the work: ``RAGKIT_GEMMA_DIR``, ``RAGKIT_RERANK_MODEL``).
     ragkit reproduce --profile smoke [--only 00,01] [--timeout 900] [--jobs 2]
 
 With ``--jobs N`` up to N notebooks run at once, each in its own kernel, in the stages
-`stages` gives: a notebook whose cells read the rows other notebooks wrote
-(`READS_OTHER_ROWS`) starts after every notebook numbered below it has finished, and those
-numbered above it start after it has, as in a run one at a time; a notebook that measures
-throughput across the machine's cores (`RUNS_ALONE`) runs with no other. While k kernels run,
+`stages` gives: every notebook that reads no other notebook's rows and times nothing across
+cores runs in the first stage, longest first (by the last run's times, `longest_first`), so
+the two kernels finish close together; a notebook that measures throughput across the
+machine's cores (`RUNS_ALONE`) then runs with no other; a notebook whose cells read the rows
+other notebooks wrote (`READS_OTHER_ROWS`) runs last, alone, so it reads this run's rows. A
+run one at a time (``--jobs 1``) keeps the same order. While k kernels run,
 each encoder takes ``cpu_count // k`` threads (`ragkit.environment.cpu_share`; the runner keeps
 the count in the file ``RAGKIT_RUNNING_KERNELS`` names), so two kernels on two cores do not
 fight over them; the one left alone takes both back. Each notebook's wall and CPU time are
@@ -56,22 +58,46 @@ RUNS_ALONE = frozenset({"09"})
 
 
 def stages(numbers: Sequence[str]) -> list[list[str]]:
-    """The notebooks (numbers, e.g. "07"), in order, cut into stages run one after another;
-    the notebooks of one stage may run at the same time. A notebook in `READS_OTHER_ROWS` or
-    `RUNS_ALONE` is a stage of its own, so it sees exactly the rows a run one notebook at a
-    time would show it, and its timings are its own.
+    """The notebooks (numbers, e.g. "07") cut into stages run one after another; the notebooks
+    of one stage may run at the same time. Every notebook that neither reads other notebooks'
+    rows nor times the machine's cores runs in the first stage; then each notebook in
+    `RUNS_ALONE`, alone, so its timings are its own; then each notebook in `READS_OTHER_ROWS`,
+    alone and last, so it reads the rows this run wrote rather than an earlier run's.
 
     >>> stages(["00", "01", "06", "07", "08", "09"])
-    [['00', '01', '06'], ['07'], ['08'], ['09']]
+    [['00', '01', '06', '08'], ['09'], ['07']]
     """
-    out: list[list[str]] = []
-    for number in numbers:
-        alone = number in READS_OTHER_ROWS or number in RUNS_ALONE
-        if alone or not out or out[-1][0] in READS_OTHER_ROWS | RUNS_ALONE:
-            out.append([number])
-        else:
-            out[-1].append(number)
-    return out
+    free = [n for n in numbers if n not in READS_OTHER_ROWS | RUNS_ALONE]
+    alone = [[n] for n in numbers if n in RUNS_ALONE and n not in READS_OTHER_ROWS]
+    readers = [[n] for n in numbers if n in READS_OTHER_ROWS]
+    return ([free] if free else []) + alone + readers
+
+
+def longest_first(stems: Sequence[str], seconds: dict[str, float]) -> list[str]:
+    """`stems` with the longest last-run time first (a notebook with no time recorded counts
+    as longest), ties in the given order: the usual greedy order for two workers.
+
+    >>> longest_first(["00_a", "01_b", "02_c"], {"00_a": 30.0, "01_b": 5.0, "02_c": 90.0})
+    ['02_c', '00_a', '01_b']
+    """
+    return sorted(stems, key=lambda s: -seconds.get(s, float("inf")))
+
+
+def last_times(profile: str) -> dict[str, float]:
+    """The wall seconds per notebook of the last recorded run of `profile`, or {} when there is
+    none or the file is unreadable (the order is only a scheduling hint)."""
+    import json
+
+    from ..config import get_settings
+
+    path = get_settings().results_dir / "reproduce_times.json"
+    try:
+        record = json.loads(path.read_text())
+        if record.get("profile") != profile:
+            return {}
+        return {str(k): float(v) for k, v in record.get("notebooks", {}).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
 
 
 def cell_seconds(cell) -> float:
@@ -182,8 +208,14 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     times: dict[str, float] = {}
     cells: dict[str, list] = {}
     cpu: dict[str, float] = {}
+    by_number = {s.name[:2]: s for s in sources}
+    previous = last_times(profile)
+    ordered = [[by_number[n] for n in longest_first(stage, {n: previous.get(by_number[n].stem)
+                                                            for n in stage
+                                                            if by_number[n].stem in previous})]
+               for stage in stages(list(by_number))]
     if jobs == 1:
-        for src in sources:
+        for src in (src for stage in ordered for src in stage):
             print(f"running {src.name} ({profile}) ...", flush=True)
             secs = execute(src, profile, out_dir, timeout, cells, cpu)
             times[src.stem] = round(secs, 1)
@@ -197,19 +229,18 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     from ..cache import atomic_write_text
     from ..config import RUNNING_KERNELS
 
-    by_number = {s.name[:2]: s for s in sources}
     context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
     with tempfile.TemporaryDirectory(prefix="ragkit-kernels-") as tmp, \
             patch.dict(os.environ, {RUNNING_KERNELS: str(Path(tmp) / "running")}), \
             ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         share = Path(tmp) / "running"
-        for stage in stages(list(by_number)):
-            print(f"running {', '.join(by_number[n].name for n in stage)} ({profile}, "
+        for stage in ordered:
+            print(f"running {', '.join(src.name for src in stage)} ({profile}, "
                   f"{min(jobs, len(stage))} at once) ...", flush=True)
             # each kernel's encoder takes its share of the CPUs (`ragkit.environment.cpu_share`)
             atomic_write_text(share, str(min(jobs, len(stage))))
-            running = {pool.submit(_execute_one, by_number[n], profile, out_dir, timeout):
-                       by_number[n].stem for n in stage}
+            running = {pool.submit(_execute_one, src, profile, out_dir, timeout): src.stem
+                       for src in stage}
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 atomic_write_text(share, str(max(1, min(jobs, len(running) - len(done)))))

@@ -69,12 +69,15 @@ def test_stages_keep_readers_and_speed_measurements_apart():
 
     numbers = [s.name[:2] for s in notebook_sources()]
     got = stages(numbers)
-    assert [n for stage in got for n in stage] == numbers  # every notebook once, in order
-    for stage in got:
+    assert sorted(n for stage in got for n in stage) == sorted(numbers)  # every notebook once
+    for i, stage in enumerate(got):
         if set(stage) & (READS_OTHER_ROWS | RUNS_ALONE):
             assert len(stage) == 1
-    assert stages(["00", "01", "07", "08", "09"]) == [["00", "01"], ["07"], ["08"], ["09"]]
-    assert stages(["07", "02", "03"]) == [["07"], ["02", "03"]]
+        if set(stage) & READS_OTHER_ROWS:  # a reader runs after every notebook that writes rows
+            assert all(set(later) <= READS_OTHER_ROWS for later in got[i + 1:])
+    assert stages(["00", "01", "07", "08", "09"]) == [["00", "01", "08"], ["09"], ["07"]]
+    assert stages(["07", "02", "03"]) == [["02", "03"], ["07"]]
+    assert stages(["07", "09"]) == [["09"], ["07"]]
 
 
 def test_every_notebook_reading_the_results_folder_is_declared():
@@ -104,8 +107,7 @@ open(path, "w").write(json.dumps([start, time.time(), share]))
 
 
 @pytest.mark.slow
-def test_jobs_run_a_stage_at_once_and_a_reader_after_everything_before_it(tmp_path,
-                                                                         monkeypatch):
+def test_jobs_run_a_stage_at_once_and_a_reader_after_everything(tmp_path, monkeypatch):
     from ragkit.tools import reproduce
 
     before = {k: v for k, v in os.environ.items() if k.endswith("_RUNNING_KERNELS")}
@@ -121,12 +123,32 @@ def test_jobs_run_a_stage_at_once_and_a_reader_after_everything_before_it(tmp_pa
     assert list(times) == ["00_a", "01_b", "02_reader", "03_c"] == list(cpu) == list(cells)
     span = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in times}
     assert span["00_a"][0] < span["01_b"][1] and span["01_b"][0] < span["00_a"][1]  # overlap
-    assert span["02_reader"][0] >= max(span["00_a"][1], span["01_b"][1])
-    assert span["03_c"][0] >= span["02_reader"][1]
+    # the reader runs last, after every notebook that writes rows, even one numbered above it
+    assert span["02_reader"][0] >= max(span["00_a"][1], span["01_b"][1], span["03_c"][1])
     assert all((tmp_path / "out" / f"{n}.ipynb").exists() for n in times)
     # two kernels at once take half the CPUs each; a kernel alone takes them all
     cpus = os.cpu_count() or 1
     assert span["00_a"][2] == span["01_b"][2] == max(1, cpus // 2)
-    assert span["02_reader"][2] == span["03_c"][2] == cpus
+    assert span["02_reader"][2] == cpus
     # put back after the run (conftest sets it under pytest -n)
     assert {k: v for k, v in os.environ.items() if k.endswith("_RUNNING_KERNELS")} == before
+
+
+def test_a_stage_starts_with_the_notebooks_that_took_longest_last_time(tmp_path, monkeypatch):
+    """The last run's times only order a stage; a missing, broken or other-profile record
+    orders nothing and breaks nothing."""
+    from ragkit.tools.reproduce import last_times, longest_first
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    assert last_times("full") == {}
+    record = tmp_path / "reproduce_times.json"
+    record.write_text("{not json")
+    assert last_times("full") == {}
+    record.write_text(json.dumps({"profile": "smoke", "notebooks": {"00_a": 3.0}}))
+    assert last_times("full") == {}
+    record.write_text(json.dumps({"profile": "full", "notebooks": ["not", "a", "mapping"]}))
+    assert last_times("full") == {}
+    record.write_text(json.dumps({"profile": "full",
+                                  "notebooks": {"00_a": 3.0, "01_b": 9.0, "03_c": 1.0}}))
+    assert longest_first(["00_a", "01_b", "02_new", "03_c"], last_times("full")) == [
+        "02_new", "01_b", "00_a", "03_c"]
