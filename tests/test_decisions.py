@@ -18,7 +18,8 @@ UP, DOWN, FLAT = comp(0.05, 0.02, 0.08), comp(-0.04, -0.07, -0.01), comp(0.01, -
 @pytest.mark.parametrize("by, call", [
     ({"a": UP, "b": UP}, "use"),                    # beats on every benchmark
     ({"a": UP, "b": FLAT}, "depends"),              # beats on one only
-    ({"a": DOWN, "b": FLAT}, "do not use"),         # measurably hurts, helps nowhere
+    ({"a": DOWN, "b": DOWN}, "do not use"),         # loses on every benchmark
+    ({"a": DOWN, "b": FLAT}, "depends"),            # loses on one, no difference on the other
     ({"a": FLAT, "b": FLAT}, "no evidence either way"),  # a null is not a "do not use"
     ({"a": UP, "b": DOWN}, "depends"),
 ])
@@ -31,7 +32,15 @@ def test_the_deciding_number_follows_the_call():
     assert d.decisive[0] == "b" and d.call == "depends"
     assert "beats on a, b only; no measurable difference on c" in d.line()
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(0.2, -0.1, 0.5)})
-    assert d.call == "do not use" and d.decisive[0] == "a"
+    assert d.call == "depends" and d.decisive[0] == "a"
+    assert d.line().endswith("beats on none; loses on a; no measurable difference on b.")
+    d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(-0.09, -0.15, -0.03)})
+    assert d.call == "do not use" and d.decisive[0] == "b"
+    assert d.line().endswith("loses on 2 of 2.")
+    mixed = Decision("x", "y", "recall", {"a": DOWN, "b": UP, "c": FLAT}, cost="1 ms").line()
+    assert mixed.startswith("**Depends:** x over y: recall +5.0")
+    assert mixed.endswith("beats on b only; loses on a; no measurable difference on c; "
+                          "cost: 1 ms.")
     line = Decision("structure", "fixed", "recall@B1024", {"chroma": UP},
                     encoder="all-MiniLM-L6-v2").line()
     assert line.startswith("**Use** structure over fixed: recall@B1024 +5.0 [+2.0, +8.0] on "
