@@ -86,3 +86,21 @@ def test_step_display_formats_the_difference_in_points():
     shown = closing.step_display(closing.step_table(outs, [("a", "b")]))
     assert list(shown.columns) == ["benchmark", "step", "against", "difference", "n"]
     assert shown.difference[0] == "+50.0 [+30.0, +70.0]"
+
+
+def test_metric_agreement_counts_each_steps_measured_directions():
+    import pandas as pd
+
+    from ragkit.report import metric_agreement
+
+    keys = {"benchmark": ["b"] * 4, "step": ["s1", "s2", "s3", "s4"], "against": ["a"] * 4}
+    recall = pd.DataFrame({**keys, "diff": [0.05, 0.04, 0.0, -0.03],
+                           "low": [0.02, 0.01, -0.01, -0.05], "high": [0.08, 0.07, 0.01, -0.01]})
+    iou = pd.DataFrame({**keys, "diff": [0.01, -0.02, 0.0, 0.002],
+                        "low": [0.005, -0.03, -0.01, -0.001], "high": [0.02, -0.01, 0.01, 0.004]})
+    text = metric_agreement(recall, iou, "recall", "IoU")
+    assert text.splitlines()[0] == (
+        "Of 4 steps, recall and IoU move measurably the same way in 1 and in opposite ways in "
+        "1; only recall moves measurably in 1, only IoU in 0, neither in 1.")
+    assert text.splitlines()[1:] == ["  b, s2 against a: recall +4.0 [+1.0, +7.0], IoU -2.0 "
+                                     "[-3.0, -1.0]"]

@@ -174,3 +174,33 @@ def step_display(steps: pd.DataFrame, columns: Sequence[str] = ("benchmark", "st
     shown = [f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
              zip(steps["diff"], steps.low, steps.high)] if len(steps) else []
     return steps.assign(difference=shown)[[*columns, "difference", "n"]]
+
+
+def metric_agreement(first: pd.DataFrame, second: pd.DataFrame, first_name: str = "recall",
+                     second_name: str = "IoU") -> str:
+    """Whether two `step_table`s of the same steps (two metrics) move the same way: per step,
+    each metric's measured direction (its 95 % interval above or below 0, else none), counted,
+    with every step whose two metrics move measurably in opposite directions named."""
+    from .prose import ci
+
+    def way(lo: float, hi: float) -> int:
+        return 1 if lo > 0 else -1 if hi < 0 else 0
+
+    keys = ["benchmark", "step", "against"]
+    both = first.merge(second, on=keys, suffixes=("_a", "_b"))
+    counts = {"same": 0, "opposite": 0, "first": 0, "second": 0, "neither": 0}
+    opposite = []
+    for r in both.itertuples():
+        a, b = way(r.low_a, r.high_a), way(r.low_b, r.high_b)
+        kind = ("neither" if not a and not b else "first" if not b else "second" if not a
+                else "same" if a == b else "opposite")
+        counts[kind] += 1
+        if kind == "opposite":
+            opposite.append(f"  {r.benchmark}, {r.step} against {r.against}: {first_name} "
+                            f"{100 * r.diff_a:+.1f} {ci(r.low_a, r.high_a)}, {second_name} "
+                            f"{100 * r.diff_b:+.1f} {ci(r.low_b, r.high_b)}")
+    head = (f"Of {len(both)} steps, {first_name} and {second_name} move measurably the same "
+            f"way in {counts['same']} and in opposite ways in {counts['opposite']}; only "
+            f"{first_name} moves measurably in {counts['first']}, only {second_name} in "
+            f"{counts['second']}, neither in {counts['neither']}.")
+    return "\n".join([head, *opposite])
