@@ -257,7 +257,13 @@ def third_party_deprecation(w: warnings.WarningMessage) -> bool:
 
 def quiet_cells(ip=None) -> bool:
     """In IPython/Jupyter, summarize each cell's warnings (see `summarize_warnings`) instead of
-    printing every one. Returns False outside IPython (nothing to do)."""
+    printing every one, and print a table one line per row in its plain-text form (what a
+    text renderer shows; pandas otherwise wraps a wide table into blocks of columns, so 24
+    rows read as a hundred lines). Returns False outside IPython (nothing to do)."""
+    import pandas as pd
+
+    pd.set_option("display.expand_frame_repr", False)
+    pd.set_option("display.max_colwidth", 70)
     if ip is None:
         try:
             from IPython import get_ipython

@@ -194,16 +194,20 @@ def unanswered_exercises(source: str) -> int | None:
 
 def output_lines(cell: dict) -> int:
     """How many lines a code cell's outputs show a reader: the lines of its stream text, and
-    of each display's richest text form (an HTML table's rows, ``<tr``; else Markdown; else
-    plain text); an image counts 0. HTML without a table (a chunk view) counts its rows, 0.
+    of each display's richest text form (an HTML table's rows, ``<tr``, or its plain-text
+    form's lines where a text renderer shows more, as when pandas wraps a wide table into
+    blocks of columns; else Markdown; else plain text); an image counts 0. HTML without a
+    table (a chunk view) counts 0.
 
     >>> output_lines({"outputs": [
     ...     {"output_type": "stream", "name": "stdout", "text": ["a\\n", "b\\n"]},
     ...     {"output_type": "display_data", "data": {"text/html": "<table><tr><tr></table>",
+    ...                                             "text/plain": "x\\ny"}},
+    ...     {"output_type": "display_data", "data": {"text/html": "<table><tr></table>",
     ...                                             "text/plain": "x\\ny\\nz"}},
     ...     {"output_type": "display_data", "data": {"text/markdown": "# t\\n\\nline"}},
     ...     {"output_type": "display_data", "data": {"image/png": "AA", "text/plain": "fig"}}]})
-    7
+    10
     """
     n = 0
     for out in cell.get("outputs", []):
@@ -214,7 +218,9 @@ def output_lines(cell: dict) -> int:
         if "image/png" in data or "image/svg+xml" in data:
             continue
         if "text/html" in data:
-            n += len(_ROW.findall("".join(data["text/html"])))
+            rows = len(_ROW.findall("".join(data["text/html"])))
+            plain = len("".join(data.get("text/plain", "")).splitlines())
+            n += max(rows, plain) if rows else 0
         elif "text/markdown" in data:
             n += len("".join(data["text/markdown"]).splitlines())
         elif "text/plain" in data:
