@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ragkit.evaluate.splits import SPLITS_FILE
-from ragkit.experiments.decide import against, against_best
+from ragkit.experiments.decide import against, against_best, tune_picks
 
 
 class Out:
@@ -37,6 +37,11 @@ def test_the_best_baseline_is_chosen_on_tune_and_quoted_on_held_out(halves):
     c = d.by_benchmark["course"]
     assert c.n == len(held) and c.diff == pytest.approx(0.5 - 0.2)
     assert d.call == "use" and "tune half" in d.against and "best of the 2" in d.against
+    assert tune_picks({("course", "t"): t, ("course", "a"): a, ("course", "b"): b},
+                      ["a", "b"]) == {"course": "a"}
+    ids = [f"mine-{i}" for i in range(5)]  # no tune half: the best on all questions
+    assert tune_picks({("mine", "a"): Out({q: 0.1 for q in ids}),
+                       ("mine", "b"): Out({q: 0.3 for q in ids})}, ["a", "b", "c"]) == {"mine": "b"}
 
 
 def test_unknown_questions_are_chosen_and_quoted_on_the_same_questions():

@@ -81,6 +81,22 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
     return _with_cost(d, outcomes, treated, bases)
 
 
+def tune_picks(outcomes: Outcomes, baselines: Sequence[str], *, metric: str = "recall",
+               budget: int | None = 1024) -> dict[str, str]:
+    """The baseline `against_best` sets against a chunker on each benchmark: the best of
+    `baselines` on the tune half (on all questions where a benchmark has no split)."""
+    picks: dict[str, str] = {}
+    for bench in sorted({b for b, _ in outcomes}):
+        present = [b for b in baselines if (bench, b) in outcomes]
+        if not present:
+            continue
+        tune = {b: _side(_values(outcomes[(bench, b)], metric, budget), "tune") for b in present}
+        score = ({b: v.mean() for b, v in tune.items()} if all(v is not None for v in tune.values())
+                 else {b: _values(outcomes[(bench, b)], metric, budget).mean() for b in present})
+        picks[bench] = max(present, key=lambda b: (score[b], b))
+    return picks
+
+
 def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str, str]
                ) -> Decision:
     """`d` with its measured cost on its deciding benchmark: the units each side embeds and
