@@ -196,12 +196,14 @@ elif settings.smoke:
 # the order of a hash of their name, blind to any result); every row says which sample it
 # measured. The board: each configuration's span recall at the headline budget on the
 # held-out half with its 95 % interval, pass and page hit beside it, and the chunks it
-# embedded.
+# embedded. Its first line says, from its own intervals, what so few held-out questions can
+# and cannot tell.
 
 # %%
 from ragkit.experiments.design import effects, saved_runs
 from ragkit.report import (board, chunk_sizes, guide, load_results, percent_table,
                            ranked_intervals, show_figure)
+from ragkit.report.pdf_lesson import small_n_note
 
 runs = [r for r in saved_runs() if r.benchmark == "financebench"]
 if runs:
@@ -212,6 +214,8 @@ if runs:
     cut = max((int(f.split(":")[1]) for r in runs if r.config.chunker == "pages"
                for f in r.flags if f.startswith("truncated:")), default=0)
     n_pages = sizes.get("pages+dense", {}).get("n_chunks", 0)
+    found = effects(runs)  # the paired comparisons, read below the board
+    display(Markdown(f"**{small_n_note(board(runs, 'financebench', BUDGET), found, BUDGET)}**"))
     display(Markdown(
         f"Measured: {'; '.join(samples) or 'all filings'}. Of those questions, "
         f"{int(fb_board.n.max())} are on the held-out half (the others chose the baselines), "
@@ -246,6 +250,7 @@ else:
 # %%
 from ragkit.evaluate.runs import Metric
 from ragkit.report import contrast, hit_text, load_hits
+from ragkit.report.pdf_lesson import fiscal_year_note, pass_reading
 from ragkit.text.tokens import count_tokens
 
 by_label = {r.config.label: r for r in runs}
@@ -256,7 +261,8 @@ if fb is not None and all(p in by_label for p in pair):
         print(f"{pair[0]} is above {pair[1]} on no held-out question")
     else:
         q = {x.id: x for x in fb.queries}[qid]
-        print(f"{q.id} ({q.metadata['company']}, {q.metadata['doc_name']}): {q.text}\n")
+        print(f"{q.id} ({q.metadata['company']}, {q.metadata['doc_name']}): {q.text}")
+        print(fiscal_year_note(fb.docs_by_id()[q.metadata["doc_name"]], q.text), "\n")
         hits = load_hits()
         for label in pair:
             got = by_label[label].values(Metric("recall", BUDGET).column, "all")[q.id]
@@ -268,6 +274,10 @@ if fb is not None and all(p in by_label for p in pair):
               f" cl100k tokens, {sum(t > 256 for t in gold_tokens)} of {len(gold_tokens)} over "
               "`256`; a whole page collects more of such a passage than a small chunk that "
               "starts inside it.")
+        held_out = set(by_label[pair[0]].values(Metric("pass", BUDGET).column, "held-out").index)
+        print(pass_reading(board(runs, "financebench", BUDGET),
+                           [count_tokens(fb.docs_by_id()[g.doc_id].text[g.start:g.end])
+                            for x in fb.queries if x.id in held_out for g in x.gold], BUDGET))
 else:
     print("FinanceBench's filings or rows are not here; nothing to show")
 
@@ -279,9 +289,12 @@ else:
 # opponent there, so one comparison against it says little.
 
 # %%
+from ragkit.report.pdf_lesson import zero_bounds
+
 found = effects(runs)
 if found:
     display(Markdown(guide.sections(found, level=3)))
+    print(zero_bounds([e for e in found if e.benchmark == "financebench"]))
 
 # %% [markdown]
 # ## Exercises

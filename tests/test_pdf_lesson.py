@@ -152,3 +152,32 @@ def test_weak_pick_findings_name_a_difference_against_a_last_ranked_pick():
 
     said = weak_pick_findings([effect(8), effect(3)])
     assert len(said) == 1 and "last of 8 baselines" in said[0] and "26.9%" in said[0]
+
+
+def test_zero_bounds_tells_an_exact_zero_from_a_small_number_rounded():
+    from types import SimpleNamespace as NS
+
+    from ragkit.report.pdf_lesson import zero_bounds
+
+    def effect(low, wins=1, ties=11, losses=0):
+        c = NS(low=low, high=0.2, wins=wins, ties=ties, losses=losses, n=wins + ties + losses)
+        cfg = NS(label="router+dense", chunker="router", first_stage="dense", reranker="none",
+                 simple=False)
+        return NS(factor="chunker", benchmark="financebench", budget=1024, treated=cfg,
+                  base=NS(label="pages+dense"), recall=c, pass_=NS(**{**vars(c), "low": 0.3}))
+
+    said = zero_bounds([effect(0.0), effect(0.0004)])
+    assert said.startswith("Of the bounds printed as +0.0 or -0.0 above, 1 are exactly 0")
+    assert "recall@B low bound: +0.04 points" in said   # 0.0004 = 0.04 points, decimals shown
+    assert "(11/12)^12 = 35% of draws" in said
+    assert zero_bounds([effect(0.05)]) == "No interval bound above rounds to 0.0."
+
+
+def test_pass_reading_and_fiscal_year_note_read_their_inputs():
+    from ragkit.report.pdf_lesson import fiscal_year_note, pass_reading
+
+    rows = [{"configuration": "a", "pass": 0.0}, {"configuration": "b", "pass": 0.0}]
+    said = pass_reading(rows, [100, 300, 2000], 1024)
+    assert said.startswith("pass@B1024 is 0 for 2 of 2") and "median of 300" in said
+    assert "1 of them longer than the whole budget" in said and "Above 0" not in said
+    assert fiscal_year_note(Document("X_2023Q4", "Fiscal 2022 Results, no period"), "FY2023") == ""

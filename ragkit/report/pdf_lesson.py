@@ -9,7 +9,11 @@ FinanceBench's configurations side by side at one budget.
 - `chunk_sizes`: how many chunks each configuration embedded and indexed, and their mean
   length, from the results rows (what a chunker costs as the corpus grows);
 - `contrast`, `hit_text`: one FinanceBench question on which one configuration does better
-  than another, and what each put first, read from the saved hits.
+  than another, and what each put first, read from the saved hits;
+- `small_n_note`: how wide the intervals are at the board's n, against the spread of its means;
+- `zero_bounds`: the interval bounds that print as +0.0, exactly 0 or with more decimals;
+- `pass_reading`: why pass@B is 0 on most of the board, from the gold passages' lengths;
+- `fiscal_year_note`: a filing's own name for its fiscal year against FinanceBench's.
 """
 
 from __future__ import annotations
@@ -155,10 +159,172 @@ def header_answer(board_rows, runs_by_label: dict, keepers: Sequence[str], budge
                   + f"the chunkers that keep a table's header with its rows "
                   f"({', '.join(keepers)}) are not first on the FinanceBench sample at "
                   f"{budget:,} tokens, and the best of them against the first: "
-                  + c.finding(keeper, top) + ".")
+                  + c.finding(keeper, top) + _zero_bound(c) + ".")
     n_router, n_pages = chunks.get("router+dense"), chunks.get("pages+dense")
     cost = (f" What they cost: the router gives {n_router:,.0f} chunks to embed and index, "
             f"one chunk per page {n_pages:,.0f} ({n_router / n_pages:.1f} times fewer "
             "chunks for pages; the stack embeds each long chunk in several windows)."
             if n_router and n_pages else "")
     return answer, cost
+
+
+def small_n_note(board_rows: Sequence[dict], found: Sequence[Any], budget: int) -> str:
+    """What n held-out questions can tell, from the board (`board` rows at `budget`) and the
+    paired effects at `budget`: the median width of one configuration's 95 % interval and of a
+    paired difference's, against how far apart the board's means are, and (arithmetic, an
+    interval's width shrinking as 1/sqrt(n)) how many questions would bring a configuration's
+    interval down to that spread.
+
+    >>> rows = [{"recall": 0.2, "recall_low": 0.0, "recall_high": 0.4, "n": 12},
+    ...         {"recall": 0.1, "recall_low": 0.0, "recall_high": 0.3, "n": 12}]
+    >>> print(small_n_note(rows, [], 1024).split(";")[0])
+    n = 12 held-out questions: one configuration's 95 % interval on recall@B1024 is a median 35.0 points wide
+    """
+    import numpy as np
+
+    n = int(max(r["n"] for r in board_rows))
+    widths = [100 * (r["recall_high"] - r["recall_low"]) for r in board_rows]
+    spread = 100 * (max(r["recall"] for r in board_rows) - min(r["recall"] for r in board_rows))
+    paired = [100 * (e.recall.high - e.recall.low) for e in found if e.budget == budget]
+    width = float(np.median(widths))
+    out = (f"n = {n} held-out questions: one configuration's 95 % interval on recall@B{budget} "
+           f"is a median {width:.1f} points wide")
+    if paired:
+        out += f", a paired difference's {float(np.median(paired)):.1f} points"
+    out += (f"; the board's means lie within {spread:.1f} points of each other (best minus "
+            "worst).")
+    if width > spread:
+        out += (" A typical configuration's interval is wider than the whole spread of the "
+                "means: at this n the board cannot rank the configurations, so it cannot answer "
+                "the opening question; it shows how to measure it.")
+    if spread > 0 and width > spread:
+        out += (f" An interval as narrow as that spread would take about "
+                f"{n * (width / spread) ** 2:,.0f} questions (arithmetic: a width shrinks as "
+                "1/sqrt(n)).")
+    return out
+
+
+def _zero_bound(c: Any) -> str:
+    """A clause for a paired comparison's interval bound that prints as +0.0 points: exactly
+    0, or its value with enough decimals ("" when no bound rounds to 0).
+
+    >>> from types import SimpleNamespace as C
+    >>> _zero_bound(C(low=-0.154, high=0.0)), _zero_bound(C(low=-0.1, high=0.00003))
+    ('; its bound printed +0.0 is exactly 0', '; its bound printed +0.0 is +0.003 points')
+    """
+    for bound in (c.low, c.high):
+        if round(100 * bound, 1) == 0:
+            return ("; its bound printed +0.0 is exactly 0" if bound == 0 else
+                    f"; its bound printed +0.0 is {_decimals(100 * bound)} points")
+    return ""
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _decimals(x: float) -> str:
+    """`x` (points) with one decimal, or with as many as its first non-zero digit needs.
+
+    >>> _decimals(3.14159), _decimals(0.0123), _decimals(-0.0004), _decimals(0.0)
+    ('+3.1', '+0.01', '-0.0004', '+0.0')
+    """
+    for places in range(1, 7):
+        text = f"{x:+.{places}f}"
+        if x == 0 or text.strip("+-0.") or places == 6:
+            return text
+    return f"{x:+.6f}"
+
+
+def zero_bounds(found: Sequence[Any]) -> str:
+    """The interval bounds of the effects that `ragkit.report.guide`'s tables show (its
+    `questions`) that print as +0.0 or -0.0 points with one decimal: those exactly 0, and why (a comparison with no losses
+    has a difference of exactly 0 in every bootstrap draw of tied questions only, and with
+    t of n questions tied a share (t/n)^n of draws are such), and the others with enough
+    decimals to show they are not 0."""
+    from .guide import questions
+
+    exact, near, examples = 0, [], []
+    for e in [e for shown in questions(found).values() for e in shown]:
+        for metric, c in (("recall@B", e.recall), ("pass@B", e.pass_)):
+            for side, bound in (("low", c.low), ("high", c.high)):
+                if round(100 * bound, 1) != 0:
+                    continue
+                if bound == 0:
+                    exact += 1
+                    if side == "low" and c.losses == 0 and c.wins and not examples:
+                        examples.append(c)
+                else:
+                    near.append(f"{e.treated.label} against {e.base.label}, {e.budget:,} "
+                                f"tokens, {metric} {side} bound: {_decimals(100 * bound)} points")
+    if not exact and not near:
+        return "No interval bound above rounds to 0.0."
+    out = [f"Of the bounds printed as +0.0 or -0.0 above, {exact} are exactly 0, not a small "
+           f"number rounded, and {len(near)} are not" + (":" if near else ".")] + near
+    if examples:
+        c = examples[0]
+        out.append(f"Why exactly 0: a comparison with no losses (e.g. {_count(c.wins, 'win')}, "
+                   f"{_count(c.ties, 'tie')} of {c.n}) differs by exactly 0 in every bootstrap draw of "
+                   f"tied questions only, and ({c.ties}/{c.n})^{c.n} = "
+                   f"{(c.ties / c.n) ** c.n:.0%} of draws are such, more than the 2.5 % below "
+                   "a 95 % interval's lower bound: the interval starts at exactly 0.")
+    return "\n".join(out)
+
+
+def pass_reading(board_rows: Sequence[dict], gold_tokens: Sequence[int], budget: int,
+                 window: int = 256) -> str:
+    """Why pass@B is 0 on most of the board (`board` rows at `budget`): a pass needs a gold
+    passage wholly inside the context, and `gold_tokens` (the cl100k tokens of each held-out
+    gold passage) says how long they are against the budget and against `window` (MiniLM's
+    window, about the size of most configurations' chunks).
+
+    >>> rows = [{"configuration": "pages+dense", "pass": 0.25}, {"configuration": "x", "pass": 0.0}]
+    >>> pass_reading(rows, [100, 300, 500, 1500], 1024).split(":")[0]
+    'pass@B1024 is 0 for 1 of 2 configurations on the held-out half'
+    """
+    import numpy as np
+
+    zero = [r for r in board_rows if not r.get("pass")]
+    some = [f"{r['configuration']} ({r['pass']:.1%})" for r in board_rows if r.get("pass")]
+    g = np.asarray(gold_tokens)
+    out = (f"pass@B{budget} is 0 for {len(zero)} of {len(board_rows)} configurations on the "
+           f"held-out half: a pass needs a gold passage wholly inside the context. The "
+           f"held-out questions' {len(g)} gold passages have a median of {float(np.median(g)):,.0f}"
+           f" cl100k tokens; {int((g > budget).sum())} of them longer than the whole budget of "
+           f"{budget:,} (no configuration can pass those) and {int((g > window).sum())} longer "
+           f"than {window} tokens, the window MiniLM reads and about the size of most chunks "
+           "here: such a passage passes only when every chunk it spans is retrieved and fits "
+           "in the budget, one missing chunk and it counts 0.")
+    if some:
+        out += " Above 0: " + ", ".join(some) + "."
+    return out
+
+
+def fiscal_year_note(doc: Document, question: str) -> str:
+    """How a filing names its fiscal year against how FinanceBench and the question name it,
+    quoted from `doc`: a retailer's fiscal year ending early in the next calendar year is
+    named by the company for the year it starts in, and by FinanceBench (the document's name,
+    the question's "FY") for the year it ends in. "" when the text does not say.
+
+    >>> d = Document("ACME_2023Q4_EARNINGS", '# Fiscal 2022 Results\\nthe fifty-two-week '
+    ...              'period (“fiscal year”) ended January 28, 2023 compared')
+    >>> print(fiscal_year_note(d, "What drove sales in FY2023?"))  # doctest: +NORMALIZE_WHITESPACE
+    How the years are named: the filing reports the “fiscal year” ended January 28, 2023 and
+    calls it Fiscal 2022 (its own heading); FinanceBench names the document ACME_2023Q4_EARNINGS
+    and the question asks about FY2023, by the calendar year in which that fiscal year ends.
+    So the filing's “Fiscal 2022” is the question's FY2023.
+    """
+    import re
+
+    end = re.search(r"\((?:“|\")fiscal year(?:”|\")\)\s+ended\s+([A-Z][a-z]+\s+\d{1,2},\s+\d{4})",
+                    doc.text)
+    own = re.search(r"Fiscal (\d{4}) Results", doc.text)
+    asked = re.search(r"\bFY\s?(\d{4})\b", question)
+    if not (end and own and asked):
+        return ""
+    ended = " ".join(end.group(1).split())
+    return (f"How the years are named: the filing reports the “fiscal year” ended {ended} and "
+            f"calls it Fiscal {own.group(1)} (its own heading); FinanceBench names the "
+            f"document {doc.id} and the question asks about FY{asked.group(1)}, by the calendar "
+            f"year in which that fiscal year ends. So the filing's “Fiscal {own.group(1)}” is "
+            f"the question's FY{asked.group(1)}.")
