@@ -22,7 +22,7 @@
 #    actor pool, one actor per GPU) on a cluster, unchanged;
 # 2. **resumable shards** (`ragkit.scale.shards`): chunks, spans, metadata and vectors land in
 #    numbered Parquet files; a crashed run restarts after the last finished shard and ends
-#    with the same bytes;
+#    with the same bytes (section 3 kills one and runs it again);
 # 3. **an index that scales** (`ragkit.scale.index`): IVF built from the shards, the metadata
 #    pre-filter still applied before the search.
 #
@@ -61,8 +61,6 @@ if "ray 2 actors" in RUNNERS and importlib.util.find_spec("ray") is None:
 # the full sweep stops at 300,000 vectors to keep `make reproduce` short; `ragkit bench scale`
 # runs the 1,000,000-vector point
 SIZES = pick(full=[10_000, 100_000, 300_000], smoke=[1_000, 2_000, 4_000])
-# the cost fit: the first quarter and half of the documents, plus section 1's run of all of them
-FRACTIONS = pick(full=[0.25, 0.5], smoke=[0.5])
 print(f"{DOCS} of {len(corpus)} documents; {os.cpu_count()} CPUs; runners {RUNNERS}; "
       f"index sizes {SIZES}")
 
@@ -76,6 +74,8 @@ print(f"{DOCS} of {len(corpus)} documents; {os.cpu_count()} CPUs; runners {RUNNE
 # (the `x all threads` column), not the one-thread process. Times are wall-clock from cold
 # stage objects to the last vector (each worker loads its own encoder; Ray's time includes
 # starting its local cluster), and they mean something only on an otherwise idle machine.
+# The one-thread process goes one document at a time and reads the clock after each: section 2
+# fits a line through those readings.
 
 # %%
 from ragkit.scale import throughput
@@ -97,36 +97,65 @@ for runner, r in rates.items():
 display(Markdown("\n".join(lines)))
 
 # %% [markdown]
-# ## 2 · How cost grows with the corpus
+# ### Ray's time, in parts
 #
-# One process on the first quarter and the first half of the documents, with section 1's
-# one-process run over all of them, and a least-squares line through those times: a fixed
-# start-up cost plus a cost per document.
+# Ray's row includes costs that do not grow with the corpus: `ray.init` starts a local cluster
+# (its processes and object store); the first job on it starts worker processes that import
+# their modules; and every job creates its actors, each loading its own encoder, before a
+# document is read. The runner times `ray.init` apart, then on the Ray its first job warmed
+# up runs a job over one document (every job's fixed cost, almost no encoding) and the whole
+# job again: the whole job less the one-document job is the part that grows with the
+# documents, and the first job less the second is what only a first job pays.
 
 # %%
-from ragkit.scale import fit_cost
+from ragkit.scale import ray_reading
 
-points = []
-for fraction in FRACTIONS:
-    part = docs[:max(1, int(len(docs) * fraction))]
-    r, _ = throughput(part, "recursive:250/0", ["1 process"], tokenizer="minilm")
-    points.append((len(part), r["1 process"]))
-points.append((len(docs), rates["1 process"]))
-sizes = [n for n, _ in points]
-a, b = fit_cost(sizes, [r["seconds"] for _, r in points])
-tokens_per_doc = float(np.mean([r["tokens"] / n for n, r in points]))
-for n, r in points:
-    print(f"{n:5d} documents: {r['seconds']:6.1f} s")
-print(f"fit: seconds = {a:.2f} + {b:.3f} x documents; {tokens_per_doc:,.0f} encoder tokens a document")
-rec.add_metrics({"fixed_seconds": a, "seconds_per_document": b, "tokens_per_document": tokens_per_doc},
+ray = rates.get("ray 2 actors", {})
+if "warm_job_seconds" in ray:
+    print(f"ray.init {ray['init_seconds']:.1f} s; first whole job {ray['job_seconds']:.1f} s; then a "
+          f"one-document job {ray['one_doc_job_seconds']:.1f} s and the whole job again "
+          f"{ray['warm_job_seconds']:.1f} s")
+    rec.add_metrics({k: ray[k] for k in ("init_seconds", "job_seconds", "one_doc_job_seconds",
+                                         "warm_job_seconds")},
+                    experiment="ray_phases", benchmark=f"course_corpus_{len(docs)}_docs",
+                    strategy="ray 2 actors", embedder="all-MiniLM-L6-v2", flags=FLAGS)
+display(Markdown(ray_reading(rates, len(docs))))
+
+# %% [markdown]
+# ## 2 · How cost grows with the corpus
+#
+# Section 1's one-thread process read the clock once its encoder was loaded and after each
+# document: one pass, one point a document. A least-squares line through those points gives a
+# fixed start-up cost plus a cost per document. Each 95 % interval is a bootstrap over the
+# documents (fixed seed): a draw resamples the steps between checkpoints, so documents of other
+# lengths, and refits. It covers how the documents differ, not another run on a busier machine.
+
+# %%
+from ragkit.scale import fit_cost_interval
+
+one_pass = rates["1 process"]
+sizes = list(range(len(docs) + 1))
+seconds = [one_pass["startup_seconds"], *one_pass["checkpoints"]]
+fit = fit_cost_interval(sizes, seconds, seed=0)
+a, b = fit["fixed_seconds"], fit["seconds_per_document"]
+tokens_per_doc = one_pass["tokens"] / len(docs)
+print(f"one pass over {len(docs)} documents: encoder loaded at {seconds[0]:.1f} s, last document "
+      f"done at {seconds[-1]:.1f} s ({len(seconds)} points)")
+print(f"fixed (start-up): {a:.2f} s, 95 % interval [{fit['fixed_seconds_low']:.2f}, "
+      f"{fit['fixed_seconds_high']:.2f}]")
+print(f"per document:     {b:.3f} s, 95 % interval [{fit['seconds_per_document_low']:.3f}, "
+      f"{fit['seconds_per_document_high']:.3f}]")
+print(f"{tokens_per_doc:,.0f} encoder tokens a document")
+rec.add_metrics({k: v for k, v in fit.items() if k != "points"} | {"tokens_per_document": tokens_per_doc},
                 experiment="cost_fit", benchmark="course_corpus", strategy="1 process",
-                embedder="all-MiniLM-L6-v2", params={"sizes": sizes})
+                embedder="all-MiniLM-L6-v2",
+                params={"points": len(seconds), "bootstrap_seed": 0, "confidence": 0.95})
 
 # %%
 from ragkit.report import cost_fit, show_figure
 
-show_figure(cost_fit(sizes, [r["seconds"] for _, r in points], a, b,
-                     title="One process: seconds against documents, and the fitted line"),
+show_figure(cost_fit(sizes, seconds, a, b,
+                     title="One process, one pass: seconds at each document, and the fitted line"),
             "09_cost_fit")
 
 # %% [markdown]
@@ -141,6 +170,7 @@ from ragkit.report import read_rows
 
 N_DOCS = 100_000_000
 cpu_days = b * N_DOCS / 86_400
+days_low, days_high = (fit[f"seconds_per_document_{e}"] * N_DOCS / 86_400 for e in ("low", "high"))
 gpu_path = PROJECT_ROOT / "results" / "gpu_check.jsonl"  # committed rows from a CUDA machine
 gpu_rate = None
 if gpu_path.exists():
@@ -148,7 +178,8 @@ if gpu_path.exists():
             r["experiment"] == "encoder_precision" and r["metric"] == "tokens_per_s"]
     gpu_rate = max((r["value"] for r in rows), default=None)
 lines = [f"At the measured {b:.3f} s a document on one CPU core: {N_DOCS:,} documents take "
-         f"{cpu_days:,.0f} core-days (that many cores finish in a day, before any overhead).", ""]
+         f"{cpu_days:,.0f} core-days ([{days_low:,.0f}, {days_high:,.0f}] from the 95 % interval "
+         "on the cost per document; that many cores finish in a day, before any overhead).", ""]
 if gpu_rate:
     lines += ["| GPUs | days (encoder only) |", "|---|---|"]
     for n_gpus in (1, 8, 64):
@@ -163,7 +194,34 @@ else:
 display(Markdown("\n".join(lines)))
 
 # %% [markdown]
-# ## 3 · The index as it grows: IVF against exact search
+# ## 3 · A killed job, run again
+#
+# A pass over millions of documents runs for days, and something will kill it. `build_shards`
+# writes each finished shard to a temporary file, renames it into place, then appends one line
+# to a journal (`shards.jsonl`). Run again, it keeps every shard the journal records (once its
+# documents and its file still hash as recorded) and makes the rest. Here on the four
+# shortest documents, one shard each: the job starts in a child process, which is sent SIGKILL
+# as soon as it reports its second shard recorded (it is working on the third); the same call
+# then runs here over the same folder, and once more into a fresh folder with no kill, to
+# compare. Most of the child's seconds are Python and its encoder starting.
+
+# %%
+from ragkit.scale import kill_and_resume, resume_reading
+
+short = sorted(corpus, key=lambda d: len(d.text))[:4]
+resumed = kill_and_resume(short, kill_after=1)
+print(resume_reading(resumed))
+rec.add_metrics({"same_as_uninterrupted": float(resumed["same_as_uninterrupted"]),
+                 "shards_kept": float(len(resumed["kept"])),
+                 "shards_made_again": float(len(resumed["made_again"])),
+                 "resume_seconds": resumed["resume_seconds"],
+                 "uninterrupted_seconds": resumed["uninterrupted_seconds"]},
+                experiment="kill_and_resume", benchmark="course_corpus_4_shortest",
+                strategy="build_shards", embedder="all-MiniLM-L6-v2",
+                params={"shards": resumed["shards"], "killed_after_shard": 1})
+
+# %% [markdown]
+# ## 4 · The index as it grows: IVF against exact search
 #
 # Real chunk vectors are too few to fill a million-vector index, so the sweep draws synthetic
 # ones from them (each a real chunk vector, plus up to half of another, plus noise,
@@ -270,8 +328,16 @@ from ragkit.scale import runner_reading
 largest = [r for r in sweep if r["size"] == max(SIZES)]
 findings = [
     f"Chunking and embedding {len(docs)} documents: " + runner_reading(rates, os.cpu_count()),
-    f"The cost fit gives {a:.2f} s of start-up plus {b:.3f} s a document on one core, so "
-    f"{N_DOCS:,} documents would take about {cpu_days:,.0f} core-days (arithmetic, not a run).",
+    ray_reading(rates, len(docs)),
+    f"The cost fit gives {a:.2f} s of start-up (95 % interval [{fit['fixed_seconds_low']:.2f}, "
+    f"{fit['fixed_seconds_high']:.2f}]) plus {b:.3f} s a document on one core "
+    f"([{fit['seconds_per_document_low']:.3f}, {fit['seconds_per_document_high']:.3f}]), so "
+    f"{N_DOCS:,} documents would take about {cpu_days:,.0f} core-days ([{days_low:,.0f}, "
+    f"{days_high:,.0f}]; arithmetic, not a run).",
+    f"A shard job killed after shard {resumed['recorded_at_kill'][-1]} and run again kept "
+    f"{len(resumed['kept'])} shards, made {len(resumed['made_again'])} and ended "
+    + ("with the same shard files and manifest as an uninterrupted run."
+       if resumed["same_as_uninterrupted"] else "with files that differ from an uninterrupted run."),
 ] + [sweep_reading(sweep, len(base_vectors))] + [
     f"At {r['size']:,} synthetic vectors, IVF with nprobe {int(r['nprobe'])} found "
      f"{pct(r['recall'])} of the exact top 10 at {r['speedup']:.1f}x the speed of exact search."

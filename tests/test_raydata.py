@@ -127,3 +127,30 @@ def test_the_ray_runner_stops_the_ray_it_started_and_only_that(fake_ray, monkeyp
     connect()  # a Ray the caller started before
     measure.throughput(docs, runners=("ray 2 actors",))
     assert stops == [1] and len(fake_ray) == 1  # left up
+
+
+def test_the_ray_runner_times_its_start_and_a_one_document_job_apart(fake_ray, monkeypatch):
+    """Ray's row carries ``init_seconds`` (ray.init), ``job_seconds`` (the whole job, first),
+    then ``one_doc_job_seconds`` (a job over the first document only) and
+    ``warm_job_seconds`` (the whole job again)."""
+    from ragkit.scale import measure
+    from ragkit.scale.batches import run_local
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    started = []
+    sys.modules["ray"].shutdown = lambda: (started.extend(fake_ray), fake_ray.clear())
+    jobs = []
+
+    def run_ray(stages, docs, concurrency, batch_size):
+        jobs.append([d.id for d in docs])
+        return run_local(stages, docs, batch_size=batch_size)
+
+    monkeypatch.setattr(raydata, "run_ray", run_ray)
+    docs = [Document(i, "Refunds are paid within ten days of the request. " * 6) for i in "abc"]
+    rates, _ = measure.throughput(docs, runners=("ray 2 actors",))
+    r = rates["ray 2 actors"]
+    assert jobs == [["a", "b", "c"], ["a"], ["a", "b", "c"]]  # cold, one document, warm
+    assert started[0]["num_cpus"] == 3 and not fake_ray
+    assert 0 <= r["init_seconds"] and 0 < r["job_seconds"] and 0 < r["one_doc_job_seconds"]
+    assert 0 < r["warm_job_seconds"]
+    assert r["init_seconds"] + r["job_seconds"] <= r["seconds"]

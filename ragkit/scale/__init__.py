@@ -10,6 +10,8 @@
 - `index`: approximate faiss indexes built from shards, the metadata pre-filter kept
   (`ScaledIndex`);
 - `measure`: throughput per runner, an index sweep, build memory and cost against corpus size;
+- `resume`: a shard job killed partway and run again, compared with an uninterrupted run
+  (`kill_and_resume`);
 - `ondisk`: an IVF index whose lists stay on disk (faiss `OnDiskInvertedLists`), built in
   blocks, searched in a fresh process that reports its memory;
 - `static`: a million vectors of real text on two CPUs: MiniLM's input word embeddings averaged
@@ -28,8 +30,10 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "batches": ("Stage", "batch_to_chunks", "documents_to_batch", "run_datasets", "run_local"),
     "shards": ("ShardError", "ShardSet", "ShardWarning", "build_shards", "write_row_shards"),
     "index": ("ScaledIndex",),
-    "measure": ("build_peak_memory", "fit_cost", "index_sweep", "repeat_corpus", "runner_reading",
-                "sweep_reading", "synthetic_vectors", "throughput"),
+    "measure": ("build_peak_memory", "fit_cost", "fit_cost_interval", "index_sweep",
+                "ray_reading", "repeat_corpus", "runner_reading", "sweep_reading",
+                "synthetic_vectors", "throughput"),
+    "resume": ("kill_and_resume", "resume_reading"),
     "static": ("StaticEmbedder",),
     "ann": ("choose_index", "neighbour_structure"),
 }

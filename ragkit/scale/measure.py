@@ -7,7 +7,10 @@ the memory of building from shards, and cost fitted against corpus size.
   chunks/s and encoder tokens/s. Every worker's encoder gets one CPU thread, so one process
   uses one core and two use two; the runner ``"1 process, all threads"`` gives one process's
   encoder every core (as the course runs it), the baseline a second worker has to beat, since
-  the encoder's matrix products already spread over the cores in one process.
+  the encoder's matrix products already spread over the cores in one process. The
+  one-process runner goes one document at a time and reads the clock after each
+  (``checkpoints``); the Ray runner also times ``ray.init`` apart, then a one-document job and
+  the whole job again on the Ray its first job warmed up (`ray_reading` reads the parts).
 - `runner_reading`: what the runners' times say, in one sentence, against both baselines;
 - `synthetic_vectors`: vectors for a size sweep, drawn from real chunk vectors: each is a real
   vector, plus a random fraction (up to a half) of a second real vector, plus Gaussian noise,
@@ -20,8 +23,12 @@ the memory of building from shards, and cost fitted against corpus size.
   range;
 - `build_peak_memory`: the peak resident memory of a *fresh process* that builds an index from
   a shard folder (so this process's own arrays do not count).
-- `fit_cost`: a least-squares line seconds = a + b * size through measured points, and what it
-  predicts for another size (arithmetic, stated as such).
+- `fit_cost`: a least-squares line seconds = a + b * size through measured points;
+  `fit_cost_interval` the same through the per-document checkpoints of one pass (the one-process
+  runner of `throughput` records them), with bootstrap intervals on both;
+- `ray_reading`: the Ray runner's time split into start-up (``ray.init``), its first job's
+  one-time costs, each job's fixed cost (a one-document job: actors created, encoders loaded)
+  and the documents, against 2 processes.
 """
 
 from __future__ import annotations
@@ -86,24 +93,69 @@ def _run_runners(stages: Callable[..., list], docs: Sequence[Document], runners:
     for runner in runners:
         t0 = time.perf_counter()
         if runner == "1 process":
-            rows = run_local(stages(), docs, batch_size=batch_size)
+            rows, curve = _one_process_curve(stages(), docs, t0)
         elif runner == "1 process, all threads":
             rows = run_local(stages(os.cpu_count() or 1), docs, batch_size=batch_size)
         elif runner == "2 processes":
             rows = run_datasets(stages(), docs, num_proc=2, batch_size=batch_size)
         elif runner == "ray 2 actors":
             ray_was_up = _ray_is_up()
+            if not ray_was_up:
+                from .raydata import connect
+
+                connect(3)  # what run_ray would start: two actors and the shard tasks
+            up = time.perf_counter()
             rows = run_ray(stages(), docs, concurrency=2, batch_size=batch_size)
+            job = time.perf_counter() - up
         else:
             raise ValueError(f"unknown runner {runner!r}")
         out[runner] = _rates(rows, docs, time.perf_counter() - t0)
-        if runner == "ray 2 actors" and not ray_was_up:
-            _stop_ray()
+        if runner == "1 process":
+            out[runner].update(curve)
+        if runner == "ray 2 actors":
+            out[runner].update(_ray_phases(stages, docs, up - t0, job, batch_size))
+            if not ray_was_up:
+                _stop_ray()
         ids = [str(i) for i in rows["chunk_id"]]
         if reference is None:
             reference, vectors = ids, np.asarray(rows["vector"], np.float32)
         out[runner]["same_chunks_as_first"] = float(ids == reference)
     return out, vectors
+
+
+def _one_process_curve(stages: list, docs: Sequence[Document], t0: float
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(rows, curve) of the stages over `docs` one document at a time in this process, the
+    clock read once the encoder is loaded (``startup_seconds``) and after each document
+    (``checkpoints``: cumulative seconds from `t0`, one a document): the points of the cost
+    fit, from the same pass the throughput table times."""
+    from .batches import chain, concat, documents_to_batch
+
+    for stage in stages:  # the encoder loads on first use: load it here, on the clock
+        getattr(stage, "embedder", None)
+    startup = time.perf_counter() - t0
+    parts, checkpoints = [], []
+    for doc in docs:
+        parts.append(chain(stages, documents_to_batch([doc])))
+        checkpoints.append(time.perf_counter() - t0)
+    return concat(parts), {"startup_seconds": startup, "checkpoints": checkpoints}
+
+
+def _ray_phases(stages: Callable[..., list], docs: Sequence[Document], init: float,
+                job: float, batch_size: int) -> dict[str, float]:
+    """Ray's time in parts: ``init_seconds`` (`init`: ``ray.init``, about 0 when Ray was up),
+    ``job_seconds`` (`job`: the whole job, the first on this Ray), then, on the Ray the first
+    job warmed up, ``one_doc_job_seconds``, a job over one document (it pays each job's fixed
+    costs: two actors created, each loading its encoder; Ray Data's planning; the shard tasks)
+    and ``warm_job_seconds``, the whole job again."""
+    from .raydata import run_ray
+
+    out = {"init_seconds": init, "job_seconds": job}
+    for key, part in (("one_doc_job_seconds", docs[:1]), ("warm_job_seconds", docs)):
+        t0 = time.perf_counter()
+        run_ray(stages(), part, concurrency=2, batch_size=batch_size)
+        out[key] = time.perf_counter() - t0
+    return out
 
 
 def _ray_is_up() -> bool:
@@ -289,6 +341,80 @@ def fit_cost(sizes: Sequence[float], seconds: Sequence[float]) -> tuple[float, f
     """
     b, a = np.polyfit(np.asarray(sizes, float), np.asarray(seconds, float), 1)
     return round(float(a), 12), round(float(b), 12)
+
+
+def fit_cost_interval(sizes: Sequence[float], seconds: Sequence[float], draws: int = 2000,
+                      seed: int = 0, confidence: float = 0.95) -> dict[str, float]:
+    """`fit_cost`'s line through the checkpoints of one pass (`sizes` increasing, `seconds`
+    the clock at each, cumulative), with bootstrap intervals: each draw keeps the first point
+    (the start-up) and resamples the steps between consecutive checkpoints with replacement
+    (the documents, with their different lengths), rebuilds the cumulative times and refits.
+    The interval covers the spread among the documents of this one pass, not a busier
+    machine on another run. (Ordinary least-squares standard errors would be too narrow here:
+    cumulative times share their errors.)
+
+    >>> r = fit_cost_interval([0, 1, 2, 3, 4], [1.0, 1.5, 2.0, 2.5, 3.0])
+    >>> r["fixed_seconds"], r["seconds_per_document"], r["seconds_per_document_low"]
+    (1.0, 0.5, 0.5)
+    """
+    x = np.asarray(sizes, float)
+    y = np.asarray(seconds, float)
+    if len(x) < 3 or np.any(np.diff(x) <= 0):
+        raise ValueError("need three or more checkpoints with increasing sizes")
+    a, b = fit_cost(x, y)
+    rng = np.random.default_rng(seed)
+    steps = np.diff(y)
+    fits = []
+    for _ in range(draws):
+        y_star = np.concatenate([[y[0]], y[0] + np.cumsum(rng.choice(steps, len(steps)))])
+        slope, intercept = np.polyfit(x, y_star, 1)
+        fits.append((intercept, slope))
+    lo, hi = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
+    (a_lo, b_lo), (a_hi, b_hi) = np.percentile(np.asarray(fits), [lo, hi], axis=0)
+    return {"fixed_seconds": a, "fixed_seconds_low": round(float(a_lo), 12),
+            "fixed_seconds_high": round(float(a_hi), 12), "seconds_per_document": b,
+            "seconds_per_document_low": round(float(b_lo), 12),
+            "seconds_per_document_high": round(float(b_hi), 12), "points": float(len(x))}
+
+
+def ray_reading(rates: dict[str, dict[str, float]], documents: int) -> str:
+    """What the Ray runner's time is made of (`throughput`'s ``init_seconds``,
+    ``job_seconds``, ``one_doc_job_seconds`` and ``warm_job_seconds``), set against the
+    two-process runner, and whether a larger corpus would let Ray catch up, from these rates.
+
+    >>> r = {"2 processes": {"seconds": 16.0},
+    ...      "ray 2 actors": {"seconds": 64.0, "init_seconds": 10.0, "job_seconds": 54.0,
+    ...                       "one_doc_job_seconds": 20.0, "warm_job_seconds": 34.0}}
+    >>> ray_reading(r, 52).split(", ")[1]
+    '20.0 s of one-time costs of its first job (the whole job run first'
+    """
+    ray, two = rates.get("ray 2 actors"), rates.get("2 processes")
+    if not ray or "warm_job_seconds" not in ray:
+        return "Ray did not run in this profile."
+    first = max(ray["job_seconds"] - ray["warm_job_seconds"], 0.0)
+    per_job = ray["one_doc_job_seconds"]
+    rest = max(ray["warm_job_seconds"] - per_job, 0.0)
+    fixed = ray["init_seconds"] + first + per_job
+    out = (f"Ray took {ray['seconds']:.1f} s: {ray['init_seconds']:.1f} s to start (ray.init), "
+           f"{first:.1f} s of one-time costs of its first job (the whole job run first, less "
+           f"the same job run again: worker processes started, modules imported), {per_job:.1f}"
+           f" s that every job pays (a one-document job: two actors created, each loading its "
+           f"encoder, Ray Data's planning), so {fixed:.1f} s of fixed cost in all; the "
+           f"documents themselves took {rest:.1f} s (the job run again, less the one-document "
+           "job)")
+    if not two:
+        return out + "."
+    ray_doc = rest / max(documents - 1, 1)
+    two_doc = two["seconds"] / documents  # its own start-up included: an upper bound
+    if ray_doc < two_doc:
+        size = fixed / (two_doc - ray_doc)
+        return out + (f", {ray_doc:.3f} s a document against at most {two_doc:.3f} s for 2 "
+                      f"processes: at these rates Ray would catch up past about {size:,.0f} "
+                      "documents on this machine.")
+    return out + (f", {ray_doc:.3f} s a document, no less than the {two_doc:.3f} s a document "
+                  "of 2 processes (start-up included): on one machine these rates give Ray no "
+                  "corpus size at which it catches up; what it adds is actors spread over "
+                  "a cluster's machines and GPUs.")
 
 
 if __name__ == "__main__":  # the fresh process of `build_peak_memory`
