@@ -62,6 +62,7 @@ import pandas as pd
 
 from ragkit.embed import Embedder, LateEmbedder
 from ragkit.evaluate import load_course
+from ragkit.report import text_frame
 from ragkit.text.sentences import sentence_spans
 
 minilm = Embedder()
@@ -80,7 +81,7 @@ for query in ("warranty claim", "How many days do I have to submit a warranty cl
     cols[(query, "late − naive")] = late_cos - naive_cos
 demo = pd.DataFrame(cols, index=sentences)
 moves = [c for c in demo.columns if c[1] == "late − naive"]
-demo.style.format("{:+.3f}").background_gradient(subset=moves, cmap="RdBu", vmin=-0.3, vmax=0.3)
+text_frame(demo, {c: "{:+.3f}" for c in demo.columns})  # cosines, and late − naive
 
 # %%
 refer, ask = (demo[c] for c in moves)
@@ -116,13 +117,21 @@ display(Markdown(
 # carry a `truncated:N` flag where naive vectors were cut; read the late-minus-naive
 # differences of those rows with that in mind. An encoder with a longer window (EmbeddingGemma
 # reads `2048` tokens) removes the confound; a later section runs it.
+#
+# **The metrics** (the glossary's names, as the tables head them), each read on the top
+# `k = 5` chunks of the ranking: **span recall@k** (headed `recall@k`), the share of the gold
+# characters inside them; **pass@k**, the share of the question's gold units wholly inside
+# them; **IoU**, gold characters retrieved over the gold and retrieved characters together;
+# **MRR@k**, one over the rank of the first chunk that touches the gold; **nDCG@10**, the top
+# ten ranked by the share of new gold each adds, against the best order. The comparisons use
+# nDCG@10, the metric of Jina's claim below.
 
 # %%
 from ragkit.chunkers import FixedTokenChunker, SentenceGroupChunker, StructureChunker
 from ragkit.embed import Embedder
 from ragkit.evaluate import load
 from ragkit.experiments import LATE_METRICS, naive_vs_late, windowed_documents
-from ragkit.report import Recorder, percent_table
+from ragkit.report import Recorder, percent_frame
 
 rec = Recorder("05_late_chunking")
 K = 5
@@ -135,7 +144,7 @@ benches = {name: load(name).for_profile() for name in ("course", "chroma", "anth
 rows = [r for b in benches.values() for c in chunkers
         for r in naive_vs_late(b, minilm, c, k=K, recorder=rec)]
 table = pd.DataFrame(rows).drop(columns=["per_query", "hits"])
-percent_table(table, shares=list(LATE_METRICS), counts=["documents"])
+percent_frame(table, shares=list(LATE_METRICS), counts=["documents"])
 
 # %%
 late_rows = table[table["mode"] == "late"].drop_duplicates("benchmark")
@@ -153,9 +162,9 @@ display(Markdown("\n".join(
 from ragkit.experiments import late_vs_naive
 
 sens = late_vs_naive(rows, "ndcg@10")
-(sens.drop(columns="comparison").style
- .format({"naive": "{:.1%}", "late": "{:.1%}", "late − naive": "{:+.1%}", "low": "{:+.1%}",
-          "high": "{:+.1%}"}))
+text_frame(sens.drop(columns="comparison"),
+           {"naive": "{:.1%}", "late": "{:.1%}", "late − naive": "{:+.1%}", "low": "{:+.1%}",
+            "high": "{:+.1%}"})
 
 # %%
 ahead = int((sens.low > 0).sum())
@@ -192,10 +201,15 @@ for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "
 # ## The claims, decided by their declared rules
 # Jina's README: late chunking raises nDCG@10 over naive chunking of the same spans. Seed 002:
 # on notes that cross-reference each other, late chunking moves precision@5 from ≈ 0.81 to
-# ≈ 0.88. Both are declared in `ragkit.report.claims` before the numbers: one chunker (`256`-token
-# fixed windows, the same spans for both modes), nDCG@10 per benchmark for Jina, precision@5
-# on the course questions whose evidence needs a cross-reference for seed 002, a paired 95 %
-# interval over questions. The other chunkers above are sensitivity rows: they do not vote.
+# ≈ 0.88. Seed 002's precision@5 is its own: "did the right document appear in the top-K?".
+# The course measures that as **doc_hit@k**: the share of the questions for which any of the
+# top `k = 5` chunks comes from a document that holds the question's gold
+# (`ragkit.evaluate.metrics.query_scores`; `doc_hits` recomputes it from a run's saved hits).
+# It is not precision@k, the share of the top k that overlaps the gold. Both claims are
+# declared in `ragkit.report.claims` before the numbers: one chunker (`256`-token fixed
+# windows, the same spans for both modes), nDCG@10 per benchmark for Jina, doc_hit@k on the
+# course questions whose evidence needs a cross-reference for seed 002, a paired 95 % interval
+# over questions. The other chunkers above are sensitivity rows: they do not vote.
 
 # %%
 from ragkit.report import check_claims, claims_for, show
@@ -227,7 +241,7 @@ show_figure(lines(sweep.drop(columns=["per_query", "hits"]), "window", "recall@k
                   title="Late chunking on the course corpus: window and overlap",
                   reference=("naive (each chunk alone)", naive_recall)),
             "05_late_window_sweep")
-percent_table(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"]],
+percent_frame(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"]],
               shares=["recall", "iou", "recall@k", "ndcg@10"])
 
 # %% [markdown]
@@ -247,7 +261,7 @@ if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
     gemma_rows = naive_vs_late(benches["course"], gemma, FixedTokenChunker(256, 0, "minilm"),
                                k=K, recorder=rec)
     gemma_table = pd.DataFrame(gemma_rows).drop(columns=["per_query", "hits"]).set_index("mode")
-    display(percent_table(gemma_table, shares=list(LATE_METRICS), counts=["documents"]))
+    display(percent_frame(gemma_table, shares=list(LATE_METRICS), counts=["documents"]))
     display(show(check_claims(*rec.frames(), claims=claims_for("jina-late-course-gemma",
                                                                 "seed002-late-gemma"))))
 else:
@@ -261,31 +275,45 @@ else:
 # ## Both encoders in `ragkit bench late-quality`
 # `ragkit bench late-quality` embeds the same course spans (fixed `256` MiniLM tokens) naively
 # and late, for each window (`limit`: the encoder's own) and each way of pooling the special
-# tokens and the prompt (`edges`, `every`, `exclude`; the module docstring of
-# `ragkit.tools.bench_late_quality` says what each tests), with each encoder it was run with
-# (the `embedder` column: MiniLM, and EmbeddingGemma where it was given). Its rows are saved
+# tokens and the prompt into a late chunk's mean, with each encoder it was run with (the
+# `embedder` column: MiniLM, and EmbeddingGemma where it was given). The poolings:
+#
+# - **edges** (the default): the encoder's head tokens (EmbeddingGemma's include its document
+#   prompt) only in a document's first chunk, its tail only in the last;
+# - **every**: head and tail in every chunk, as each chunk's own naive embedding pools them;
+# - **exclude**: text tokens only.
+#
+# An encoder whose naive vectors always pool its prompt sees, under `edges`, interior chunks
+# with a mean it never met in training; `every` tests whether that is what a loss comes from.
+# A smaller window tests the other suspect: how much of its document each token has read.
+# The bench scores pass@k and nDCG@10 on every question, and **precision@k** (the share of the
+# top `k = 5` chunks that overlap the gold) on the questions that need a cross-reference. Its rows are saved
 # in `results/bench_late_quality.jsonl`; this cell reads them, it does not re-run them. Each
 # row is late − naive with its paired 95 % interval; the sentences under the table,
 # directions included, are counted from those intervals over every setting, and the table
 # shows the setting each sentence names.
 
 # %%
-from ragkit.experiments import (late_quality_largest, late_quality_sentences,
-                                late_quality_table)
+from ragkit.experiments import (late_quality_largest, late_quality_losses, late_quality_means,
+                                late_quality_sentences, late_quality_table)
 from ragkit.report import load_results, save_table
 
 quality = late_quality_table(load_results())
+losses = late_quality_losses(quality, late_quality_means(load_results()))
 if len(quality):
     shares = {"late − naive": "{:+.1%}", "low": "{:+.1%}", "high": "{:+.1%}"}
     # shown: per encoder and metric, the setting with the largest difference (the one each
     # sentence below names); every setting goes to a file
     shown = late_quality_largest(quality)
-    display(shown.style.format(shares).hide(axis="index"))
+    display(text_frame(shown, shares).set_index("embedder"))
     saved = save_table(quality, "05_late_quality", shares,
                        "ragkit bench late-quality: late − naive, every setting")
     display(Markdown(f"Per encoder and metric, the (window, pooling) setting with the largest "
                      f"difference: {len(shown)} of {len(quality)} rows; all of them: `{saved}`."))
     display(Markdown("\n".join(f"- {line}" for line in late_quality_sentences(quality))))
+    display(Markdown("**Where late chunking loses, and what the other settings show:**\n\n"
+                     + "\n".join(f"- {line}" for line in losses) if losses else
+                     "Late chunking loses in none of these settings."))
 else:
     display(Markdown("No saved rows of `ragkit bench late-quality` in `results/`: run it "
                      "(`--model DIR` for EmbeddingGemma) to fill this table."))
@@ -327,8 +355,8 @@ by_mode = {r["mode"]: r["per_query"].set_index("query_id")["ndcg@10"] for r in r
 change = (by_mode["late"] - by_mode["naive"]).sort_values()
 questions = {q.id: q.text for q in benches[bench_name].queries}
 movers = pd.DataFrame({"late − naive": change, "question": change.index.map(questions)})
-pd.concat([movers.head(3), movers.tail(3)]).drop_duplicates().style.format(
-    {"late − naive": "{:+.3f}"})
+text_frame(pd.concat([movers.head(3), movers.tail(3)]).drop_duplicates(),
+           {"late − naive": "{:+.3f}"})
 
 # %%
 print(rec.save())
@@ -372,4 +400,6 @@ display(Markdown(ranked_closing(decisions, [
     "rows, if any, are the saved `ragkit bench late-quality` rows read above, not this run's.",
     *[f"Saved `ragkit bench late-quality` rows: {line}"
       for line in late_quality_sentences(quality)],
+    *[f"Where late chunking loses in the saved `ragkit bench late-quality` rows: {line}"
+      for line in losses],
 ])))

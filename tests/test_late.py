@@ -307,6 +307,46 @@ def test_late_quality_table_reads_the_saved_paired_rows_and_their_verdicts():
     assert late_quality_table(pd.DataFrame()).empty
 
 
+
+def test_late_quality_losses_say_where_late_chunking_loses_and_what_the_settings_show():
+    """A loss is stated with its setting, its naive and late means and interval; beside it,
+    the same pooling at every window (smallest first) and whether the difference falls as the
+    window grows, and the other pooling at the same window. The bench's ``recall@k`` column
+    is shown under the glossary's name, pass@k."""
+    import pandas as pd
+
+    from ragkit.experiments import late_quality_losses, late_quality_means, late_quality_table
+
+    def paired(window, specials, value, low, high):
+        return {"notebook": "bench_late_quality", "experiment": "late_quality_paired",
+                "embedder": "gemma", "metric": "diff_recall@k", "value": value,
+                "params": {"window": window, "specials": specials, "subset": "all",
+                           "ci95": [str(low), str(high)], "wins": 1, "losses": 2, "ties": 3}}
+
+    def mean(mode, window, specials, value):
+        return {"notebook": "bench_late_quality", "experiment": "late_quality",
+                "embedder": "gemma", "metric": "recall@k", "value": value,
+                "params": {"mode": mode, "window": window, "specials": specials}}
+
+    rows = pd.DataFrame([
+        paired(None, "edges", -0.055, -0.096, -0.016), paired(512, "edges", -0.02, -0.05, 0.01),
+        paired(128, "edges", 0.009, -0.02, 0.04), paired(None, "every", -0.031, -0.076, 0.013),
+        mean("naive", None, None, 0.855), mean("late", None, "edges", 0.80)])
+    table = late_quality_table(rows)
+    assert set(table.metric) == {"pass@k"}
+    means = late_quality_means(rows)
+    assert means.set_index("mode").loc["naive"].isna()[["window", "pooling"]].all()
+    (line,) = late_quality_losses(table, means)
+    assert line.startswith("gemma, pass@k (all questions): late chunking loses at window limit "
+                           "with edges pooling, 80.0% late against 85.5% naive "
+                           "(-5.5 points [-9.6, -1.6]).")
+    assert "late − naive is +0.9 at 128, -2.0 at 512, -5.5 at limit" in line
+    assert "it falls as the window grows" in line and "the larger the loss" in line
+    assert ("with every pooling at window limit it is -3.1 points [-7.6, +1.3] (no measurable "
+            "difference), a smaller loss.") in line
+    no_loss = late_quality_table(rows.iloc[2:3])
+    assert late_quality_losses(no_loss, means) == []
+
 def test_windows_that_recur_across_window_settings_are_encoded_once(embedder):
     """A sweep over overlaps shares windows (the first window of every document, and every
     document that fits in one): the memo keeps windows, not batches, so each recurring window

@@ -4,7 +4,8 @@
 - `naive_vs_late`: one benchmark and chunker, both modes, one row each (and the runs recorded);
 - `late_vs_naive`: those rows paired, late − naive with its 95 % interval per configuration;
 - `late_quality_table` / `late_quality_sentences`: ``ragkit bench late-quality``'s paired rows
-  as one table, and one sentence per encoder and metric;
+  as one table, and one sentence per encoder and metric; `late_quality_losses` says where late
+  chunking loses there and what the encoder's other settings show beside each loss;
 - `windowed_documents`: how many documents a run encoded in several windows, from its flags.
 """
 
@@ -90,8 +91,8 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
 
 def late_quality_table(rows) -> "pd.DataFrame":
     """The paired rows of ``ragkit bench late-quality`` (``results/bench_late_quality.jsonl``,
-    experiment ``late_quality_paired``) as one table: per encoder, metric (with the question
-    subset it was scored on), window (``limit``: the encoder's own) and pooling of the special
+    experiment ``late_quality_paired``) as one table: per encoder, metric (the glossary's name:
+    the bench's ``recall@k`` column is pass@k; with the question subset it was scored on), window (``limit``: the encoder's own) and pooling of the special
     tokens, late − naive with its 95 % interval, wins / losses / ties, and the verdict read
     from the interval (`ragkit.report.verdict`: late "beats", "loses" or "no measurable
     difference" against naive). `rows` is `ragkit.report.load_results()` or any frame with
@@ -107,7 +108,7 @@ def late_quality_table(rows) -> "pd.DataFrame":
     """
     import pandas as pd
 
-    from ..report.prose import verdict
+    from ..report.prose import DISPLAY_NAMES, verdict
 
     cols = ["embedder", "metric", "questions", "window", "pooling", "late − naive", "low",
             "high", "wins", "losses", "ties", "verdict"]
@@ -120,7 +121,8 @@ def late_quality_table(rows) -> "pd.DataFrame":
     for r in sub.itertuples():
         p = r.params if isinstance(r.params, dict) else {}
         low, high = (float(x) for x in p.get("ci95", ("nan", "nan")))
-        out.append({"embedder": r.embedder, "metric": r.metric.removeprefix("diff_"),
+        metric = r.metric.removeprefix("diff_")
+        out.append({"embedder": r.embedder, "metric": DISPLAY_NAMES.get(metric, metric),
                     "questions": p.get("subset", "all"),
                     "window": "limit" if p.get("window") is None else int(p["window"]),
                     "pooling": p.get("specials", ""), "late − naive": float(r.value),
@@ -173,4 +175,81 @@ def late_quality_sentences(table) -> list[str]:
             f"difference in {counts.get('no measurable difference', 0)}; the largest "
             f"difference, {100 * top['late − naive']:+.1f} points {ci(top['low'], top['high'])}, "
             f"is at window {top['window']} with {top['pooling']} pooling.")
+    return out
+
+
+def late_quality_means(rows) -> "pd.DataFrame":
+    """The per-setting means ``ragkit bench late-quality`` saved (experiment ``late_quality``):
+    encoder, metric (the glossary's name), mode, window (``limit``: the encoder's own; None for
+    the naive run), pooling and value."""
+    import pandas as pd
+
+    from ..report.prose import DISPLAY_NAMES
+
+    cols = ["embedder", "metric", "mode", "window", "pooling", "value"]
+    if not {"experiment", "metric", "params"} <= set(rows.columns):
+        return pd.DataFrame(columns=cols)
+    sub = rows[(rows.experiment == "late_quality") & (rows.get("notebook") == "bench_late_quality")]
+    out = []
+    for r in sub.itertuples():
+        p = r.params if isinstance(r.params, dict) else {}
+        naive = p.get("mode") == "naive"
+        out.append({"embedder": r.embedder, "metric": DISPLAY_NAMES.get(r.metric, r.metric),
+                    "mode": p.get("mode"), "value": float(r.value),
+                    "window": None if naive else "limit" if p.get("window") is None
+                    else int(p["window"]), "pooling": None if naive else p.get("specials")})
+    return pd.DataFrame(out, columns=cols)
+
+
+def _window_order(w) -> float:
+    return float("inf") if w == "limit" else float(w)
+
+
+def late_quality_losses(table, means) -> list[str]:
+    """One sentence per (encoder, metric) of `late_quality_table` on which late chunking loses
+    in some (window, pooling) setting: each losing setting with its naive and late means
+    (`late_quality_means`) and interval; then, beside the largest loss, the same pooling at
+    every window, smallest first, and whether late − naive falls as the window grows (each
+    token has read more of its document), and the other poolings at the same window."""
+    from ..report.prose import ci
+
+    out = []
+    for (embedder, metric, questions), g in table.groupby(_GROUP, sort=False):
+        g = g.rename(columns={"late − naive": "diff"})
+        lost = g[g.verdict == "loses"]
+        if lost.empty:
+            continue
+        m = means[(means.embedder == embedder) & (means.metric == metric)]
+        naive = m[m["mode"] == "naive"].value
+
+        def late(r, m=m):
+            v = m[(m["mode"] == "late") & (m.window == r.window) & (m.pooling == r.pooling)].value
+            return f"{v.iloc[0]:.1%} late" if len(v) else "late"
+
+        base = f" against {naive.iloc[0]:.1%} naive" if len(naive) else ""
+        where = "; ".join(f"window {r.window} with {r.pooling} pooling, {late(r)}{base} "
+                          f"({100 * r.diff:+.1f} points {ci(r.low, r.high)})"
+                          for r in lost.itertuples())
+        worst = lost.loc[lost["diff"].idxmin()]
+        same = g[g.pooling == worst.pooling].sort_values("window", key=lambda s:
+                                                         s.map(_window_order))
+        diffs = same["diff"].tolist()
+        trend = ("falls as the window grows" if all(a > b for a, b in zip(diffs, diffs[1:]))
+                 else "rises as the window grows" if all(a < b for a, b in zip(diffs, diffs[1:]))
+                 else "does not move one way with the window")
+        steps = ", ".join(f"{100 * d:+.1f} at {w}" for w, d in zip(same.window, diffs))
+        other = g[(g.window == worst.window) & (g.pooling != worst.pooling)]
+        others = "; ".join(f"with {r.pooling} pooling at window {r.window} it is "
+                           f"{100 * r.diff:+.1f} points {ci(r.low, r.high)} ({r.verdict}), "
+                           + ("a smaller loss" if worst["diff"] < r.diff < 0 else "no loss"
+                              if r.diff >= 0 else "a loss as large or larger")
+                           for r in other.itertuples())
+        out.append(f"{embedder}, {metric} ({questions.replace('_', '-')} questions): late "
+                   f"chunking loses at {where}. With {worst.pooling} pooling, late − naive is "
+                   f"{steps} (window in tokens; limit is the encoder's own): it {trend}, so "
+                   "the more of its document each token has read, the "
+                   + ("larger the loss" if trend.startswith("falls") else
+                      "smaller the loss" if trend.startswith("rises") else
+                      "less the window alone explains the loss")
+                   + (f"; {others}." if others else "."))
     return out
