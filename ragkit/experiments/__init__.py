@@ -4,6 +4,7 @@
   and every chunker on every benchmark (`compare`); every number of the course comes from here;
 - `contextual`: notebook 04's contextual-retrieval stages (`contextual_table`);
 - `late`: notebook 05's naive vs late chunking on the same spans (`naive_vs_late`);
+- `byod`: notebook 08's pick on the tune half, compared on the held-out half (`held_out_steps`);
 - `prune`: notebook 03's corpus growth and pruning (`grow`, `garble`; ``prune.measure`` and
   ``prune.verdict`` are imported from the module);
 - `reproductions`: Chroma's and Anthropic's published baselines re-measured (`chroma_repro`);
@@ -21,6 +22,7 @@ _EXPORTS = {  # submodule -> the names it gives this package
     "title": ("title_numbers",),
     "contextual": ("CONTEXT_STAGES", "CONTROLS", "LLM_GENERATORS", "contextual_comparison",
                    "contextual_retrieval", "contextual_table"),
+    "byod": ("halves", "held_out_steps", "pick_on_tune"),
     "late": ("LATE_METRICS", "late_quality_largest", "late_quality_losses", "late_quality_means",
              "late_quality_sentences",
              "late_quality_table", "late_vs_naive", "naive_vs_late", "windowed_documents"),

@@ -80,6 +80,14 @@ def encoder_overflow(chunks: Sequence[Chunk], embedder) -> dict:
     return {"chunks": len(lengths), "over": sum(n >= embedder.max_tokens for n in lengths),
             "limit": embedder.max_tokens}
 
+# What each of `diagnose`'s verdicts means, for the line that prints one.
+DIAGNOSIS = {"ok": "the top k hold all the gold",
+             "split": "no chunk holds a whole gold span: the chunker cut it, and the top k "
+                      "miss part of it",
+             "missed": "a chunk holds the gold whole, but none touching the gold is in the top k",
+             "partial": "a chunk holds the gold whole and one touching it is in the top k, but "
+                        "the top k hold only part of the gold"}
+
 
 def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int) -> dict:
     """Why did this query succeed or fail? Computed from spans, per the module docstring.

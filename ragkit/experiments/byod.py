@@ -1,0 +1,77 @@
+"""Notebook 08's paired table without selection bias: the best strategy is picked on one half
+of the questions and compared with the others on the other half.
+
+Picking the strategy with the highest mean on all the questions and then comparing it with
+the rest on those same questions favours it: the pick and the test read the same noise, so
+the pick's lead is larger there than on new questions. Here:
+
+- `halves`: each question's half, ``tune`` or ``held-out``: the committed grouped split
+  (`ragkit.evaluate.splits`, ``results/splits.json``) where it knows every question of the
+  benchmark, else the same grouped split computed from the loaded benchmark (your own
+  documents), so the halves share no gold unit and no gold text;
+- `pick_on_tune`: the strategy with the highest mean of a metric on the tune half (the
+  held-out half is never read);
+- `held_out_steps`: that pick against each other strategy, paired over the held-out half, in
+  the columns of `ragkit.report.step_table` (``step_display`` shows it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SIDES = ("tune", "held-out")
+
+
+def halves(bench) -> dict[str, str]:
+    """query id -> ``"tune"`` or ``"held-out"`` for every question of `bench` (a loaded
+    `ragkit.evaluate.Benchmark`): the committed split when it holds them all, else
+    `ragkit.evaluate.splits.grouped_split` of the benchmark."""
+    from ..evaluate.splits import grouped_split, load_splits
+
+    try:
+        known = load_splits()
+    except FileNotFoundError:
+        known = {}
+    ids = [q.id for q in bench.queries]
+    if ids and all(q in known for q in ids):
+        return {q: known[q] for q in ids}
+    return dict(grouped_split(bench.name, bench.queries, len(bench.documents)).side)
+
+
+def _on(values, side: Mapping[str, str], half: str):
+    values = values.dropna()
+    return values[[side.get(q) == half for q in values.index]]
+
+
+def pick_on_tune(outcomes: Mapping[tuple[str, str], Any], bench: str, strategies: Sequence[str],
+                 side: Mapping[str, str], metric: str = "recall", budget: int | None = 1024
+                 ) -> tuple[str, dict[str, float]]:
+    """The strategy of `strategies` with the highest mean `metric` (at `budget` tokens, or at
+    k when None) on the tune half of `side`, the first in `strategies` on a tie; and every
+    strategy's tune-half mean, for the sentence that states the pick."""
+    means = {s: float(_on(outcomes[(bench, s)].values(metric, budget), side, "tune").mean())
+             for s in strategies}
+    best = max(strategies, key=lambda s: (means[s], -list(strategies).index(s)))
+    return best, means
+
+
+def held_out_steps(outcomes: Mapping[tuple[str, str], Any], bench: str, pick: str,
+                   others: Sequence[str], side: Mapping[str, str], budget: int | None = 1024,
+                   metric: str = "recall"):
+    """`pick` against each of `others` on `bench`, paired over the held-out questions both
+    scored: one row each with the columns of `ragkit.report.step_table` (benchmark, step,
+    against, diff, low, high, n, comparison)."""
+    import pandas as pd
+
+    from ..evaluate.runs import versus
+
+    a = _on(outcomes[(bench, pick)].values(metric, budget), side, "held-out")
+    rows = []
+    for other in others:
+        b = _on(outcomes[(bench, other)].values(metric, budget), side, "held-out")
+        c = versus(a, b, on=[q for q in a.index if q in b.index])
+        rows.append({"benchmark": bench, "step": pick, "against": other, "diff": c.diff,
+                     "low": c.low, "high": c.high, "n": c.n, "comparison": c})
+    return pd.DataFrame(rows, columns=["benchmark", "step", "against", "diff", "low", "high",
+                                       "n", "comparison"])
