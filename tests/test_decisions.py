@@ -132,6 +132,17 @@ def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():
     stack = next(d for d in effect_decisions(found, 1024, costs) if "first stage" in d.technique)
     assert stack.cost.startswith("13.0 ms p50 per question against 6.5 ms")
     assert stack.call == "use" and "cost: 13.0 ms" in stack.line()
+    gemma = cfg("router", enc="gemma")
+    found.append(eff("a", "encoder", gemma, router))
+    enc_costs = [{"benchmark": "a", "encoder": e, "chunk_encode_ms": ms, "index_mb": mb,
+                  "query_encode_p50_ms": q} for e, ms, q, mb in (("gemma", 410.0, 95.0, 9.4),
+                                                                  ("minilm", 14.0, 6.0, 4.7))]
+    enc = next(d for d in effect_decisions(found, 1024, costs, enc_costs)
+               if d.technique.startswith("gemma"))
+    assert enc.cost == ("410 ms to encode a chunk against 14 ms, a question 95 ms p50 against "
+                        "6 ms, index 9.4 against 4.7 MiB on a")
+    assert next(d for d in effect_decisions(found, 1024, costs)
+                if d.technique.startswith("gemma")).cost == ""
 
 
 def test_gold_ranks_read_the_first_hit_that_touches_the_gold():

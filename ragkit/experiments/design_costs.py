@@ -85,3 +85,51 @@ def load_costs(rows) -> list[dict[str, Any]]:
                     "p50_ms": v["query_p50_ms"], "p95_ms": v["query_p95_ms"],
                     "n_timed": int(g.n_queries.iloc[0])})
     return out
+
+
+ENCODER_COST_METRICS = ("chunks", "dim", "index_mb", "chunk_encode_ms", "query_encode_p50_ms",
+                        "query_encode_p95_ms")
+
+
+def measure_encoder_costs(bench, chunker, embedder, n_chunks: int = 32, n_queries: int = 20
+                          ) -> dict[str, Any]:
+    """What an encoder costs on one benchmark's chunks, measured without encoding them all:
+    milliseconds per chunk over a fixed sample (the `n_chunks` chunks first by id, encoded as
+    one batch, as an index build does, after a warm-up), single-question encoding p50 / p95
+    over the first `n_queries` questions (after one untimed), the vector's dimension, and the
+    float32 flat index's size for every chunk (chunks × dimension × 4 bytes, exact). Nothing
+    is read from or written to the vector cache, so two encoders are timed alike."""
+    import time
+
+    chunks = chunker.chunk_all(bench.documents)
+    sample = sorted(chunks, key=lambda c: c.id)[:n_chunks]
+    fresh = type(embedder)(embedder.source, cache=False, show_progress=False)
+    texts = [c.embedding_text("before") for c in sample]
+    fresh.encode(texts[:2])  # warm-up: the first call loads and compiles
+    t0 = time.perf_counter()
+    vectors = fresh.encode(texts)
+    chunk_ms = 1000 * (time.perf_counter() - t0) / max(1, len(texts))
+    questions = [q.text for q in bench.queries[: n_queries + 1]]
+    fresh.encode(questions[:1], "query")
+    times = []
+    for q in questions[1:]:
+        t0 = time.perf_counter()
+        fresh.encode([q], "query")
+        times.append(1000 * (time.perf_counter() - t0))
+    dim = int(vectors.shape[1])
+    return {"chunks": len(chunks), "dim": dim, "index_mb": len(chunks) * dim * 4 / 2**20,
+            "chunk_encode_ms": chunk_ms, "query_encode_p50_ms": float(np.percentile(times, 50)),
+            "query_encode_p95_ms": float(np.percentile(times, 95)), "n_timed": len(times),
+            "n_sampled": len(sample)}
+
+
+def load_encoder_costs(rows) -> list[dict[str, Any]]:
+    """The measured encoder costs from results rows (experiment ``encoder_costs``), one dict
+    per benchmark and encoder."""
+    mine = rows[rows.experiment == "encoder_costs"]
+    out = []
+    for (bench, encoder), g in mine.groupby(["benchmark", "strategy"], sort=True):
+        v = dict(zip(g.metric, g.value))
+        out.append({"benchmark": bench, "encoder": encoder, **{m: v[m] for m in
+                                                               ENCODER_COST_METRICS if m in v}})
+    return out

@@ -178,7 +178,7 @@ def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
     return out
 
 
-def effect_decisions(found, budget: int = 1024, costs=()) -> list[Decision]:
+def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> list[Decision]:
     """Decisions from the experiment design's effects (`ragkit.experiments.design.effects`,
     held-out half) at `budget`: one per factor and treated configuration of ragkit's own chunker
     (a simple baseline's effects inform the guide, not the closing), over the benchmarks that
@@ -186,7 +186,8 @@ def effect_decisions(found, budget: int = 1024, costs=()) -> list[Decision]:
     (chosen on the tune half, so it may differ per benchmark); the other factors against their
     reference level on the same chunks. With `costs` (`ragkit.experiments.design_costs.
     load_costs`), each line states the measured latency of both sides on its deciding
-    benchmark."""
+    benchmark; with `encoder_costs` (`load_encoder_costs`), an encoder's line states both
+    encoders' time per chunk and per question and their index sizes there."""
     from dataclasses import replace
 
     groups: dict[tuple, dict] = {}
@@ -216,8 +217,23 @@ def effect_decisions(found, budget: int = 1024, costs=()) -> list[Decision]:
         encoder = (f"{t.encoder} vs {e.base.encoder}" if e.factor == "encoder" else t.encoder)
         d = Decision(technique, against, f"recall@B{budget}", g["by"], "held-out half", encoder)
         bench = d.decisive[0]
-        out.append(replace(d, cost=_cost(costs, bench, t.label, g["base"][bench])))
+        cost = (_encoder_cost(encoder_costs, bench, t.encoder, e.base.encoder)
+                if e.factor == "encoder" else _cost(costs, bench, t.label, g["base"][bench]))
+        out.append(replace(d, cost=cost))
     return out
+
+
+def _encoder_cost(costs, bench: str, treated: str, base: str) -> str:
+    """Both encoders' measured time per chunk and per question and their float32 index sizes
+    on `bench`, or "" when not measured."""
+    got = {c["encoder"]: c for c in costs if c["benchmark"] == bench}
+    if treated not in got or base not in got:
+        return ""
+    a, b = got[treated], got[base]
+    return (f"{a['chunk_encode_ms']:,.0f} ms to encode a chunk against "
+            f"{b['chunk_encode_ms']:,.0f} ms, a question {a['query_encode_p50_ms']:,.0f} ms p50 "
+            f"against {b['query_encode_p50_ms']:,.0f} ms, index {a['index_mb']:.1f} against "
+            f"{b['index_mb']:.1f} MiB on {bench}")
 
 
 def _cost(costs, bench: str, treated: str, base: str) -> str:

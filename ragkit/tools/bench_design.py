@@ -5,6 +5,7 @@
     ragkit bench design --costs            # chunking time, index size, query latency
     ragkit bench design --steps            # the stack built one change at a time
     ragkit bench design --second-encoder   # EmbeddingGemma, on --benchmarks (all three by default)
+    ragkit bench design --costs --second-encoder  # each encoder's cost on the router's chunks
     ragkit bench design --second-encoder --all-chunkers   # ... every chunker, not the router only
 
 Every run is one configuration of four factors (`ragkit.experiments.design.Config`), scored at budgets of
@@ -148,6 +149,42 @@ def run_costs(benchmarks: Sequence[str], n_queries: int = 40) -> list:
     return load_costs(rec.frames()[0])
 
 
+def run_encoder_costs(benchmarks: Sequence[str]) -> list:
+    """What each encoder costs on the router's chunks, MiniLM and EmbeddingGemma
+    (``RAGKIT_GEMMA_DIR``) side by side in one run (`measure_encoder_costs`): the cost the
+    encoder factor's decision states."""
+    from ..config import get_settings
+    from ..embed.encoders import Embedder
+    from ..evaluate.benchmarks import load
+    from ..experiments.design import ragkit_chunker
+    from ..experiments.design_costs import (ENCODER_COST_METRICS, load_encoder_costs,
+                                            measure_encoder_costs)
+    from ..report.results import Recorder
+
+    folder = get_settings().gemma_dir
+    if not folder:
+        raise SystemExit("ragkit bench design --costs --second-encoder: set RAGKIT_GEMMA_DIR to "
+                         "an assembled EmbeddingGemma folder")
+    encoders = [Embedder(show_progress=False), Embedder(folder, show_progress=False)]
+    rec = Recorder("bench_design")
+    rec.keep_saved(lambda r: r.get("experiment") != "encoder_costs"
+                   or r.get("benchmark") not in benchmarks)
+    for name in benchmarks:
+        bench = load(name)
+        for emb in encoders:
+            got = measure_encoder_costs(bench, ragkit_chunker(), emb)
+            for m in ENCODER_COST_METRICS:
+                rec.add(experiment="encoder_costs", benchmark=name, strategy=emb.name, metric=m,
+                        value=float(got[m]), embedder=emb.name, n_queries=got["n_timed"],
+                        params={"chunker": ragkit_chunker().label,
+                                "sampled_chunks": got["n_sampled"]})
+            print(f"  {name} {emb.name}: {got['chunk_encode_ms']:.1f} ms a chunk, question "
+                  f"p50 {got['query_encode_p50_ms']:.1f} ms, index {got['index_mb']:.1f} MiB "
+                  f"({got['chunks']:,} x {got['dim']})")
+    rec.save()
+    return load_encoder_costs(rec.frames()[0])
+
+
 def run_second_encoder(benchmarks: Sequence[str], all_chunkers: bool = False) -> list:
     """The router's chunks (with `all_chunkers`, the seven simple baselines' too) under dense
     and the stack with EmbeddingGemma (``RAGKIT_GEMMA_DIR``): the encoder's effect on the same
@@ -266,6 +303,8 @@ def run_args(args: argparse.Namespace) -> list:
         from ..experiments.title import print_effects
 
         return print_effects(saved_runs())
+    if args.costs and args.second_encoder:
+        return run_encoder_costs(args.benchmarks)
     if args.costs:
         return run_costs(args.benchmarks)
     if args.steps:
