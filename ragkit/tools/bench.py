@@ -4,6 +4,7 @@
     ragkit bench anthropic-baseline  # Pass@5/10/20 on upstream's own chunks
     ragkit bench chunk-speed         # chars/s: structure vs langchain vs chonkie
     ragkit bench encoder-speed       # MiniLM on torch, ONNX Runtime and bf16, same texts
+    ragkit bench batch-order         # batches sorted by tokens vs characters: time, padding
     ragkit bench precision           # bf16 vs fp32 vectors: paired recall@B on 3 benchmarks
     ragkit bench threads             # 2 kernels encoding at once: all threads vs a CPU share
     ragkit bench floor               # the encoder's minutes for every vector a cold run made
@@ -47,11 +48,12 @@ def _measurements() -> dict:
     from ..experiments.reproductions import anthropic_baseline, chroma_repro
     from ..experiments.speed import (chunk_speed, encoder_speed, precision_drift, rerank_speed,
                                      thread_share, encoder_floor)
+    from ..experiments.batch_order import run as batch_order
 
     return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
             "chunk-speed": chunk_speed, "encoder-speed": encoder_speed,
             "rerank-speed": rerank_speed, "precision": precision_drift,
-            "threads": thread_share, "floor": encoder_floor}
+            "threads": thread_share, "floor": encoder_floor, "batch-order": batch_order}
 
 
 MEASUREMENTS = {
@@ -63,6 +65,7 @@ MEASUREMENTS = {
     "precision": "bf16 vs fp32 vectors: paired recall@B drift on the three benchmarks",
     "threads": "two kernels encoding at once: every thread each vs a share of the CPUs",
     "floor": "the encoder's time alone for every vector in the cache (after make reproduce)",
+    "batch-order": "encoder batches sorted by tokens vs by characters: seconds and padding",
 }
 
 
