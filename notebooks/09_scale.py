@@ -60,6 +60,9 @@ if "ray 2 actors" in RUNNERS and importlib.util.find_spec("ray") is None:
                   "Data runner is left out of this run and of its rows", stacklevel=1)
 # the full sweep stops at 300,000 vectors to keep `make reproduce` short; `ragkit bench scale`
 # runs the 1,000,000-vector point
+# every runner takes the documents in batches of this many (the one-process runner reads the
+# clock after each batch: the points of section 2's cost fit)
+BATCH_DOCS = pick(full=4, smoke=1)
 SIZES = pick(full=[10_000, 100_000, 300_000], smoke=[1_000, 2_000, 4_000])
 print(f"{DOCS} of {len(corpus)} documents; {os.cpu_count()} CPUs; runners {RUNNERS}; "
       f"index sizes {SIZES}")
@@ -74,14 +77,16 @@ print(f"{DOCS} of {len(corpus)} documents; {os.cpu_count()} CPUs; runners {RUNNE
 # (the `x all threads` column), not the one-thread process. Times are wall-clock from cold
 # stage objects to the last vector (each worker loads its own encoder; Ray's time includes
 # starting its local cluster), and they mean something only on an otherwise idle machine.
-# The one-thread process goes one document at a time and reads the clock after each: section 2
-# fits a line through those readings.
+# Every runner takes the documents in the same batches (`BATCH_DOCS` at a time); the
+# one-thread process reads the clock after each batch, and section 2 fits a line through
+# those readings.
 
 # %%
 from ragkit.scale import throughput
 
 docs = corpus[:DOCS]
-rates, base_vectors = throughput(docs, "recursive:250/0", RUNNERS, tokenizer="minilm")
+rates, base_vectors = throughput(docs, "recursive:250/0", RUNNERS, tokenizer="minilm",
+                                 batch_size=BATCH_DOCS)
 one = rates["1 process"]["seconds"]
 every = rates.get("1 process, all threads", rates["1 process"])["seconds"]
 lines = ["| runner | threads a worker | seconds | chars/s | tokens/s | x 1 thread | x all threads |",
@@ -125,22 +130,23 @@ display(Markdown(ray_reading(rates, len(docs))))
 # ## 2 · How cost grows with the corpus
 #
 # Section 1's one-thread process read the clock once its encoder was loaded and after each
-# document: one pass, one point a document. A least-squares line through those points gives a
-# fixed start-up cost plus a cost per document. Each 95 % interval is a bootstrap over the
-# documents (fixed seed): a draw resamples the steps between checkpoints, so documents of other
-# lengths, and refits. It covers how the documents differ, not another run on a busier machine.
+# batch of `BATCH_DOCS` documents: one pass, one point a batch. A least-squares line through
+# those points gives a fixed start-up cost plus a cost per document. Each 95 % interval is a
+# bootstrap over the batches (fixed seed): a draw resamples the steps between checkpoints, each
+# with its documents, so documents of other lengths, and refits. It covers how the documents
+# differ, not another run on a busier machine.
 
 # %%
 from ragkit.scale import fit_cost_interval
 
 one_pass = rates["1 process"]
-sizes = list(range(len(docs) + 1))
+sizes = [0, *one_pass["checkpoint_docs"]]
 seconds = [one_pass["startup_seconds"], *one_pass["checkpoints"]]
 fit = fit_cost_interval(sizes, seconds, seed=0)
 a, b = fit["fixed_seconds"], fit["seconds_per_document"]
 tokens_per_doc = one_pass["tokens"] / len(docs)
-print(f"one pass over {len(docs)} documents: encoder loaded at {seconds[0]:.1f} s, last document "
-      f"done at {seconds[-1]:.1f} s ({len(seconds)} points)")
+print(f"one pass over {len(docs)} documents, {BATCH_DOCS} at a time: encoder loaded at "
+      f"{seconds[0]:.1f} s, last batch done at {seconds[-1]:.1f} s ({len(seconds)} points)")
 print(f"fixed (start-up): {a:.2f} s, 95 % interval [{fit['fixed_seconds_low']:.2f}, "
       f"{fit['fixed_seconds_high']:.2f}]")
 print(f"per document:     {b:.3f} s, 95 % interval [{fit['seconds_per_document_low']:.3f}, "
@@ -155,7 +161,7 @@ rec.add_metrics({k: v for k, v in fit.items() if k != "points"} | {"tokens_per_d
 from ragkit.report import cost_fit, show_figure
 
 show_figure(cost_fit(sizes, seconds, a, b,
-                     title="One process, one pass: seconds at each document, and the fitted line"),
+                     title="One process, one pass: seconds after each batch of documents, and the fitted line"),
             "09_cost_fit")
 
 # %% [markdown]

@@ -1,4 +1,4 @@
-"""The cost fit of notebook 09 from one pass: the one-process runner's per-document
+"""The cost fit of notebook 09 from one pass: the one-process runner's per-batch
 checkpoints, the line through them with bootstrap intervals, and the Ray runner's time read in
 parts (start-up, a job's fixed cost, the rest)."""
 
@@ -44,15 +44,26 @@ def test_fewer_than_three_checkpoints_or_unordered_sizes_are_refused():
         fit_cost_interval([0, 2, 1], [1.0, 2.0, 3.0])
 
 
-def test_the_one_process_runner_reads_the_clock_after_each_document():
+def test_the_one_process_runner_reads_the_clock_after_each_batch_of_documents():
     docs = [Document(f"d{i}", "Refunds are paid within ten days of the request. " * (4 + i))
-            for i in range(3)]
-    rates, vectors = throughput(docs, runners=("1 process",), tokenizer="minilm")
+            for i in range(5)]
+    rates, vectors = throughput(docs, runners=("1 process",), tokenizer="minilm", batch_size=2)
     r = rates["1 process"]
-    assert len(r["checkpoints"]) == len(docs) and len(vectors) == r["chunks"]
+    assert r["checkpoint_docs"] == [2, 4, 5]  # the batches every runner takes
+    assert len(r["checkpoints"]) == 3 and len(vectors) == r["chunks"]
     assert 0 < r["startup_seconds"] < r["checkpoints"][0]
     assert list(r["checkpoints"]) == sorted(r["checkpoints"])
     assert r["checkpoints"][-1] <= r["seconds"]
+
+
+def test_unequal_steps_are_resampled_with_their_documents():
+    """Batches of 4 documents and a last one of 2: an exact line stays exact under resampling,
+    since each step keeps its own documents with its seconds."""
+    sizes = [0, 4, 8, 12, 14]
+    r = fit_cost_interval(sizes, [1.0 + 0.5 * n for n in sizes])
+    assert r["seconds_per_document_low"] == pytest.approx(0.5)
+    assert r["seconds_per_document_high"] == pytest.approx(0.5)
+    assert r["fixed_seconds_low"] == pytest.approx(1.0) == r["fixed_seconds_high"]
 
 
 def ray_rates(one_doc_job, warm_job):

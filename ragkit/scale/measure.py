@@ -7,10 +7,10 @@ the memory of building from shards, and cost fitted against corpus size.
   chunks/s and encoder tokens/s. Every worker's encoder gets one CPU thread, so one process
   uses one core and two use two; the runner ``"1 process, all threads"`` gives one process's
   encoder every core (as the course runs it), the baseline a second worker has to beat, since
-  the encoder's matrix products already spread over the cores in one process. The
-  one-process runner goes one document at a time and reads the clock after each
-  (``checkpoints``); the Ray runner also times ``ray.init`` apart, then a one-document job and
-  the whole job again on the Ray its first job warmed up (`ray_reading` reads the parts).
+  the encoder's matrix products already spread over the cores in one process. Every runner
+  takes the same batches of documents; the one-process runner reads the clock after each
+  (``checkpoints``); the Ray runner also times ``ray.init`` apart, then a one-document job
+  and the whole job again on the Ray its first job warmed up (`ray_reading` reads the parts).
 - `runner_reading`: what the runners' times say, in one sentence, against both baselines;
 - `synthetic_vectors`: vectors for a size sweep, drawn from real chunk vectors: each is a real
   vector, plus a random fraction (up to a half) of a second real vector, plus Gaussian noise,
@@ -24,7 +24,7 @@ the memory of building from shards, and cost fitted against corpus size.
 - `build_peak_memory`: the peak resident memory of a *fresh process* that builds an index from
   a shard folder (so this process's own arrays do not count).
 - `fit_cost`: a least-squares line seconds = a + b * size through measured points;
-  `fit_cost_interval` the same through the per-document checkpoints of one pass (the one-process
+  `fit_cost_interval` the same through the per-batch checkpoints of one pass (the one-process
   runner of `throughput` records them), with bootstrap intervals on both;
 - `ray_reading`: the Ray runner's time split into start-up (``ray.init``), its first job's
   one-time costs, each job's fixed cost (a one-document job: actors created, encoders loaded)
@@ -93,7 +93,7 @@ def _run_runners(stages: Callable[..., list], docs: Sequence[Document], runners:
     for runner in runners:
         t0 = time.perf_counter()
         if runner == "1 process":
-            rows, curve = _one_process_curve(stages(), docs, t0)
+            rows, curve = _one_process_curve(stages(), docs, t0, batch_size)
         elif runner == "1 process, all threads":
             rows = run_local(stages(os.cpu_count() or 1), docs, batch_size=batch_size)
         elif runner == "2 processes":
@@ -123,22 +123,25 @@ def _run_runners(stages: Callable[..., list], docs: Sequence[Document], runners:
     return out, vectors
 
 
-def _one_process_curve(stages: list, docs: Sequence[Document], t0: float
+def _one_process_curve(stages: list, docs: Sequence[Document], t0: float, batch_size: int
                        ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(rows, curve) of the stages over `docs` one document at a time in this process, the
-    clock read once the encoder is loaded (``startup_seconds``) and after each document
-    (``checkpoints``: cumulative seconds from `t0`, one a document): the points of the cost
-    fit, from the same pass the throughput table times."""
+    """(rows, curve) of the stages over `docs` in this process, `batch_size` documents at a
+    time as every other runner takes them, the clock read once the encoder is loaded
+    (``startup_seconds``) and after each batch (``checkpoints``: cumulative seconds from `t0`;
+    ``checkpoint_docs``: the documents done by then): the points of the cost fit, from the
+    same pass the throughput table times."""
     from .batches import chain, concat, documents_to_batch
 
     for stage in stages:  # the encoder loads on first use: load it here, on the clock
         getattr(stage, "embedder", None)
     startup = time.perf_counter() - t0
-    parts, checkpoints = [], []
-    for doc in docs:
-        parts.append(chain(stages, documents_to_batch([doc])))
+    parts, checkpoints, done = [], [], []
+    for i in range(0, len(docs), batch_size):
+        parts.append(chain(stages, documents_to_batch(docs[i: i + batch_size])))
         checkpoints.append(time.perf_counter() - t0)
-    return concat(parts), {"startup_seconds": startup, "checkpoints": checkpoints}
+        done.append(min(i + batch_size, len(docs)))
+    return concat(parts), {"startup_seconds": startup, "checkpoints": checkpoints,
+                           "checkpoint_docs": done}
 
 
 def _ray_phases(stages: Callable[..., list], docs: Sequence[Document], init: float,
@@ -348,7 +351,8 @@ def fit_cost_interval(sizes: Sequence[float], seconds: Sequence[float], draws: i
     """`fit_cost`'s line through the checkpoints of one pass (`sizes` increasing, `seconds`
     the clock at each, cumulative), with bootstrap intervals: each draw keeps the first point
     (the start-up) and resamples the steps between consecutive checkpoints with replacement
-    (the documents, with their different lengths), rebuilds the cumulative times and refits.
+    (each step's documents and seconds together: documents of different lengths), rebuilds
+    the cumulative sizes and times and refits.
     The interval covers the spread among the documents of this one pass, not a busier
     machine on another run. (Ordinary least-squares standard errors would be too narrow here:
     cumulative times share their errors.)
@@ -363,11 +367,13 @@ def fit_cost_interval(sizes: Sequence[float], seconds: Sequence[float], draws: i
         raise ValueError("need three or more checkpoints with increasing sizes")
     a, b = fit_cost(x, y)
     rng = np.random.default_rng(seed)
-    steps = np.diff(y)
+    dx, dy = np.diff(x), np.diff(y)
     fits = []
     for _ in range(draws):
-        y_star = np.concatenate([[y[0]], y[0] + np.cumsum(rng.choice(steps, len(steps)))])
-        slope, intercept = np.polyfit(x, y_star, 1)
+        pick = rng.integers(0, len(dx), len(dx))
+        x_star = np.concatenate([[x[0]], x[0] + np.cumsum(dx[pick])])
+        y_star = np.concatenate([[y[0]], y[0] + np.cumsum(dy[pick])])
+        slope, intercept = np.polyfit(x_star, y_star, 1)
         fits.append((intercept, slope))
     lo, hi = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     (a_lo, b_lo), (a_hi, b_hi) = np.percentile(np.asarray(fits), [lo, hi], axis=0)
