@@ -136,22 +136,27 @@ def test_an_answers_cell_before_the_exercises_does_not_count():
 
 
 def test_output_lines_counts_what_a_reader_scrolls_past():
-    """Stream text and plain text by lines, Markdown by lines, an HTML table by its rows, an
-    image as nothing; a markdown cell is never counted."""
+    """Stream text and plain text by lines, Markdown by lines, an HTML table by its rows or
+    its plain-text lines, whichever a reader sees more of (pandas wraps a wide table's text
+    into blocks of columns), an image as nothing; a markdown cell is never counted."""
     stream = {"output_type": "stream", "name": "stdout",
               "text": "".join(f"{i}\n" for i in range(30))}
     table = {"output_type": "execute_result", "data": {
         "text/html": "<table>" + "<tr><td>x</td></tr>" * 12 + "</table>",
-        "text/plain": "\n".join("row" for _ in range(100))}}
+        "text/plain": "\n".join("row" for _ in range(10))}}
+    wrapped = {"output_type": "execute_result", "data": {
+        "text/html": "<table>" + "<tr><td>x</td></tr>" * 12 + "</table>",
+        "text/plain": "\n".join("row" for _ in range(45))}}
     figure = {"output_type": "display_data", "data": {"image/png": "AA", "text/plain": "<Figure>"}}
     prose = {"output_type": "display_data", "data": {"text/markdown": "## a\n\nb\nc"}}
     cells = [{"cell_type": "markdown", "source": "x\n" * 99},
              {"cell_type": "code", "source": "", "outputs": [stream, figure]},
              {"cell_type": "code", "source": "", "outputs": [stream, table]},
-             {"cell_type": "code", "source": "", "outputs": [prose, table]}]
-    assert [output_lines(c) for c in cells[1:]] == [30, 42, 16]
-    assert long_cells({"cells": cells}) == [(2, 42)]
-    assert long_cells({"cells": cells}, limit=10) == [(1, 30), (2, 42), (3, 16)]
+             {"cell_type": "code", "source": "", "outputs": [prose, table]},
+             {"cell_type": "code", "source": "", "outputs": [wrapped]}]
+    assert [output_lines(c) for c in cells[1:]] == [30, 42, 16, 45]
+    assert long_cells({"cells": cells}) == [(2, 42), (4, 45)]
+    assert long_cells({"cells": cells}, limit=10) == [(1, 30), (2, 42), (3, 16), (4, 45)]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
