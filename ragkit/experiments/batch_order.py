@@ -116,3 +116,25 @@ def run(smoke: bool = False) -> dict:
                      rows))
     print(f"largest vector difference between the two orders: {got['max_abs_difference']:.1e}")
     return got
+
+
+def readme_lines(folder) -> list[str]:
+    """The speed page's sentence from ``bench_batch_order.jsonl`` (none where it is absent)."""
+    from ..report.results import read_rows
+
+    path = folder / "bench_batch_order.jsonl"
+    if not path.exists():
+        return []
+    by = {(r["strategy"], r["metric"]): r for r in read_rows(path)}
+    chars, tokens = by[("by characters", "seconds")], by[("by tokens", "seconds")]
+    pad = {k: by[(k, "padding_share")]["value"] for k in ("by characters", "by tokens")}
+    diff = by[("by tokens", "max_abs_difference_vs_characters")]["value"]
+    p = tokens["params"]
+    return ["", f"Why the encoder sorts its batches by tokens (`ragkit bench batch-order`: "
+            f"{p['texts']} chunks of three benchmarks and three chunkers, batches of "
+            f"{p['batch_size']}, best of {p['best_of']}, one process): by tokens "
+            f"{tokens['value']:.1f} s with {100 * pad['by tokens']:.1f} % padding, by characters "
+            f"{chars['value']:.1f} s with {100 * pad['by characters']:.1f} % "
+            f"({chars['value'] / tokens['value']:.2f}x); the largest vector difference between "
+            f"the two orders is {diff:.1e}; measured {tokens['timestamp'][:10]} at commit "
+            f"{tokens['git_sha'][:7]}."]

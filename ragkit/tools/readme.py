@@ -365,6 +365,9 @@ def _threads_and_floor(folder: Path, after: bool) -> list[str]:
                 f"text cut to the same lengths) the encoder alone needs "
                 f"{mins['value']:.1f} min, before any other step; measured "
                 f"{mins['timestamp'][:10]} at commit {mins['git_sha'][:7]}."]
+    from ..experiments.batch_order import readme_lines
+
+    out += readme_lines(folder)
     out += _cold_runs(folder)
     return out[1:] if out and not after else out
 
