@@ -133,7 +133,7 @@ display(Markdown(
 # %%
 from ragkit.contextualize import StructuralContextualizer, contextualize
 from ragkit.evaluate import overlaps
-from ragkit.report import gold_ranks
+from ragkit.report import gold_ranks, preamble_note
 from ragkit.retrieve import DenseRetriever
 
 asked = [q for q in course.queries if q.gold]
@@ -155,7 +155,8 @@ for q in (by_id[gain.idxmax()], by_id[gain.idxmin()]):
     gold = next(c for c in with_preamble if overlaps(c, q.gold))
     print(f"{q.id}: gold rank {ranks.alone[q.id]:.0f} alone, {ranks.before[q.id]:.0f} with the "
           "preamble "
-          f"before · {q.text}\n  a gold chunk's preamble: {gold.prefix[:300]}\n")
+          f"before · {q.text}\n  a gold chunk's preamble: {gold.prefix[:300]}\n"
+          f"  why: {preamble_note(q, gold)}\n")
 
 # %% [markdown]
 # ## Anthropic's set, upstream chunks
@@ -294,6 +295,12 @@ display(Markdown("\n".join(
 # hybrid) are sensitivity rows: they inform, they do not vote. Seed 002 attributes the
 # article's hybrid result to the preamble alone; the first control shows how much of it BM25
 # brings without any preamble.
+#
+# The verdicts (the glossary's words): **held**, the estimate is within a tenth of the claimed
+# value (or past it) and its interval excludes zero; **consistent, not shown**, the interval
+# holds the claimed value but the estimate is not near it, so the data neither refute nor show
+# the claim; **not held**, anything else; **not measurable here**, no run could measure it
+# (the reason is given). A row marked `(sensitivity)` informs and does not vote.
 
 # %%
 from ragkit.report import check_claims, claims_for, show

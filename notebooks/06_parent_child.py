@@ -282,10 +282,6 @@ decisions = [d for d in (
     decide.against(outcomes, "small-to-big", "small (children)", budget=B,
                    technique="small-to-big (match children, return their parents)",
                    alternative="returning the matched children themselves"),
-    decide.against(outcomes, "small-to-big", "big (parents)", budget=B,
-                   technique="small-to-big (match children, return their parents)",
-                   alternative="searching the parents directly (each cut at the encoder's "
-                               "input limit when embedded)"),
     decide.against(outcomes, "auto-merging", "small (children)", budget=B,
                    technique="auto-merging", alternative="the children themselves"),
     decide.against(outcomes, "sentence window", "small (children)", budget=B,

@@ -445,7 +445,7 @@ else:
 
 # %%
 from ragkit.experiments.design import effects, saved_runs
-from ragkit.experiments.design_costs import load_costs
+from ragkit.experiments.design_costs import load_costs, load_encoder_costs
 from ragkit.report import guide, shown_path
 
 runs = saved_runs()
@@ -490,8 +490,11 @@ keys = ["benchmark", "retrieval", "budget"]
 picks = pd.DataFrame(held_cells, columns=held_h).merge(
     pd.DataFrame(cells, columns=header), on=keys, suffixes=(" held-out", " all"))
 changed = picks[picks["pick held-out"] != picks["pick all"]]
-print(f"{len(changed)} of {len(picks)} cells change their pick")
-changed[keys + ["pick held-out", "pick all"]]
+print(f"{len(changed)} of {len(picks)} cells change their pick (benchmark, retrieval, budget: "
+      "held-out pick -> all-questions pick)")
+for bench, retrieval, budget, held, every in zip(*(changed[c] for c in keys),
+                                                 changed["pick held-out"], changed["pick all"]):
+    print(f"  {bench}, {retrieval}, {budget:,}: {held} -> {every}")
 
 # %% [markdown]
 # 2. **A best-of-a-few baseline.** Keep only the fixed-size and recursive splitters as
@@ -505,11 +508,21 @@ header, cells = guide.chunker_rows(effects(few))
 pd.DataFrame(cells, columns=header)[["benchmark", "retrieval", "budget", "pick"]].head(6)
 
 # %% [markdown]
-# 3. **Another metric for the combinations.** Re-run the step table on IoU (`metric="iou"`):
-#    a step that raises recall by returning more text lowers IoU.
+# 3. **Another metric for the combinations.** Re-run the step table on IoU (`metric="iou"`,
+#    the gold's share of the union of returned and gold text). Returning more text can raise
+#    span recall while it dilutes the context: does any step move the two metrics in opposite
+#    directions?
 
 # %%
 step_display(step_table(combo_outcomes, budget=1024, metric="iou"))
+
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answer to exercise 3 (expand to read): each step's recall and IoU intervals side by side.
+from ragkit.report import metric_agreement
+
+print(metric_agreement(step_table(combo_outcomes, budget=1024),
+                               step_table(combo_outcomes, budget=1024, metric="iou"),
+                               "span recall", "IoU"))
 
 # %%
 print(rec.save())
@@ -522,7 +535,7 @@ from ragkit.report import (claims_finding, effect_decisions, guide_findings, ran
                            rerank_findings, rerank_pairs, step_findings)
 
 display(Markdown(ranked_closing(
-    effect_decisions(found, BUDGET, costs), none="no complete `ragkit bench design` effect in "
+    effect_decisions(found, BUDGET, costs, load_encoder_costs(rows)), none="no complete `ragkit bench design` effect in "
     "these results (the smoke profile has none)", findings=
     guide_findings(found, BUDGET)
     + step_findings(steps)
