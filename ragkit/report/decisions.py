@@ -117,10 +117,15 @@ class Decision:
             why = f"loses on {n} of {n}"
         elif self.call == "depends":
             tied = [b for b in self.by_benchmark if b not in self.beats and b not in self.loses]
-            parts = [f"beats on {', '.join(self.beats)} only" if self.beats else "beats on none",
-                     f"loses on {', '.join(self.loses)}" if self.loses else "",
-                     f"no measurable difference on {', '.join(tied)}" if tied else "",
-                     f"cost: {self.cost}" if self.cost and self.beats else ""]
+            if self.beats:
+                parts = [f"beats on {', '.join(self.beats)} only",
+                         f"loses on {', '.join(self.loses)}" if self.loses else "",
+                         f"no measurable difference on {', '.join(tied)}" if tied else "",
+                         f"cost: {self.cost}" if self.cost else ""]
+            else:  # it only hurts where it differs: lead with that
+                parts = [f"loses on {', '.join(self.loses)}",
+                         f"no measurable difference on {', '.join(tied)}" if tied else "",
+                         "it beats on no benchmark"]
             why = "; ".join(p for p in parts if p)
         else:
             why = (f"no benchmark of {n} differs measurably; {self._decider(c)}")
@@ -230,10 +235,19 @@ def _encoder_cost(costs, bench: str, treated: str, base: str) -> str:
     if treated not in got or base not in got:
         return ""
     a, b = got[treated], got[base]
-    return (f"{a['chunk_encode_ms']:,.0f} ms to encode a chunk against "
-            f"{b['chunk_encode_ms']:,.0f} ms, a question {a['query_encode_p50_ms']:,.0f} ms p50 "
-            f"against {b['query_encode_p50_ms']:,.0f} ms, index {a['index_mb']:.1f} against "
-            f"{b['index_mb']:.1f} MiB on {bench}")
+    return (f"{_ms(a['chunk_encode_ms'])} to encode a chunk against "
+            f"{_ms(b['chunk_encode_ms'])}, a question {_ms(a['query_encode_p50_ms'])} p50 "
+            f"against {_ms(b['query_encode_p50_ms'])}, index {a['index_mb']:.1f} against "
+            f"{b['index_mb']:.1f} MiB on {bench} (one CPU process)")
+
+
+def _ms(value: float) -> str:
+    """Milliseconds as a reader takes them in: seconds from one second up.
+
+    >>> _ms(56.2), _ms(7671.8)
+    ('56 ms', '7.7 s')
+    """
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:,.0f} ms"
 
 
 def _cost(costs, bench: str, treated: str, base: str) -> str:
