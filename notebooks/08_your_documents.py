@@ -50,6 +50,16 @@ K = 5
 print(CORPUS, GOLDEN, STRATEGIES, sep="\n")
 
 # %% [markdown]
+# The strategies, by the names the tables use. `baselines` stands for the course's seven simple
+# baselines: fixed windows (`fixed_chars(size/overlap)` in characters, `fixed_tokens(size/overlap,
+# tokenizer)` in that tokenizer's tokens), `recursive(size/overlap,chars)` and the two library
+# splitters (langchain's and chonkie's, cut to `254` MiniLM tokens). **structure** packs the
+# Markdown blocks of one section into chunks: its label `structure(soft/hard,tokenizer,breadcrumb)`
+# reads "close a chunk past `soft` tokens, never exceed `hard`, counted in MiniLM's tokenizer,
+# each chunk prefixed with its heading path". **router** gives each document the chunker made for
+# its class (policy, contract, chat, code, API reference, …: `ragkit.chunkers.router`).
+
+# %% [markdown]
 # ## Load the folder and anchor the questions
 
 # %%
@@ -57,10 +67,14 @@ from ragkit.evaluate import load_folder
 
 bench, file_errors, question_problems = load_folder(CORPUS, GOLDEN, name="your corpus")
 answerable = [q for q in bench.queries if q.gold]
+no_evidence = pd.Series([q.type for q in bench.queries if not q.gold]).value_counts()
 display(Markdown(
     f"{len(bench.documents)} documents read, {len(file_errors)} skipped; "
     f"{len(bench.queries)} questions anchored ({len(answerable)} with evidence), "
-    f"{len(question_problems)} skipped."))
+    f"{len(question_problems)} skipped. The {len(bench.queries) - len(answerable)} without "
+    "evidence are of type " + ", ".join(f"*{t}* ({n})" for t, n in no_evidence.items())
+    + ": questions the documents do not answer, which a system should refuse; they test "
+    "generation and have no gold text to retrieve, so no strategy is scored on them."))
 for line in file_errors + question_problems:
     print(line)
 
@@ -70,9 +84,9 @@ if settings.smoke:  # a quick slice for CI: the first ten documents and their qu
     print(f"smoke profile: {len(bench.documents)} documents, {len(bench.queries)} questions")
 
 # %% [markdown]
-# ## Your leaderboard
-# One row per strategy, all the questions with evidence, ranked by span recall at the budget.
-# The columns, under the glossary's names: **recall@B1024**, the share of the gold characters
+# ## Score every strategy
+# Every strategy chunks the corpus, is embedded and searched, and is scored on all the questions
+# with evidence. The scores, under the glossary's names: **recall@B1024**, the share of the gold characters
 # inside the context packed to `B = 1024` cl100k tokens (hits in rank order, text already in
 # it counted once); **pass@B1024**, the share of the gold units wholly inside it;
 # **iou@B1024**, gold ∩ context over gold ∪ context. Then the top `k = 5` chunks, whatever
@@ -96,19 +110,84 @@ chunkers = get_chunkers(STRATEGIES)  # "baselines": every simple baseline the co
 table, outcomes = compare([bench], chunkers, embedder, rec, k=K, experiment="byod",
                           return_outcomes=True)
 table = table.sort_values([f"recall@B{B}", "recall"], ascending=False).reset_index(drop=True)
+print(f"{len(table)} strategies scored on {len(answerable)} questions")
+
+# %% [markdown]
+# ## One question, two strategies
+# Before the tables, the mechanism on one question: the one on which the strategy ranked first
+# on all questions (by span recall at `1024` tokens; the leaderboard follows) and the one ranked
+# last differ most. Every gold unit of the question is shown, highlighted inside the chunks each
+# strategy cut around it, then the top two hits each strategy returns (gold between ⟦ ⟧).
+
+# %%
+from ragkit.evaluate.budget import pack_context
+from ragkit.evaluate.spans import overlaps
+from ragkit.report import chunk_view, hits_text
+
+top, last = table.iloc[0], table.iloc[-1]
+best, worst = outcomes[(bench.name, top.strategy)], outcomes[(bench.name, last.strategy)]
+gap = (best.per_query.set_index("query_id")[f"recall@B{B}"]
+       - worst.per_query.set_index("query_id")[f"recall@B{B}"]).sort_values()
+qid = gap.index[-1] if len(gap) and gap.iloc[-1] > 0 else None
+display(Markdown(f"First: **{top.strategy}**; last: **{last.strategy}**. The first has more "
+                 f"span recall at {B:,} tokens than the last on {int((gap > 0).sum())} "
+                 f"questions and less on {int((gap < 0).sum())}."))
+if qid is not None:
+    q = {x.id: x for x in bench.queries}[qid]
+    docs = bench.docs_by_id()
+    display(Markdown(f"**{q.id}: {q.text}** — {len(q.gold)} gold unit(s): "
+                     + "; ".join(f"`{g.doc_id}` characters {g.start:,}–{g.end:,}"
+                                 for g in q.gold)))
+    for out in (best, worst):
+        row = out.per_query.set_index("query_id").loc[qid]
+        display(Markdown(f"*{out.strategy}* — span recall at {B:,} tokens "
+                         f"{row[f'recall@B{B}']:.0%}, at `k = {K}` {row['recall']:.0%}"))
+        for g in q.gold:
+            display(HTML(chunk_view(docs[g.doc_id], out.chunks, g, context=120)))
+        print(hits_text(q, out.hits[q.id], k=2, lines=6))
+
+# %% [markdown]
+# Span recall at `k = 5` and at `1024` tokens are two views of the same ranking: the first
+# reads the top five chunks whatever their size, the second packs chunks in rank order until
+# `1024` tokens are full, so a strategy with small chunks reads further down its ranking.
+
+# %%
+if qid is not None:
+    for out in (best, worst):
+        row = out.per_query.set_index("query_id").loc[qid]
+        packed = pack_context(out.retrieved(qid), B)
+        ranks = [i for i, h in enumerate(out.hits[qid], 1)
+                 if overlaps(h.chunk, q.gold, q.copies)][:4]
+        print(f"{out.strategy}: chunks touching the gold at ranks {ranks or 'none'}; "
+              f"k = {K} reads {K} chunks and holds {row['recall']:.0%} of the gold characters; "
+              f"{B:,} tokens hold its first {packed.units} chunks and "
+              f"{row[f'recall@B{B}']:.0%} of the gold characters")
+
+# %% [markdown]
+# ## Your leaderboard
+# One row per strategy, all the questions with evidence, ranked by span recall at the budget.
+
+# %%
 percent_frame(table, shares=[c for c in table.columns if c not in ("benchmark", "strategy",
                                                                   "flags", "n_chunks")],
               counts=["n_chunks"])
 
 # %%
+from ragkit.experiments import decide
 from ragkit.report import bars, show_figure
 
+# the simple baselines among the strategies: the course's seven, and any fixed or recursive
+# window you added; the closing measures every other strategy against the one of them with
+# the most span recall at the budget on the tune half (the halves are defined below)
+baseline_labels = {c.label for c in simple_baselines()}
+simple = [c.label for c in chunkers if c.label in baseline_labels
+          or c.label.split("(")[0] in ("fixed_chars", "fixed_tokens", "recursive")]
+base_pick = decide.tune_picks(outcomes, simple, budget=B).get(bench.name, chunkers[0].label)
 show_figure(bars(table, f"recall@B{B}", group="benchmark", outcomes=outcomes,
-                 baseline=chunkers[0].label,
-                 title=f"Span recall at {B:,} tokens on {bench.name} "
-                       f"(orange: {chunkers[0].label})"),
+                 baseline=base_pick,
+                 title=f"Span recall at {B:,} tokens on {bench.name}\n(orange: {base_pick}, "
+                       "the simple baseline picked on the tune half)"),
             "08_your_documents_recall")
-top = table.iloc[0]
 display(Markdown(f"Most span recall at an equal budget of {B:,} tokens here: **{top.strategy}** "
                  f"({top[f'recall@B{B}']:.1%}; at `k = {K}` {top.recall:.1%}); least: "
                  f"{table.iloc[-1].strategy} ({table.iloc[-1][f'recall@B{B}']:.1%}). Ranked by "
@@ -147,30 +226,6 @@ step_display(pd.concat([at_k.assign(view=f"k = {K}"), at_budget.assign(view=f"{B
              columns=["view", "step", "against"])
 
 # %% [markdown]
-# ## Where the strategies disagree
-# The question on which the board's first and last strategy (all questions) differ most, with
-# the chunks each one cut around the gold.
-
-# %%
-from ragkit.report import chunk_view, hits_text
-
-best, worst = outcomes[(bench.name, top.strategy)], outcomes[(bench.name, table.iloc[-1].strategy)]
-gap = (best.per_query.set_index("query_id")[f"recall@B{B}"]
-       - worst.per_query.set_index("query_id")[f"recall@B{B}"]).sort_values()
-qid = gap.index[-1] if len(gap) and gap.iloc[-1] > 0 else None
-display(Markdown(f"The board's first strategy has more span recall than its last on "
-                 f"{int((gap > 0).sum())} questions and less on {int((gap < 0).sum())}."))
-if qid is not None:
-    q = {x.id: x for x in bench.queries}[qid]
-    doc = bench.docs_by_id()[q.gold[0].doc_id]
-    display(Markdown(f"**{q.id}: {q.text}**"))
-    for out in (best, worst):
-        recall = out.per_query.set_index("query_id")[f"recall@B{B}"][qid]
-        display(Markdown(f"*{out.strategy}* — span recall at {B:,} tokens {recall:.0%}"))
-        display(HTML(chunk_view(doc, out.chunks, q.gold[0], context=200)))
-        print(hits_text(q, out.hits[q.id], k=2, lines=6))
-
-# %% [markdown]
 # ## Exercises
 # Each runs as written; change the value and run it again.
 #
@@ -200,14 +255,17 @@ display(Markdown("\n".join(
 # 2. **Another budget.** The outcomes hold every budget of `ragkit.evaluate.BUDGETS`; compare
 #    the pick and the others at `256` tokens (scarce context) instead of `1024` (nothing
 #    re-embedded), on the held-out half as above. (The pick stays the one made at `1024`.)
+#    Against how many strategies does the pick differ measurably at each budget, and does any
+#    difference change sign?
 
 # %%
-step_display(held_out_steps(outcomes, bench.name, pick, others, side, budget=256),
-             columns=["step", "against"])
+at_scarce = held_out_steps(outcomes, bench.name, pick, others, side, budget=256)
+step_display(at_scarce, columns=["step", "against"])
 
 # %% [markdown]
 # 3. **Another disagreement.** Look at the question with the second-largest gap between the
-#    board's first and last strategy (`gap.index[-2]`): is the cause the same?
+#    board's first and last strategy (`gap.index[-2]`): is the cause of the gap the same as on
+#    the worked question?
 
 # %%
 if len(gap) > 1:
@@ -216,17 +274,39 @@ if len(gap) > 1:
     print(hits_text(q2, best.hits[q2.id], k=1))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
-# Answer to exercise 3 (expand to read): the diagnosis of both questions under the board's
-# last and first strategy, from the spans alone (`diagnose`, at k = 5): each verdict word is
-# defined in the lines printed first. Exercises 1 and 2 answer themselves above.
+# Answers (expand to read). Exercise 1 answers itself above.
+# Exercise 2: the pick against the others at 256 and at 1,024 tokens, held-out half.
 from ragkit.report import DIAGNOSIS, diagnose
 
+
+def measurable(steps):
+    return {r.against: (r.low > 0) - (r.high < 0) for r in steps.itertuples()
+            if r.low > 0 or r.high < 0}
+
+
+scarce, full = measurable(at_scarce), measurable(at_budget)
+flipped = [s for s in scarce if s in full and scarce[s] != full[s]]
+print(f"Exercise 2: the pick differs measurably from {len(scarce)} of {len(others)} strategies "
+      f"at 256 tokens and from {len(full)} at {B:,}; "
+      + (f"the sign changes against {', '.join(flipped)}" if flipped
+         else "no measurable difference changes sign")
+      + "; measurable at 256 only: " + (", ".join(sorted(set(scarce) - set(full))) or "none")
+      + f"; at {B:,} only: " + (", ".join(sorted(set(full) - set(scarce))) or "none") + ".\n")
+# Exercise 3: the diagnosis of both questions under the board's last and first strategy, from
+# the spans alone (`diagnose`, at k = 5); each verdict word is defined in the lines printed first.
 print("\n".join(f"{word}: {meaning}" for word, meaning in DIAGNOSIS.items()) + "\n")
+verdicts = {}
 for gid in gap.index[-2:][::-1] if len(gap) > 1 else ():
     gq = {x.id: x for x in bench.queries}[gid]
-    print(f"{gid}, at k = {K}: last strategy's verdict "
-          f"{diagnose(gq, worst.chunks, worst.hits[gid], K)['verdict']}, first's "
-          f"{diagnose(gq, best.chunks, best.hits[gid], K)['verdict']}")
+    verdicts[gid] = (diagnose(gq, worst.chunks, worst.hits[gid], K)["verdict"],
+                     diagnose(gq, best.chunks, best.hits[gid], K)["verdict"])
+    print(f"{gid}, at k = {K}: last strategy's verdict {verdicts[gid][0]}, "
+          f"first's {verdicts[gid][1]}")
+if len(verdicts) == 2:
+    (a, va), (b, vb) = verdicts.items()
+    print(f"\nExercise 3: the cause is {'the same' if va == vb else 'not the same'}: on {a} "
+          f"the last strategy's top {K} read {va[0]} (the first's {va[1]}), on {b} {vb[0]} "
+          f"(the first's {vb[1]}).")
 
 # %%
 print(rec.save())
@@ -235,14 +315,10 @@ print(rec.save())
 # ## What we measured
 
 # %%
-from ragkit.experiments import decide
+from ragkit.experiments.byod import chunking_costs
 from ragkit.report import after_colon, finding, pct, ranked_closing
 
-# the simple baselines among the strategies: the course's seven, and any fixed or recursive
-# window you added
-baseline_labels = {c.label for c in simple_baselines()}
-simple = [c.label for c in chunkers if c.label in baseline_labels
-          or c.label.split("(")[0] in ("fixed_chars", "fixed_tokens", "recursive")]
+costs = chunking_costs(bench, chunkers)  # chunks cut and CPU seconds, each chunker cold
 decisions = [d for c in chunkers if c.label not in simple
              for d in [decide.against_best(outcomes, c.label, simple, budget=B)] if d]
 findings = (
@@ -252,6 +328,10 @@ findings = (
      f"Most span recall at {B:,} tokens on all questions: **{top.strategy}** "
      f"({pct(top[f'recall@B{B}'])}); least: **{table.iloc[-1].strategy}** "
      f"({pct(table.iloc[-1][f'recall@B{B}'])}).",
+     "What each strategy costs to build, before any embedding (chunks to embed and index, "
+     "and CPU seconds to cut the corpus, one timed pass): " + "; ".join(
+         f"{r.strategy} {r.n_chunks:,} chunks, {r.seconds:.2f} s" for r in costs.itertuples())
+     + ".",
      f"Picked on the tune half ({n_tune} questions): **{pick}**; compared with each other "
      f"strategy on the held-out half ({n_held} questions):"]
     + [f"At `k = {K}`, held-out half: " + after_colon(finding(r.comparison, r.step, r.against,
@@ -264,3 +344,10 @@ findings = (
 display(Markdown(ranked_closing(decisions, findings, none="the strategies compared include no "
                                "simple baseline (fixed or recursive windows) to measure the "
                                "others against")))
+cost = costs.set_index("strategy")
+display(Markdown(
+    "Cost beside each line above (chunks to embed and index; CPU seconds to chunk the corpus): "
+    + "; ".join(f"**{s}** {cost.n_chunks[s]:,} chunks, {cost.seconds[s]:.2f} s"
+                for s in [d.technique for d in decisions] if s in cost.index)
+    + f"; against **{base_pick}** {cost.n_chunks[base_pick]:,} chunks, "
+      f"{cost.seconds[base_pick]:.2f} s."))

@@ -57,3 +57,14 @@ def test_halves_use_the_committed_split_or_compute_it_for_new_questions():
     side = halves(mine)
     assert side == dict(grouped_split("mine", fresh, 3).side)
     assert set(side.values()) == {"tune", "held-out"}
+
+
+def test_chunking_costs_count_each_chunkers_chunks_and_time_it():
+    from ragkit.chunkers import FixedCharChunker
+    from ragkit.experiments.byod import chunking_costs
+
+    bench = Benchmark("b", [Document("d1", "x" * 1000), Document("d2", "y" * 250)], [])
+    costs = chunking_costs(bench, [FixedCharChunker(250, 0), FixedCharChunker(500, 0)])
+    assert list(costs.strategy) == ["fixed_chars(250/0)", "fixed_chars(500/0)"]
+    assert list(costs.n_chunks) == [5, 3]   # 4 + 1 windows of 250, then 2 + 1 of 500
+    assert (costs.seconds >= 0).all()

@@ -75,3 +75,24 @@ def held_out_steps(outcomes: Mapping[tuple[str, str], Any], bench: str, pick: st
                      "low": c.low, "high": c.high, "n": c.n, "comparison": c})
     return pd.DataFrame(rows, columns=["benchmark", "step", "against", "diff", "low", "high",
                                        "n", "comparison"])
+
+
+def chunking_costs(bench, chunkers: Sequence[Any]):
+    """What each chunker costs to build an index of `bench` before any embedding: the chunks
+    it cuts (each one embedded and stored) and the CPU seconds of one pass over the documents,
+    timed cold (the shared parse and token-count caches cleared first). One row per chunker,
+    in order: ``strategy``, ``n_chunks``, ``seconds``."""
+    import time
+
+    import pandas as pd
+
+    from ..chunkers.structure import clear_cache
+
+    rows = []
+    for chunker in chunkers:
+        clear_cache()
+        t = time.process_time()
+        chunks = chunker.chunk_all(bench.documents)
+        rows.append({"strategy": chunker.label, "n_chunks": len(chunks),
+                     "seconds": time.process_time() - t})
+    return pd.DataFrame(rows, columns=["strategy", "n_chunks", "seconds"])
