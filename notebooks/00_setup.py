@@ -95,13 +95,11 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # %% [markdown]
 # On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch: the graph is
 # exported from the same weights when the embedder starts, and checked against torch before it
-# is used. Embedding is most of what a cold `make reproduce` spends its time on, so the
-# backend's speed on your machine is part of your wait. The next cell times both backends on
-# the same course text and says, from that timing, which one was quicker here (set
-# `RAGKIT_EMBED_BACKEND=torch` to run the whole course on torch). Whatever the timing, the course
-# keeps ONNX Runtime as its default on a CPU for a second reason: its vectors do not depend on
-# how texts are batched (tested bit for bit), while torch's move in the last bits with the
-# padded batch shape, so the recorded rows would shift with the batch order:
+# is used. The next cell times both backends on the same course text and says, from that
+# timing, which one was quicker here (set `RAGKIT_EMBED_BACKEND=torch` to run the whole course
+# on torch). Whatever the timing, the course keeps ONNX Runtime as its default on a CPU for a
+# second reason, which the cell after it checks: the recorded rows should not shift when the
+# same texts are embedded in batches of another size or order.
 
 # %%
 from ragkit.embed import compare_backends
@@ -122,6 +120,35 @@ else:
 print(f"this run embeds with: {embedder.backend}")
 
 # %% [markdown]
+# The check: the same paragraphs embedded in one batch, in batches of four in reverse order,
+# and one at a time, on each backend; the largest difference between any two of a text's
+# vectors (zero means identical to the last bit).
+
+# %%
+mixed = [p for d in load("course").documents for p in d.text.split("\n\n") if len(p) > 50][:24]
+
+
+def batch_drift(backend: str) -> float:
+    """Largest difference between a text's vectors embedded in three batchings."""
+    one_batch = Embedder(backend=backend, cache=False, show_progress=False,
+                         batch_size=len(mixed)).encode(mixed)
+    small = Embedder(backend=backend, cache=False, show_progress=False, batch_size=4)
+    reversed_fours = small.encode(mixed[::-1])[::-1]
+    alone = np.stack([small.encode([p])[0] for p in mixed[:6]])
+    return float(max(np.abs(one_batch - reversed_fours).max(),
+                     np.abs(one_batch[:6] - alone).max()))
+
+
+drift = {b: batch_drift(b) for b in (["torch"] if why_not else ["onnx", "torch"])}
+print(f"{len(mixed)} paragraphs of mixed length · largest difference across batchings: "
+      + " · ".join(f"{b} {d:.1e}" for b, d in drift.items()))
+if "onnx" in drift:
+    print("ONNX Runtime's vectors are " + ("identical in every batching" if drift["onnx"] == 0
+          else f"not identical (up to {drift['onnx']:.1e})") + "; torch's "
+          + ("are identical too" if drift["torch"] == 0
+             else f"move by up to {drift['torch']:.1e} with the padded batch shape"))
+
+# %% [markdown]
 # ## How to read the metrics: one worked example
 # The course scores retrieval against **gold spans**: the exact characters of a document that
 # answer a question. The same ranked list of chunks can be read two ways:
@@ -136,7 +163,8 @@ print(f"this run embeds with: {embedder.backend}")
 #
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context that is gold), **IoU** (gold ∩ context over gold ∪ context) and
-# **pass** (share of the gold units wholly inside — Anthropic's Pass@k). Here is the first
+# **pass** (share of the gold units wholly inside the context: pass@k in the top-k view,
+# pass@B at a budget, the names the glossary and later tables use). Here is the first
 # course question whose top chunks (`k = 5`) hold part of its gold (not none, not all), chunked
 # with `FixedCharChunker(1000, 200)`, through the bundled embedder:
 
@@ -159,6 +187,11 @@ for g in question.gold:
 hits = example.hits[question.id]
 display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
 print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold between ⟦ and ⟧
+chunk_tokens = embedder.count_tokens([c.text for c in example.chunks])
+over = sum(n > embedder.max_tokens for n in chunk_tokens)
+print(f"The truncation warning under this cell counts chunk texts: {over} of {len(chunk_tokens)} chunks "
+      f"({over / len(chunk_tokens):.0%}) are longer than {embedder.name}'s {embedder.max_tokens} "
+      f"tokens, and the encoder embeds only their first {embedder.max_tokens} tokens.")
 
 # %% [markdown]
 # Every hit any view reads is a row above: the first rows are the `k = 5` view; each budget's
@@ -184,6 +217,9 @@ percent_frame(views.rename(columns={"recall": "span recall"}),
 # %%
 other = next((q for q in course.queries if q.id in set(partial) and q.id != question.id
               and views_differ(q, example.hits[q.id], 5, BUDGETS[0], example.texts)), question)
+print(f"{other.id}: {other.text}")
+for g in other.gold:
+    print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
 display(hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
