@@ -18,13 +18,15 @@
 #
 # 1. **stages as batch functions** (`ragkit.scale.stages`): chunk, contextualize, embed and late-embed
 #    take a batch of columns and return one, so `datasets.Dataset.map(batched=True,
-#    num_proc=N)` runs them on one machine and Ray Data's `map_batches` (the encoder in an
+#    num_proc=N)` runs them on one machine (the "2 processes" row of section 1) and Ray Data's `map_batches` (the encoder in an
 #    actor pool, one actor per GPU) on a cluster, unchanged;
 # 2. **resumable shards** (`ragkit.scale.shards`): chunks, spans, metadata and vectors land in
 #    numbered Parquet files; a crashed run restarts after the last finished shard and ends
 #    with the same bytes (section 3 kills one and runs it again);
-# 3. **an index that scales** (`ragkit.scale.index`): IVF built from the shards, the metadata
-#    pre-filter still applied before the search.
+# 3. **an index that scales** (`ragkit.scale.index`): IVF built from the shards (section 4
+#    defines it and measures it against exact search), the metadata pre-filter still applied
+#    before the search (not timed here: `ragkit bench filter-speed` times it, and notebook 03
+#    measures what filters do to retrieval).
 #
 # This notebook measures them on this machine (its CPU count is printed below) and turns the
 # rates into arithmetic for `N_DOCS = 100_000_000` documents. Every figure below comes from the cells that print it; the
@@ -129,9 +131,10 @@ display(Markdown(ray_reading(rates, len(docs))))
 # %% [markdown]
 # ## 2 · How cost grows with the corpus
 #
-# Section 1's one-thread process read the clock once its encoder was loaded and after each
-# batch of `BATCH_DOCS` documents: one pass, one point a batch. A least-squares line through
-# those points gives a fixed start-up cost plus a cost per document. Each 95 % interval is a
+# Section 1's one-thread process read the clock once its encoder was loaded (at once when the
+# process had loaded it before) and after each batch of `BATCH_DOCS` documents: one pass, one
+# point a batch. A least-squares line through those points gives an intercept (the seconds
+# before the first document: start-up, if any is measurable) plus a cost per document. Each 95 % interval is a
 # bootstrap over the batches (fixed seed): a draw resamples the steps between checkpoints, each
 # with its documents, so documents of other lengths, and refits. It covers how the documents
 # differ, not another run on a busier machine.
@@ -145,10 +148,14 @@ seconds = [one_pass["startup_seconds"], *one_pass["checkpoints"]]
 fit = fit_cost_interval(sizes, seconds, seed=0)
 a, b = fit["fixed_seconds"], fit["seconds_per_document"]
 tokens_per_doc = one_pass["tokens"] / len(docs)
-print(f"one pass over {len(docs)} documents, {BATCH_DOCS} at a time: encoder loaded at "
-      f"{seconds[0]:.1f} s, last batch done at {seconds[-1]:.1f} s ({len(seconds)} points)")
-print(f"fixed (start-up): {a:.2f} s, 95 % interval [{fit['fixed_seconds_low']:.2f}, "
-      f"{fit['fixed_seconds_high']:.2f}]")
+a_low, a_high = fit["fixed_seconds_low"], fit["fixed_seconds_high"]
+startup_measured = a_low > 0  # the intercept's interval excludes 0
+print(f"one pass over {len(docs)} documents, {BATCH_DOCS} at a time: clock after loading the "
+      f"encoder {seconds[0]:.1f} s (0 when this process had loaded it before), last batch done "
+      f"at {seconds[-1]:.1f} s ({len(seconds)} points)")
+print(f"intercept:        {a:.2f} s, 95 % interval [{a_low:.2f}, {a_high:.2f}]: "
+      + ("a start-up cost is measurable here" if startup_measured else
+         "the interval holds 0, so no start-up cost is measurable here"))
 print(f"per document:     {b:.3f} s, 95 % interval [{fit['seconds_per_document_low']:.3f}, "
       f"{fit['seconds_per_document_high']:.3f}]")
 print(f"{tokens_per_doc:,.0f} encoder tokens a document")
@@ -229,13 +236,20 @@ rec.add_metrics({"same_as_uninterrupted": float(resumed["same_as_uninterrupted"]
 # %% [markdown]
 # ## 4 · The index as it grows: IVF against exact search
 #
+# **Exact search** compares a question's vector with every vector in the index. **IVF**
+# (inverted file) first clusters the vectors with k-means into **nlist** cells, each with its
+# centroid, and files every vector under its nearest centroid; a question is compared with the
+# centroids, then only with the vectors of its **nprobe** nearest cells. More cells probed,
+# closer to exact search and slower. IVF-Flat keeps the vectors themselves in the cells (no
+# compression).
+#
 # Real chunk vectors are too few to fill a million-vector index, so the sweep draws synthetic
 # ones from them (each a real chunk vector, plus up to half of another, plus noise,
 # renormalised: `ragkit.scale.synthetic_vectors`). Shards are written at each size, an
 # IVF-Flat index is built from them in a fresh process (its peak memory is that process's
 # own), and recall@10 is measured against exact search on the same synthetic queries. Caveat: with
 # few real vectors the synthetic ones form tight clusters around them, which is easy for IVF;
-# real corpora are less clustered, so probe more cells there.
+# real corpora are less clustered, and how many cells they need probed is not measured here.
 
 # %%
 import tempfile
@@ -277,10 +291,11 @@ with tempfile.TemporaryDirectory() as tmp:
 display(Markdown("\n".join(lines)))
 
 # %% [markdown]
-# On real vectors, `nprobe` sets a trade: more cells probed, closer to exact search and slower.
-# Whether this sweep shows both sides of it is read from its rows below. The filter stays a
+# `nprobe` sets the trade defined above. Whether this sweep shows both sides of it is read
+# from its rows below. The filter stays a
 # *pre*-filter: `ScaledIndex.search(..., where=...)` hands faiss a bitmap of the allowed rows,
-# and a filter that leaves few rows is searched exactly among them.
+# and a filter that leaves few rows is searched exactly among them (its speed is not timed
+# here).
 
 # %%
 from ragkit.scale import sweep_reading
@@ -292,9 +307,10 @@ print(f"rows: {path}")
 # %% [markdown]
 # ## Exercises
 # 1. **Your corpus, your machine.** Set `my_documents` and `my_cores` below: with the fitted
-#    start-up cost and cost per document above, how many hours does one pass of the encoder
-#    take if the cores divide the documents evenly? That is a lower bound: section 1 measured
-#    how far two processes fall short of twice one.
+#    cost per document above (and its interval), how many hours does one pass of the encoder
+#    take if the cores divide the documents evenly? That is a lower bound: section 1's
+#    `x all threads` column reads what a second process adds over one process that already
+#    uses every core, and it is not the number of processes.
 # 2. **How many cells to probe.** In the sweep's rows (`sweep`), which `nprobe` is the
 #    smallest that reaches a recall@10 of `0.95` against exact search at the largest size, and
 #    what speed-up over exact search does it keep?
@@ -303,7 +319,7 @@ print(f"rows: {path}")
 # Exercise 1: your corpus and your machine
 my_documents, my_cores = 1_000_000, 16
 print(f"{my_documents:,} documents on {my_cores} cores: about "
-      f"{(a + b * my_documents / my_cores) / 3600:,.1f} hours of encoding")
+      f"{b * my_documents / my_cores / 3600:,.1f} hours of encoding")
 
 # %%
 # Exercise 2: the smallest nprobe that reaches the target at the largest size
@@ -313,15 +329,20 @@ print([(int(r["nprobe"]), round(r["recall"], 3), round(r["speedup"], 1))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers (expand to read).
+b_low, b_high = fit["seconds_per_document_low"], fit["seconds_per_document_high"]
 for docs_n, cores in ((1_000_000, 16), (100_000_000, 1_000)):
-    print(f"1. {docs_n:,} documents on {cores:,} cores: "
-          f"{(a + b * docs_n / cores) / 3600:,.1f} hours (start-up {a:.1f} s, then "
-          f"{b:.3f} s a document per core)")
+    hours = [x * docs_n / cores / 3600 for x in (b, b_low, b_high)]
+    print(f"1. {docs_n:,} documents on {cores:,} cores: {hours[0]:,.1f} hours, 95 % interval "
+          f"[{hours[1]:,.1f}, {hours[2]:,.1f}] ({b:.3f} s a document per core, "
+          f"[{b_low:.3f}, {b_high:.3f}]; the intercept's interval [{a_low:.2f}, {a_high:.2f}] s "
+          "is left out: " + ("it adds at most that once per core)" if startup_measured
+                             else "it holds 0)"))
 reach = sorted((r["nprobe"], r["speedup"]) for r in sweep
                if r["size"] == largest and r["recall"] >= 0.95)
 print(f"2. at {largest:,} synthetic vectors: " + (
     f"nprobe {int(reach[0][0])} reaches 0.95, {reach[0][1]:.1f}x faster than exact search "
-    "(tight synthetic clusters are easy for IVF: on real vectors probe more)"
+    "(tight synthetic clusters are easy for IVF; how many cells real vectors need is not "
+    "measured here)"
     if reach else "no nprobe swept reaches 0.95"))
 
 # %% [markdown]
@@ -335,8 +356,9 @@ largest = [r for r in sweep if r["size"] == max(SIZES)]
 findings = [
     f"Chunking and embedding {len(docs)} documents: " + runner_reading(rates, os.cpu_count()),
     ray_reading(rates, len(docs)),
-    f"The cost fit gives {a:.2f} s of start-up (95 % interval [{fit['fixed_seconds_low']:.2f}, "
-    f"{fit['fixed_seconds_high']:.2f}]) plus {b:.3f} s a document on one core "
+    f"The cost fit's intercept is {a:.2f} s (95 % interval [{a_low:.2f}, {a_high:.2f}]"
+    + ("" if startup_measured else ": it holds 0, no start-up cost is measurable") +
+    f") and its slope {b:.3f} s a document on one core "
     f"([{fit['seconds_per_document_low']:.3f}, {fit['seconds_per_document_high']:.3f}]), so "
     f"{N_DOCS:,} documents would take about {cpu_days:,.0f} core-days ([{days_low:,.0f}, "
     f"{days_high:,.0f}]; arithmetic, not a run).",

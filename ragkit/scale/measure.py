@@ -419,8 +419,8 @@ def ray_reading(rates: dict[str, dict[str, float]], documents: int) -> str:
                       "documents on this machine.")
     return out + (f", {ray_doc:.3f} s a document, no less than the {two_doc:.3f} s a document "
                   "of 2 processes (start-up included): on one machine these rates give Ray no "
-                  "corpus size at which it catches up; what it adds is actors spread over "
-                  "a cluster's machines and GPUs.")
+                  "corpus size at which it catches up; what it would add, actors spread over "
+                  "a cluster's machines and GPUs, is not measured here.")
 
 
 if __name__ == "__main__":  # the fresh process of `build_peak_memory`
