@@ -88,10 +88,10 @@ print(f"{len(pages)} pages, {doc.metadata['tables']} Markdown tables, "
 rec.add(experiment="pdf_sample", benchmark="course", strategy="pdf_to_markdown",
         metric="pages_per_s", value=1 / per_page, n_queries=0)
 first, second = pages[0], pages[1]
-print("\n── page 1 as plain text (its last 10 lines)")
-print("\n".join(plain[0].splitlines()[-10:]))
-print("\n── page 1 as ragkit reads it (its last 10 lines)")
-print("\n".join(doc.text[first[0]:first[1]].splitlines()[-10:]))
+print("\n── page 1 as plain text (its last 7 lines)")
+print("\n".join(plain[0].splitlines()[-7:]))
+print("\n── page 1 as ragkit reads it (its last 7 lines, blank lines aside)")
+print("\n".join([x for x in doc.text[first[0]:first[1]].splitlines() if x.strip()][-7:]))
 print("\n── page 2 as plain text (its first 4 lines)")
 print("\n".join(plain[1].splitlines()[:4]))
 print("\n── page 2 as ragkit reads it (its first 6 lines)")
@@ -131,8 +131,8 @@ print(f"{len(kept)} of {len(table)} chunkers hand the model the row with its hea
 # %% [markdown]
 # One chunk per page keeps the header because the page holds the whole table, at a price: a
 # page is longer than the MiniLM window of `256` tokens, so dense search reads only its start
-# (the FinanceBench rows below count these truncated chunks), while the stack reads it in
-# windows. The router's
+# (the FinanceBench rows below count these truncated chunks); the stack reads it in windows,
+# and whether that changes what a page retrieves is measured below. The router's
 # chunk is the row alone, with the header row in its prefix: seed 002's "Per-row, with column
 # headers re-attached".
 #
@@ -250,7 +250,7 @@ else:
 # %%
 from ragkit.evaluate.runs import Metric
 from ragkit.report import contrast, hit_text, load_hits
-from ragkit.report.pdf_lesson import fiscal_year_note, pass_reading
+from ragkit.report.pdf_lesson import board_place, fiscal_year_note, pass_reading, stack_reading
 from ragkit.text.tokens import count_tokens
 
 by_label = {r.config.label: r for r in runs}
@@ -270,10 +270,15 @@ if fb is not None and all(p in by_label for p in pair):
             print(hit_text(hits, by_label[label].name, q, fb.docs_by_id(), lines=8), "\n")
         gold_tokens = sorted(count_tokens(fb.docs_by_id()[g.doc_id].text[g.start:g.end])
                              for x in fb.queries for g in x.gold)
+        got = {label: by_label[label].values(Metric("recall", BUDGET).column, "all")[q.id]
+               for label in pair}
         print(f"FinanceBench's gold passages are long: median {gold_tokens[len(gold_tokens) // 2]:,}"
               f" cl100k tokens, {sum(t > 256 for t in gold_tokens)} of {len(gold_tokens)} over "
-              "`256`; a whole page collects more of such a passage than a small chunk that "
-              "starts inside it.")
+              f"`256`. On this question the whole page collects {got[pair[0]]:.0%} of such a "
+              f"passage and the router's chunk, which starts inside it, {got[pair[1]]:.0%}; "
+              f"this question was chosen for that contrast, and over the board "
+              f"{board_place(board(runs, 'financebench', BUDGET), pair[0])}.")
+        print(stack_reading(found, "pages", BUDGET))
         held_out = set(by_label[pair[0]].values(Metric("pass", BUDGET).column, "held-out").index)
         print(pass_reading(board(runs, "financebench", BUDGET),
                            [count_tokens(fb.docs_by_id()[g.doc_id].text[g.start:g.end])
@@ -289,11 +294,13 @@ else:
 # opponent there, so one comparison against it says little.
 
 # %%
-from ragkit.report.pdf_lesson import zero_bounds
+from ragkit.report.pdf_lesson import weak_pick_findings, zero_bounds
 
 found = effects(runs)
 if found:
     display(Markdown(guide.sections(found, level=3)))
+    for line in weak_pick_findings([e for e in found if e.benchmark == "financebench"]):
+        display(Markdown(f"**Read with the pick column:** {line}"))
     print(zero_bounds([e for e in found if e.benchmark == "financebench"]))
 
 # %% [markdown]
@@ -331,7 +338,9 @@ leaders = pd.DataFrame([{"budget": b, **{k: v for k, v in board(runs, "financebe
                                          if k in ("configuration", "recall", "recall_low",
                                                   "recall_high", "n")}}
                         for b in (512, 1024, 2048)]) if runs else pd.DataFrame()
-percent_table(leaders, shares=["recall", "recall_low", "recall_high"], counts=["budget", "n"]) \
+percent_table(leaders.rename(columns={"recall": "recall@B", "recall_low": "low",
+                                      "recall_high": "high"}),
+              shares=["recall@B", "low", "high"], counts=["budget", "n"]) \
     if len(leaders) else leaders
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}

@@ -181,3 +181,33 @@ def test_pass_reading_and_fiscal_year_note_read_their_inputs():
     assert said.startswith("pass@B1024 is 0 for 2 of 2") and "median of 300" in said
     assert "1 of them longer than the whole budget" in said and "Above 0" not in said
     assert fiscal_year_note(Document("X_2023Q4", "Fiscal 2022 Results, no period"), "FY2023") == ""
+
+
+def test_stack_reading_states_the_paired_first_stage_effect_on_one_chunker():
+    from types import SimpleNamespace as NS
+
+    from ragkit.report.pdf_lesson import stack_reading
+
+    def effect(chunker, low, high, budget=1024):
+        return NS(factor="first_stage", budget=budget,
+                  treated=NS(chunker=chunker, first_stage="stack"),
+                  base=NS(chunker=chunker, first_stage="dense"),
+                  recall=NS(diff=(low + high) / 2, low=low, high=high, n=12))
+
+    found = [effect("router", 0.01, 0.2), effect("pages", -0.25, 0.0),
+             effect("pages", 0.05, 0.3, budget=2048)]
+    said = stack_reading(found, "pages", 1024)
+    assert "-12.5 points" in said and "[-25.0, +0.0]" in said and "n = 12" in said
+    assert "no measurable difference" in said
+    assert "measurable difference (stack ahead)" in stack_reading(found, "pages", 2048)
+    assert stack_reading(found, "pages", 512) == ""
+
+
+def test_board_place_gives_a_configurations_mean_and_rank():
+    from ragkit.report.pdf_lesson import board_place
+
+    rows = [{"configuration": "a+dense", "recall": 0.2}, {"configuration": "pages+dense",
+                                                           "recall": 0.083}]
+    assert board_place(rows, "pages+dense") == ("pages+dense has 8.3% span recall on the "
+                                                "held-out half, 2 of 2 on the board")
+    assert board_place(rows, "missing") == ""

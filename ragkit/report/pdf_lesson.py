@@ -328,3 +328,31 @@ def fiscal_year_note(doc: Document, question: str) -> str:
             f"document {doc.id} and the question asks about FY{asked.group(1)}, by the calendar "
             f"year in which that fiscal year ends. So the filing's “Fiscal {own.group(1)}” is "
             f"the question's FY{asked.group(1)}.")
+
+
+def stack_reading(found: Sequence[Any], chunker: str, budget: int) -> str:
+    """Whether the stack (which reads a long chunk in windows) changes what dense search
+    finds on `chunker`'s chunks at `budget`, from the paired first-stage effect: the two
+    means' difference with its interval and n, and "no measurable difference" when the
+    interval holds 0 ("" when the effect was not measured)."""
+    for e in found:
+        if (e.factor == "first_stage" and e.budget == budget and e.treated.chunker == chunker
+                and e.treated.first_stage == "stack" and e.base.first_stage == "dense"):
+            c = e.recall
+            where = ("no measurable difference" if c.low <= 0 <= c.high
+                     else f"a measurable difference ({'stack' if c.diff > 0 else 'dense'} "
+                          "ahead)")
+            return (f"On the {chunker} chunks at {budget:,} tokens, the stack minus dense search: "
+                    f"{100 * c.diff:+.1f} points of span recall (95 % CI [{100 * c.low:+.1f}, "
+                    f"{100 * c.high:+.1f}], n = {c.n}): {where} at this n.")
+    return ""
+
+
+def board_place(board_rows: Sequence[dict], label: str) -> str:
+    """Where `label` stands on a board (`board`, best recall first): its mean span recall
+    and its rank among the configurations ("" when it is not on the board)."""
+    for i, row in enumerate(board_rows, 1):
+        if row["configuration"] == label:
+            return (f"{label} has {row['recall']:.1%} span recall on the held-out half, "
+                    f"{i} of {len(board_rows)} on the board")
+    return ""
