@@ -66,8 +66,8 @@ display(Markdown(f"{len(filtered)} golden questions need a filter "
 # use them):
 #
 # - **pass@k** (pass@5 here): the share of the question's gold units wholly inside the top k;
-#   the results rows keep it in the column `recall@k`, which the code below names `PASS`;
-# - **span recall@k**, headed `recall@k`: the share of the gold characters inside the top k
+#   the code reads it from the results rows' column that `PASS` names;
+# - **span recall@k** (span recall@5 here): the share of the gold characters inside the top k
 #   (a gold unit half inside counts half here, and nothing in pass@k);
 # - **IoU**: gold characters retrieved over the gold and retrieved characters together;
 # - **MRR@k**: one over the rank of the first chunk that touches the gold (nothing when none of
@@ -101,9 +101,14 @@ for retriever in ("dense", "bm25"):
                    embedder=embedder.name if retriever == "dense" else "bm25")
 PASS = "recall@k"  # the column that holds pass@k (glossary); "recall" holds span recall@k
 metrics = ["recall", "iou", PASS, "mrr@k", "ndcg@10"]
+HEADERS = {"recall": "span recall@5", "iou": "IoU@5", PASS: "pass@5", "mrr@k": "MRR@5",
+           "ndcg@10": "nDCG@10"}  # one name per metric, the glossary's, in every table below
 filters_table = pd.DataFrame([{"retriever": r, "filter": m, **{x: o.means[x] for x in metrics}}
                               for (r, m), o in outcomes.items()])
-percent_frame(filters_table, shares=metrics)
+for x in ("recall", PASS):  # each mean's paired difference from no filter, unrounded first
+    base = filters_table.groupby("retriever")[x].transform(lambda v: v.iloc[0])
+    filters_table[f"Δ {HEADERS[x]}"] = (100 * (filters_table[x] - base)).map("{:+.1f}".format)
+percent_frame(filters_table.rename(columns=HEADERS), shares=[HEADERS[x] for x in metrics])
 
 # %% [markdown]
 # Each filter against no filter, on the same questions, with its paired 95 % interval
@@ -179,8 +184,15 @@ agree = pd.DataFrame([{"query_id": q.id, "question": q.text, "needs": dict(q.con
                        "read": catalog.read_question(q.text).describe()} for q in filtered])
 agree["region ok"] = [a.get("region") == n.get("region") for a, n in zip(agree.read, agree.needs)]
 agree["year ok"] = [("as_of" in a) == ("as_of" in n) for a, n in zip(agree.read, agree.needs)]
-display(Markdown(f"Region read correctly for {agree['region ok'].mean():.0%} of the questions; "
-                 f"a date constraint detected for {agree['year ok'].mean():.0%}."))
+# each constraint counted over the questions that need it, and the extra ones it adds elsewhere
+need_region = agree[[("region" in n) for n in agree.needs]]
+need_date = agree[[("as_of" in n) for n in agree.needs]]
+extra_date = sum(("as_of" in a) and ("as_of" not in n) for a, n in zip(agree.read, agree.needs))
+reading = (f"Of the {len(need_region)} questions that need a region, the rules read the right "
+           f"region for {int(need_region['region ok'].sum())}; of the {len(need_date)} that need "
+           f"a date, they detect one for {int(need_date['year ok'].sum())}; they add a date to "
+           f"{extra_date} of the {len(agree) - len(need_date)} questions that need none.")
+display(Markdown(reading))
 agree[~(agree["region ok"] & agree["year ok"])]
 
 # %% [markdown]
@@ -188,7 +200,9 @@ agree[~(agree["region ok"] & agree["year ok"])]
 # A question such as `What is the 90-day rule?` has several right answers in several
 # documents. Instead of returning the single best match, `Catalog.readings` returns one
 # candidate reading per document that scores close to the best, plus the regional variants of
-# the best document. We measure how many gold documents the readings name, and how often an
+# the best document. "Close" is set by the **margin**, a share of the best hit's BM25 score:
+# a document counts when one of its hits scores at least `(1 - margin)` times the best one
+# (`margin = 0.25` by default). We measure how many gold documents the readings name, and how often an
 # unambiguous question is wrongly flagged.
 
 # %%
@@ -212,8 +226,11 @@ display(Markdown(
     f"{readings['ambiguous_gold_docs_named']:.0%} of the gold documents. Unambiguous lookups "
     f"wrongly flagged: {readings['unambiguous_flagged']:.0%} of "
     f"{readings['n_unambiguous']:.0f}."))
-report[report.type == "ambiguous"][["query_id", "readings", "gold_docs", "gold_docs_named",
-                                    "documents"]]
+text_of = {q.id: q for q in qs}
+for r in report[report.type == "ambiguous"].itertuples():  # two lines per question
+    q = text_of[r.query_id]
+    print(f"{r.query_id} · {q.text}\n   gold in {', '.join(sorted({g.doc_id for g in q.gold}))}"
+          f" · {r.readings} reading(s): {r.documents} · gold named {r.gold_docs_named:.0%}")
 
 # %% [markdown]
 # ## The same idea on Chroma's benchmark
@@ -233,7 +250,7 @@ for mode, where in {"no filter": None,
     chroma_out[mode] = run_experiment(chroma, chunker, embedder, k=5, chunks=chroma_chunks,
                                       where=where, label=f"{chunker.label} · {mode}")
     chroma_out[mode].record(rec, experiment="filters", embedder=embedder.name, k=5, filter=mode)
-percent_frame(pd.DataFrame([{"filter": m, **{x: o.means[x] for x in ("recall", "iou", PASS)}}
+percent_frame(pd.DataFrame([{"filter": m, **{HEADERS[x]: o.means[x] for x in ("recall", "iou", PASS)}}
                             for m, o in chroma_out.items()]))
 
 # %% [markdown]
@@ -265,7 +282,9 @@ from ragkit.chunkers import FixedCharChunker
 from ragkit.config import pick
 from ragkit.experiments import garble, gold_in_superseded, grow
 from ragkit.experiments.prune import measure
-from ragkit.report import lines, show_figure
+import matplotlib.pyplot as plt
+import numpy as np
+from ragkit.report import show_figure
 
 fixed = FixedCharChunker(1000, 200)
 small = course.for_profile()
@@ -276,11 +295,21 @@ pruning = measure(sizes, small.queries, fixed, embedder, budget=1024)
 for (size, pruned), out in pruning.outcomes.items():
     out.record(rec, experiment="pruning", embedder=embedder.name, k=5, corpus=size, pruned=pruned)
 B = f"recall@B{pruning.budget}"
-curve = pruning.table.assign(index=pruning.table.pruned.map({True: "pruned", False: "unpruned"}))
-show_figure(lines(curve, "n_chunks", B, "index",
-                  title=f"Course questions: span recall at {pruning.budget:,} tokens ({B}) "
-                        "as the index grows"),
-            "03_pruning")
+# each index against the course alone, unpruned: the paired difference with its 95 % interval
+fig, ax = plt.subplots(figsize=(7, 4))
+for pruned, style in ((False, "o-"), (True, "s--")):
+    rows = pruning.table[pruning.table.pruned == pruned]
+    cs = [pruning.versus((size, pruned), ("course", False)) for size in rows["size"]]
+    diff = np.array([100 * c.diff for c in cs])
+    err = np.array([[100 * (c.diff - c.low) for c in cs], [100 * (c.high - c.diff) for c in cs]])
+    ax.errorbar(rows.n_chunks, diff, yerr=err, fmt=style, capsize=3,
+                label="pruned" if pruned else "unpruned")
+ax.axhline(0, color="grey", lw=1, label="baseline: course alone, unpruned")
+ax.set_xlabel("chunks in the index")
+ax.set_ylabel(f"span recall at {pruning.budget:,} tokens,\ndifference (points, 95 % CI)")
+ax.set_title(f"Course questions: {B} against the course alone as the index grows")
+ax.legend(fontsize=8)
+show_figure(fig, "03_pruning")
 percent_frame(pruning.table, shares=[B],
               counts=[c for c in pruning.table.columns if c.startswith(("n_", "dropped"))])
 
@@ -323,9 +352,8 @@ display(Markdown("\n".join("- " + s for s in pruning_findings)))
 # 2. **Ask your own question.** Change `my_question` and see which filter the rules read and
 #    what comes back with and without it. Try a year written without "in" ("the 2022 fee
 #    schedule").
-# 3. **Loosen the readings.** `margin` is how close to the best score a document must be to
-#    count as a reading. Raise it: does the share of ambiguous questions flagged move at all,
-#    and what happens to the unambiguous lookups wrongly flagged? (The answers compare two
+# 3. **Loosen the readings.** Raise the margin (defined with the readings above): does the
+#    share of ambiguous questions flagged move at all, and what happens to the unambiguous lookups wrongly flagged? (The answers compare two
 #    margins; a looser margin can cost precision without finding any more ambiguity.)
 
 # %%
@@ -361,14 +389,16 @@ print({k: round(v, 3) for k, v in
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers (expand to read): each exercise with the value it suggests, beside the default.
+keep_counts = {}  # include_superseded -> (fixed, broken); the closing reads it
 for keep in (False, True):
     def read_keep(q, keep=keep):
         return catalog.filter(**catalog.read_question(q.text).describe(), include_superseded=keep)
     v = run_experiment(bench, chunker, embedder, k=5, chunks=chunks, where=read_keep,
                        label=f"{chunker.label} · self-query, include_superseded={keep}")
     fl = filter_flips(filtered, catalog, outcomes["dense", "no filter"], v, read=read_keep)
-    print(f"1. include_superseded={keep}: fixes {(fl.change == 'fixed').sum()}, breaks "
-          f"{(fl.change == 'broken').sum()}")
+    keep_counts[keep] = int((fl.change == "fixed").sum()), int((fl.change == "broken").sum())
+    print(f"1. include_superseded={keep}: fixes {keep_counts[keep][0]}, breaks "
+          f"{keep_counts[keep][1]}")
 for text in ("In 2022, how much did the Priority support add-on cost?",
              "How much did Priority support cost in the 2022 fee schedule?"):
     print(f"2. {text!r} reads: {catalog.read_question(text).describe() or 'no filter'}")
@@ -426,8 +456,14 @@ display(Markdown(ranked_closing(decisions, [
         "measurably raises it" if c.low > 0 else "measurably lowers it" if c.high < 0 else
         "shows no measurable difference") + f" ({100 * c.diff:+.1f} points {ci(c.low, c.high)})"
         for name, c in (("pass@5", dense_sq), ("span recall@5", dense_sq_span))) + ".",
-    f"Self-query reading: region right for {pct(agree['region ok'].mean())}, date constraint "
-    f"detected for {pct(agree['year ok'].mean())} of the questions.",
+    "Self-query reading: " + reading,
+    f"With `include_superseded=True` (superseded documents kept when the rules read no year) "
+    f"the self-query filter fixes {keep_counts[True][0]} and breaks {keep_counts[True][1]}, "
+    f"against {keep_counts[False][0]} and {keep_counts[False][1]} by default: "
+    + (f"the default's exclusion of superseded documents causes "
+       f"{keep_counts[False][1] - keep_counts[True][1]} of its {keep_counts[False][1]} breaks."
+       if keep_counts[False][1] > keep_counts[True][1] else
+       "the default's exclusion of superseded documents causes none of its breaks."),
     f"Readings: {pct(readings['ambiguous_flagged'])} of {readings['n_ambiguous']:.0f} "
     f"ambiguous questions flagged, naming {pct(readings['ambiguous_gold_docs_named'])} of their "
     f"gold documents; {pct(readings['unambiguous_flagged'])} of "
