@@ -28,10 +28,10 @@
 #    no prompt can save the answer.
 
 # %%
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
 from ragkit.config import get_settings, seed_everything
-from ragkit.report import pct, percent_table, quiet_cells
+from ragkit.report import pct, percent_frame, percent_table, quiet_cells
 
 quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
@@ -89,7 +89,7 @@ tfidf = {c.label: run_experiment(course, c, k=K, retriever="tfidf") for c in (na
 # %%
 import json
 
-from ragkit.report import save_page, staged_case_html
+from ragkit.report import hits_text, save_page, staged_case_html
 
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
 by_id = {q.id: q for q in course.queries}
@@ -104,8 +104,15 @@ for case in staged:
             "TF-IDF": tfidf[chunker.label].hits[q.id]}
     pages.append(staged_case_html(case, q, docs, dense[chunker.label].chunks, runs, k=K,
                                   splitter=chunker.label))
-display(HTML(pages[0]))
-print(f"all {len(pages)} cases, each in full: {save_page(pages, '01_staged_cases')}")
+first = staged[0]  # the first case on screen, each hit clipped to its gold lines
+q, chunker = by_id[first["question_id"]], splitter_for.get(first["name"], naive)
+print(f"{first['name']} · {q.id}: {q.text}\nexpected: {q.answer}\nsplitter: {chunker.label}")
+for g in q.gold:
+    print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {docs[g.doc_id].text[g.start:g.end]!r}")
+for name, out in ((f"dense {embedder.name}", dense), ("TF-IDF", tfidf)):
+    print(f"══ {name}, top {K}:\n" + hits_text(q, out[chunker.label].hits[q.id], k=K, lines=3))
+print(f"all {len(pages)} cases, each in full (why each was staged, every chunk around the gold, "
+      f"every hit whole): {save_page(pages, '01_staged_cases')}")
 
 # %% [markdown]
 # ## What went wrong, in one table
@@ -151,6 +158,13 @@ display(Markdown(
     + ". " + (f"{len(verdicts) - len(failed)} staged case(s) do not fail here at all: "
               + ", ".join(verdicts[verdicts.verdict == "ok"].case) + "."
               if len(failed) < len(verdicts) else "")))
+# the verdict reads coverage first: ok when the top K hold all the gold, however it was cut
+for r in verdicts[(verdicts.verdict == "ok") & (verdicts.gold_pieces > 1)].itertuples():
+    display(Markdown(
+        f"{r.case} ({r.question}) is `ok` although its gold is cut into {r.gold_pieces} pieces: "
+        f"the verdict is read in order (`ok` when the top {K} hold all of the gold, then `split`, "
+        f"`missed`, `partial`), and here the top {K} hold {pct(r.top_k_coverage)} of it, every "
+        f"piece retrieved (first at rank {r.first_relevant_rank})."))
 
 # %% [markdown]
 # ## Knowing when to say "not in the documents"
@@ -190,6 +204,19 @@ if refusal:
         f"the {refusal['n_answerable']} answerable held-out questions and still answers "
         f"**{pct(refusal['unsupported_answer'])}** of the {refusal['n_unanswerable']} "
         f"unanswerable ones.\n\n**{refusal_line(refusal)}**"))
+    # the mechanism on one case: an unanswerable held-out question, its top hit and score
+    from ragkit.evaluate import split_of
+    unanswerable = [q for q in course.queries if not q.gold and split_of(q.id) == "held-out"]
+    answered = [q for q in unanswerable if top_scores[q.id] >= refusal["refusal_threshold"]]
+    for q in ([answered[0]] if answered else []) + [q for q in unanswerable
+                                                     if q not in answered][:1]:
+        h = dense[naive.label].hits[q.id][0]
+        print(f"{q.id} (no answer in the corpus): {q.text}\n   top hit {h.chunk.doc_id} "
+              f"[{h.chunk.start}:{h.chunk.end}], score {h.score:.3f} "
+              + (">=" if h.score >= refusal["refusal_threshold"] else "<")
+              + f" threshold {refusal['refusal_threshold']:.3f}: "
+              + ("answered (unsupported)" if h.score >= refusal["refusal_threshold"]
+                 else "refused") + f"\n   {' '.join(h.chunk.text.split())[:150]}…")
 else:
     display(Markdown("This slice of the course has too few unanswerable questions on one of "
                      "its halves to choose and judge a threshold."))
@@ -210,6 +237,14 @@ else:
 # so big and small chunks are compared at the same cost; the fixed-k columns (`k = 5`) follow.
 # The `flags` column matters: all-MiniLM-L6-v2 reads at most `256` tokens, so a `512`-token chunk
 # is truncated before it is embedded. ragkit counts and reports that instead of hiding it.
+#
+# The table's columns, each in the glossary: `recall@B1024`, `pass@B1024` and `iou@B1024` read
+# the budget's context (span recall, pass, IoU); `recall@k` is span recall in the top `k`,
+# `pass@k` the share of gold units wholly inside the top `k`, `precision` and `iou` read the
+# top `k` too; **precision_omega** is the best precision a chunking allows the question, as if
+# every chunk touching the gold were retrieved (Chroma's precision_Ω); **mrr@k** is one over
+# the rank of the first hit that touches the gold (nothing when none of the top `k` does);
+# **ndcg@10** scores the order of the top ten by the share of new gold each hit adds.
 
 # %%
 from ragkit.chunkers import FixedTokenChunker, RecursiveChunker
@@ -261,6 +296,49 @@ display(Markdown("Best span recall at the budget per benchmark: " + "; ".join(
     + ".\n\n" + "\n".join(f"- {f}" for f in small_vs_naive)))
 
 # %% [markdown]
+# The closing below compares each strategy with the tutorial splitter on the **held-out** half
+# only (the half no choice in the course is tuned on), so its numbers can differ from the
+# table's, which reads all questions. Span recall at the budget on each half:
+
+# %%
+from ragkit.evaluate import split_of
+
+halves = []
+for bench in benches:
+    for c in (naive, small, baselines[2], baselines[4]):
+        v = outcomes[(bench.name, c.label)].values("recall", B).dropna()
+        side = pd.Series([split_of(q) for q in v.index], index=v.index)
+        halves.append({"benchmark": bench.name, "strategy": c.label, "all": v.mean(),
+                       "tune half": v[side == "tune"].mean(),
+                       "held-out half": v[side == "held-out"].mean()})
+percent_frame(pd.DataFrame(halves))
+
+# %% [markdown]
+# Windows of `512` MiniLM tokens differ from the tutorial splitter's in two ways this notebook
+# does not separate: MiniLM embeds only their first `256` tokens, and few of them fit in
+# `1024` cl100k tokens. The next cell shows the second, and the same windows read at `k = 5`,
+# where five whole windows are read whatever their size:
+
+# %%
+from ragkit.evaluate.budget import count_tokens
+
+long_windows = []
+for bench in benches:
+    o_long = outcomes[(bench.name, baselines[2].label)]
+    o_naive = outcomes[(bench.name, naive.label)]
+    mean_tokens = {lbl: sum(count_tokens(ch.text) for ch in o.chunks) / len(o.chunks)
+                   for lbl, o in ((baselines[2].label, o_long), (naive.label, o_naive))}
+    at_k = versus(o_long.values("recall"), o_naive.values("recall"))
+    long_windows.append(
+        f"{bench.name}: a {baselines[2].label} chunk averages "
+        f"{mean_tokens[baselines[2].label]:.0f} "
+        f"cl100k tokens against {mean_tokens[naive.label]:.0f}, so about "
+        f"{B / mean_tokens[baselines[2].label]:.1f} fit in {B:,} tokens against "
+        f"{B / mean_tokens[naive.label]:.1f}; at k = 5, "
+        + finding(at_k, baselines[2].label, naive.label, "span recall@5"))
+display(Markdown("\n".join(f"- {x}" for x in long_windows)))
+
+# %% [markdown]
 # ## Does our harness agree with the published numbers?
 # Before trusting any comparison, check the ruler. Chroma's report lists recall and IoU for
 # several splitters with all-MiniLM-L6-v2 and `k = 5`; Anthropic's cookbook lists Pass@5/10/20
@@ -269,7 +347,8 @@ display(Markdown("Best span recall at the budget per benchmark: " + "; ".join(
 # slice and is not comparable; the full profile runs the whole benchmarks. Chroma's corpus
 # holds some passages more than once; ragkit credits a retrieved copy of the gold's text
 # (docs/glossary.md, identical text), Chroma's code only the anchored copy, so the two
-# "anchored gold" columns score the same hits by upstream's rule.
+# "anchored gold" columns score the same hits by upstream's rule. `prec_Ω` is precision_omega,
+# defined with the baseline table.
 
 # %%
 from ragkit.experiments import anthropic_baseline, chroma_repro
@@ -279,28 +358,63 @@ repro_df = pd.DataFrame(repro, columns=["chunker", "recall", "published recall",
                                         "IoU", "published IoU", "Δ IoU", "precision",
                                         "precision_Ω", "recall, anchored gold",
                                         "IoU, anchored gold", "chunks", "flags", "time"])
-repro_df.drop(columns=["time"]).style.format(precision=1)
+# chroma_repro printed its table above; repro_df keeps the same rows for the code below
 
 # %% [markdown]
-# Agreement is decided by a rule fixed before the run (`ragkit.report.claims`): our mean, with its
-# 95 % bootstrap interval over the benchmark's questions, must come within a tolerance of the
-# published value (`10 %` of it: for IoU values of a few percent that is a few tenths of a
-# point, not the three points that would let almost any configuration pass).
+# Agreement is decided by a rule fixed before the run (`ragkit.report.claims.decide`, for a
+# published level): **held** when our mean lies within the tolerance of the published value,
+# `10 %` of that value (for IoU values of a few percent, a few tenths of a point, not the
+# three points that would let almost any configuration pass); **consistent, not shown** when
+# it does not but our 95 % bootstrap interval contains the published value; **not held**
+# otherwise. The interval decides only between the last two. The last two columns below are
+# the distance and the tolerance each verdict reads.
 
 # %%
 from ragkit.report import check_claims, claims_for, load_results, load_scores, show
 
-claims = show(check_claims(load_results(), load_scores(), claims=claims_for("chroma")))
-claims
+from ragkit.report.claims import TOLERANCE
+
+checked = check_claims(load_results(), load_scores(), claims=claims_for("chroma"))
+claims = show(checked)
+claims.assign(**{"|ours − claimed|": [f"{100 * abs(o - c):.2f}" for o, c in
+                                     zip(checked.ours, checked.claimed)],
+                 f"tolerance ({TOLERANCE:.0%})": [f"{100 * TOLERANCE * abs(c):.2f}"
+                                                 for c in checked.claimed]}).drop(
+    columns=["source", "subset", "baseline", "reason"])
 
 # %%
 anthropic_rows = pd.DataFrame(anthropic_baseline(smoke=settings.smoke),
                               columns=["run", "Pass@5", "Pass@10", "Pass@20"])
-anthropic_rows.style.format(precision=1)
+# anthropic_baseline printed its table above; anthropic_rows keeps the same rows
+upstream_pass5 = float(anthropic_rows.iloc[0]["Pass@5"])
 
 # %% [markdown]
-# all-MiniLM-L6-v2 is a much smaller model than voyage-2, so its Pass@k on the same chunks is
-# the floor later notebooks try to raise. Everything above is saved as rows:
+# all-MiniLM-L6-v2 is a much smaller model than voyage-2; its Pass@5 on upstream's own chunks
+# is the reference later notebooks compare with. It is not the pass@k column of the baseline
+# table on Anthropic's benchmark: there a gold unit is one of upstream's chunks, and it counts
+# only when the top `k = 5` of *our* chunker hold all of its characters. The next cell counts,
+# per baseline, how many gold units even sit whole in one of its chunks:
+
+# %%
+anth = next(b for b in benches if b.name == "anthropic")
+units = [g for q in anth.queries for g in q.gold]
+unit_chars = pd.Series([g.end - g.start for g in units])
+fit = []
+for c in baselines:
+    by_doc = {}
+    for ch in outcomes[("anthropic", c.label)].chunks:
+        by_doc.setdefault(ch.doc_id, []).append(ch)
+    whole = sum(any(ch.start <= g.start and g.end <= ch.end for ch in by_doc.get(g.doc_id, []))
+                for g in units)
+    fit.append({"strategy": c.label, "gold units whole in one chunk": whole / len(units),
+                "pass@5": outcomes[("anthropic", c.label)].means["recall@k"]})
+print(f"{len(units)} gold units (upstream's chunks), median {unit_chars.median():,.0f} "
+      "characters; "
+      f"upstream's own chunks hold every unit whole: Pass@5 {upstream_pass5:.1f} %")
+percent_frame(pd.DataFrame(fit))
+
+# %% [markdown]
+# Everything above is saved as rows:
 
 # %%
 print(rec.save())
@@ -373,7 +487,8 @@ decisions = [d for d in (
     decide.against(outcomes, small.label, naive.label, budget=B, alternative=tutorial,
                    technique=f"the small window ({small.label})"),
     decide.against(outcomes, baselines[2].label, naive.label, budget=B, alternative=tutorial,
-                   technique=f"token windows longer than MiniLM reads ({baselines[2].label})"),
+                   technique=f"512-token windows, longer than MiniLM reads and fewer per "
+                             f"budget ({baselines[2].label})"),
     decide.against(outcomes, baselines[4].label, naive.label, budget=B, alternative=tutorial,
                    technique=f"the recursive splitter ({baselines[4].label})"),
 ) if d]
@@ -398,6 +513,10 @@ display(Markdown(ranked_closing(decisions, [
     f"Our harness reproduces {len(held)} of {len(claims)} of Chroma's published MiniLM values "
     "within the pre-registered tolerance"
     + (" (smoke slice: not comparable)." if settings.smoke else "."),
-    f"Anthropic's benchmark, {upstream['run']}: Pass@5 {upstream['Pass@5']:.1f} % — the floor "
-    "the later notebooks try to raise.",
+    f"Anthropic's benchmark, {upstream['run']}: Pass@5 {upstream['Pass@5']:.1f} % on upstream's "
+    "own chunks, the reference the later notebooks compare with; on this notebook's chunkers "
+    f"pass@5 ranges {min(r['pass@5'] for r in fit):.1%} to {max(r['pass@5'] for r in fit):.1%}, "
+    "since a gold unit counts only when the top 5 hold all of it.",
+    "512-token windows: truncation and the few windows per budget are not separated here. "
+    + " ".join(long_windows),
 ])))
