@@ -38,6 +38,11 @@ def test_the_deciding_number_follows_the_call():
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(-0.09, -0.15, -0.03)})
     assert d.call == "do not use" and d.decisive[0] == "b"
     assert d.line().endswith("loses on 2 of 2.")
+    assert d.call_phrase() == "worse on a, b"
+    assert Decision("x", "y", "r", {"a": DOWN, "b": FLAT}).call_phrase() == (
+        "worse on a and not measurably different on b")
+    assert Decision("x", "y", "r", {"a": UP, "b": DOWN, "c": FLAT}).call_phrase() == (
+        "better on a, worse on b and not measurably different on c")
     mixed = Decision("x", "y", "recall", {"a": DOWN, "b": UP, "c": FLAT}, cost="1 ms").line()
     assert mixed.startswith("**Depends:** x over y: recall +5.0")
     assert mixed.endswith("beats on b only; loses on a; no measurable difference on c; "
@@ -141,9 +146,41 @@ def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():
     enc = next(d for d in effect_decisions(found, 1024, costs, enc_costs)
                if d.technique.startswith("gemma"))
     assert enc.cost == ("1.4 s to encode a chunk against 14 ms, a question 95 ms p50 against "
-                        "6 ms, index 9.4 against 4.7 MiB on a (one CPU process)")
+                        "6 ms, index 9.4 against 4.7 MiB on a, in one CPU process")
     assert next(d for d in effect_decisions(found, 1024, costs)
                 if d.technique.startswith("gemma")).cost == ""
+
+
+def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_does_not_keep():
+    from types import SimpleNamespace as NS
+
+    from ragkit.report.decisions import effect_decisions
+
+    def cfg(chunker, first="stack", enc="minilm", simple=False):
+        return NS(chunker=chunker, first_stage=first, reranker="none", encoder=enc,
+                  simple=simple, label=f"{chunker}+{first}" + ("" if enc == "minilm" else
+                                                               f" ({enc})"))
+
+    def eff(factor, treated, base, c=UP, **kw):
+        return NS(benchmark="a", factor=factor, treated=treated, base=base, budget=1024,
+                  complete=True, recall=c, **kw)
+
+    router = cfg("router")
+    found = [eff("chunker", router, cfg("fixed", simple=True), split_rank=(3, 7),
+                 split_leader=("langchain", 0.952)),
+             eff("encoder", cfg("router", "dense", "gemma"), cfg("router", "dense")),
+             eff("encoder", cfg("router", "stack", "gemma"), router, c=FLAT)]
+    ds = effect_decisions(found, 1024)
+    chunker = next(d for d in ds if "chunker" in d.technique)
+    assert chunker.note == ("on a the tune half's pick is 3 of 7 simple baselines on the "
+                            "held-out half, whose own leader there, langchain, has 95.2 "
+                            "against ragkit's 55.0")
+    assert chunker.line().endswith(f"({chunker.note}).")
+    dense = next(d for d in ds if d.technique.startswith("gemma on router + dense"))
+    assert dense.call == "use" and dense.note.startswith(
+        "under stack instead: no evidence either way, recall@B1024 +1.0 [-2.0, +4.0] on a")
+    stack = next(d for d in ds if d.technique.startswith("gemma on router + stack"))
+    assert stack.note.startswith("under dense instead: use, recall@B1024 +5.0")
 
 
 def test_gold_ranks_read_the_first_hit_that_touches_the_gold():

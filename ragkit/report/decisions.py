@@ -51,6 +51,7 @@ class Decision:
     split: str = "held-out half"
     encoder: str = ""
     cost: str = ""
+    note: str = ""  # what a reader must weigh beside the call (said after it, in brackets)
 
     def __post_init__(self) -> None:
         if not self.by_benchmark:
@@ -75,6 +76,15 @@ class Decision:
         if len(self.loses) == every:
             return "do not use"
         return "depends" if self.beats or self.loses else "no evidence either way"
+
+    def call_phrase(self) -> str:
+        """Where it is better, worse and not measurably different, as words for a sentence:
+        ``'worse on anthropic and not measurably different on chroma, course'``."""
+        tied = [b for b in self.by_benchmark if b not in self.beats and b not in self.loses]
+        parts = [f"{word} on {', '.join(names)}" for word, names in (
+            ("better", self.beats), ("worse", self.loses),
+            ("not measurably different", tied)) if names]
+        return (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
 
     @property
     def decisive(self) -> tuple[str, Comparison]:
@@ -129,7 +139,8 @@ class Decision:
             why = "; ".join(p for p in parts if p)
         else:
             why = (f"no benchmark of {n} differs measurably; {self._decider(c)}")
-        return f"{head} {self.technique} over {self.against}: {number}; {why}."
+        return (f"{head} {self.technique} over {self.against}: {number}; {why}"
+                + (f" ({self.note})" if self.note else "") + ".")
 
 
 def contradictions(decisions: Iterable[Decision]) -> list[str]:
@@ -224,7 +235,43 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
         bench = d.decisive[0]
         cost = (_encoder_cost(encoder_costs, bench, t.encoder, e.base.encoder)
                 if e.factor == "encoder" else _cost(costs, bench, t.label, g["base"][bench]))
-        out.append(replace(d, cost=cost))
+        g["effects"] = [x for x in found if x.budget == budget and x.factor == e.factor
+                        and x.treated.label == t.label and x.benchmark == bench]
+        out.append(replace(d, cost=cost, note=_leader_note(g["effects"])))
+    return _cross_retrieval_notes(out, groups)
+
+
+def _leader_note(effects) -> str:
+    """For a chunker's decision: where the tune half's pick ranks among the simple baselines
+    on the held-out half itself, when it is not their leader there (the comparison is then
+    against a weaker baseline than the held-out half's best)."""
+    e = next((x for x in effects if getattr(x, "split_rank", None)), None)
+    if e is None or e.split_rank[0] == 1 or not e.split_leader:
+        return ""
+    rank, of = e.split_rank
+    name, value = e.split_leader
+    return (f"on {e.benchmark} the tune half's pick is {rank} of {of} simple baselines on the "
+            f"held-out half, whose own leader there, {name}, has {100 * value:.1f} against "
+            f"ragkit's {100 * e.recall.mean_a:.1f}")
+
+
+def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Decision]:
+    """An encoder's decision under one first stage notes the same change's call under the
+    other (a gain under dense search need not survive the stack)."""
+    from dataclasses import replace
+
+    enc = {g["e"].treated.first_stage: d for d, g in zip(decisions, groups.values())
+           if g["e"].factor == "encoder"}
+    out = []
+    for d, g in zip(decisions, groups.values()):
+        e = g["e"]
+        other = next((o for stage, o in enc.items() if stage != e.treated.first_stage), None)
+        if e.factor == "encoder" and other is not None and other.call != d.call:
+            b, c = other.decisive
+            note = (f"under {next(s for s, o in enc.items() if o is other)} instead: "
+                    f"{other.call}, {other.metric} {bound(c.diff)} {ci(c.low, c.high)} on {b}")
+            d = replace(d, note="; ".join(x for x in (d.note, note) if x))
+        out.append(d)
     return out
 
 
@@ -238,7 +285,7 @@ def _encoder_cost(costs, bench: str, treated: str, base: str) -> str:
     return (f"{_ms(a['chunk_encode_ms'])} to encode a chunk against "
             f"{_ms(b['chunk_encode_ms'])}, a question {_ms(a['query_encode_p50_ms'])} p50 "
             f"against {_ms(b['query_encode_p50_ms'])}, index {a['index_mb']:.1f} against "
-            f"{b['index_mb']:.1f} MiB on {bench} (one CPU process)")
+            f"{b['index_mb']:.1f} MiB on {bench}, in one CPU process")
 
 
 def _ms(value: float) -> str:

@@ -166,13 +166,16 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
                      high: str = "recall_high", label: str = "strategy", top: int = 12,
-                     highlight=None, title: str | None = None, width: int = 60):
+                     highlight=None, title: str | None = None, width: int = 60,
+                     xlabel: str | None = None):
     """A ranked interval chart (a forest plot): the `top` rows of `table` by `value`, best on
     top, each a dot at its mean with its 95 % interval as a whisker, plus any
     `highlight`-ed row below the cut (e.g. the best simple baselines, at most two), in orange
     with a dotted line at the best of them; long labels lose their middle (`width`
     characters kept), since names differ at both ends. The x
-    axis spans the intervals shown, not 0–100, so close configurations stay apart."""
+    axis spans the intervals shown, not 0–100, so close configurations stay apart; `xlabel`
+    names it where the column's own name is not the metric's (a board's ``recall`` column
+    holds recall at a budget)."""
     import matplotlib.pyplot as plt
 
     table = table.sort_values(value, ascending=False).reset_index(drop=True)
@@ -192,7 +195,7 @@ def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
         ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
     ax.set_yticks(y)
     ax.set_yticklabels(names, fontsize=7)
-    ax.set_xlabel(f"{_shown(value)} (%), mean and 95 % interval")
+    ax.set_xlabel(xlabel or f"{_shown(value)} (%), mean and 95 % interval")
     ax.grid(axis="x", alpha=0.3)
     if title:
         ax.set_title(title, fontsize=10)
