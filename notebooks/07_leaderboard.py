@@ -18,9 +18,17 @@
 # them all and asks the question a practitioner ends with: **at an equal context budget, does
 # any of the fixes beat the best run on a simple splitter's chunks (fixed-size, recursive,
 # LangChain's or chonkie's, with whatever retrieval it ran with), by how much, and at what
-# cost?** It adds a few combinations, checks each quantitative claim the course quoted, runs
-# one generation experiment (does the position of the evidence in the prompt matter?) and ends
-# with the decision guide, regenerated from the rows on every `make reproduce`.
+# cost?** It adds a few combinations, checks each quantitative claim the course quoted, sets
+# up one generation experiment (does the position of the evidence in the prompt matter?),
+# shown only where a local model can answer from the gold passage itself, and ends with the
+# decision guide, regenerated from the rows on every `make reproduce`.
+#
+# Names used from here on: **the router** is ragkit's own chunker (notebook 02: one chunker per
+# document class); **dense** is embedding search alone; **the stack** is dense search fused
+# with BM25 by reciprocal rank and read in windows (built step by step in the section on the
+# stack below); **financebench** is the fourth benchmark, PDF filings (notebook 10);
+# **bench_design** is the script (`ragkit bench design`) that ran every chunker under both
+# retrievals, one factor at a time.
 
 # %%
 import pandas as pd
@@ -49,7 +57,7 @@ from ragkit.contextualize import StructuralContextualizer, contextualize
 from ragkit.embed import Embedder
 from ragkit.evaluate import load
 from ragkit.experiments import run_experiment
-from ragkit.report import Recorder
+from ragkit.report import Recorder, percent_frame
 from ragkit.retrieve import LateDenseRetriever, ParentChildRetriever
 
 rec = Recorder("07_leaderboard")
@@ -79,17 +87,32 @@ for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic")
         combo_outcomes[(name, label)] = out
         combo_rows.append(out.row(metrics, strict=True))
 combos = pd.DataFrame(combo_rows)
-combos.style.format({m: "{:.1%}" for m in metrics})
+percent_frame(combos, shares=metrics)  # recall = span recall at k = 5; recall@k = pass@k
 
 # %% [markdown]
 # Each step against the row it builds on (the side branches against plain structure), paired
 # over the same questions at `1024` tokens:
 
 # %%
-from ragkit.report import step_display, step_table
+from ragkit.report import ci, step_display, step_table
 
 steps = step_table(combo_outcomes, budget=1024)
-step_display(steps)
+display(step_display(steps))
+
+
+def truncated(out):
+    """Chunk texts the encoder cut at its input limit in this run (the row's flag)."""
+    return next((int(f.split(":")[1]) for f in out.flags if f.startswith("truncated:")), 0)
+
+
+pre = steps[steps.step == "+ structural preamble"]
+print("Notebook 04 read the structural preamble on recursive chunks with no breadcrumb, on "
+      "pass@20. Here two things differ, and this notebook does not separate them: the "
+      "breadcrumb already names the headings, and the longer prefix pushes more chunk texts "
+      "past MiniLM's input limit (" + "; ".join(
+          f"{r.benchmark}: {truncated(combo_outcomes[(r.benchmark, r.against)]):,} truncated "
+          f"without it, {truncated(combo_outcomes[(r.benchmark, r.step)]):,} with it, recall "
+          f"{100 * r.diff:+.1f} {ci(r.low, r.high)}" for r in pre.itertuples()) + ").")
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
@@ -98,7 +121,7 @@ step_display(steps)
 # with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
 
 # %%
-from ragkit.report import hits_text
+from ragkit.report import hits_text, outranked
 
 with_pre = combo_outcomes[("course", "+ structural preamble")]
 without = combo_outcomes[("course", "structure + breadcrumbs")]
@@ -111,8 +134,11 @@ display(Markdown(f"**{q.id}: {q.text}** — recall at `1024` tokens: breadcrumbs
                      f"{int((loss < 0).sum())} of {len(loss)} questions lose recall with the "
                      f"preamble, {int((loss > 0).sum())} gain." if loss.iloc[0] < 0 else
                      "No question loses recall with the preamble here.")))
+texts = {d.id: d.text for d in load("course").for_profile().documents}
+print("=== the gold:", " | ".join(texts[g.doc_id][g.start:g.end] for g in q.gold))
 for label, out in (("structure + breadcrumbs", without), ("+ structural preamble", with_pre)):
-    print(f"=== {label}\n{hits_text(q, out.hits[qid], k=2)}\n")
+    print(f"=== {label}\n{hits_text(q, out.hits[qid], k=2, lines=4)}")
+print("=== why, with the preamble:\n" + outranked(q, with_pre.hits[qid], k=2))
 
 # %% [markdown]
 # ## The leaderboard, at an equal context budget
@@ -132,7 +158,7 @@ for label, out in (("structure + breadcrumbs", without), ("+ structural preamble
 
 # %%
 rec.save()  # so the combinations are part of what we read
-from ragkit.report import (leaderboard as lb, load_results, load_scores, percent_table,
+from ragkit.report import (leaderboard as lb, load_results, load_scores, percent_frame,
                            save_table)
 
 rows, scores = load_results(), load_scores()
@@ -157,8 +183,12 @@ for name, b in boards.items():
 from ragkit.report import ranked_intervals, show_figure
 
 for name, b in boards.items():
-    show_figure(ranked_intervals(b, top=12, highlight=lb.is_baseline,
-                                 title=f"{name}: span recall at {BUDGET:,} tokens"),
+    shown = b.assign(strategy=[s if e == "all-MiniLM-L6-v2" else f"{s} · {e}"
+                               for s, e in zip(b.strategy, b.embedder)])
+    show_figure(ranked_intervals(shown, top=12, highlight=lb.is_baseline,
+                                 title=f"{name}: span recall at {BUDGET:,} tokens",
+                                 xlabel=f"span recall@B{BUDGET} (%), held-out mean and 95 % "
+                                        "interval"),
                 f"07_board_{name}")
 
 # %% [markdown]
@@ -168,12 +198,14 @@ for name, b in boards.items():
 # the 95 % interval). A configuration scored at one budget only (a tuning script's pick) is a
 # point, not a line, so it is left out; the sentence under each chart names what was left
 # out. Where two lines cross, which strategy has more recall depends on how much context you
-# can afford.
+# can afford. These curves average over **all** questions of each benchmark, so at the board's
+# budget they do not match the boards above, which average over the held-out half only.
 
 # %%
 for name, b in boards.items():
     top, skipped = lb.curve_runs(b, scores, top=3)
-    fig = lb.plot_curves(lb.curves(rows, scores, name, runs=top), f"{name}: recall vs budget")
+    fig = lb.plot_curves(lb.curves(rows, scores, name, runs=top),
+                         f"{name}: recall vs budget (all questions)")
     show_figure(fig, f"07_budget_{name}")
     display(Markdown(f"**{name}**: " + ("ranked above these lines but measured at fewer "
                                        "budgets, so not drawn: " + "; ".join(skipped) + "."
@@ -183,11 +215,12 @@ for name, b in boards.items():
 # %% [markdown]
 # ## By question type (course corpus)
 # Span recall at `1024` tokens for the leading configurations, per question type (`n` in each
-# column header).
+# column header). A type holds few questions, so these are descriptions without intervals:
+# read them for where a configuration fails, not to rank configurations.
 
 # %%
 types = lb.by_type(rows, scores, "course", BUDGET)
-percent_table(types)
+percent_frame(types)
 
 # %% [markdown]
 # ## Claim check
@@ -256,7 +289,7 @@ assert (ragas_table["ragas"] - ragas_table["ragkit, anchored gold"]).abs().max()
 for r in ragas_table.itertuples():
     rec.add(experiment="ragas", benchmark="anthropic", strategy="upstream", metric=r.metric,
             value=r.ragas, embedder=embedder.name, k=K, n_queries=len(anthropic.queries))
-percent_table(ragas_table, shares=["ragas", "ragkit, anchored gold",
+percent_frame(ragas_table, shares=["ragas", "ragkit, anchored gold",
                                    "ragkit, identical text credited"])
 
 # %% [markdown]
@@ -351,6 +384,8 @@ if case is None:
 else:
     print(f"{case.id}: {case.text}")
     display(walkthrough(case, parts))
+    print("The stack's first hit, as text (the gold between ⟦ ⟧):")
+    print(hits_text(case, parts[part_names[-1]].search([case.text], 1)[0], k=1, lines=6))
 
 # %% [markdown]
 # The stack's last step is arithmetic. Dense search over windows and BM25 over identifier words
@@ -392,6 +427,8 @@ if q_rr is None:
 else:
     print(f"{q_rr.id}: {q_rr.text}")
     display(walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]}))
+    print("The reranked list's first hit, as text (the gold between ⟦ ⟧):")
+    print(hits_text(q_rr, course_parts[names[-1]].search([q_rr.text], 1)[0], k=1, lines=6))
 
 # %% [markdown]
 # Then the lesson, measured: on the router's chunks, each step against the step before it,
