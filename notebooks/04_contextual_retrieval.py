@@ -59,6 +59,7 @@ from functools import partial
 from ragkit.embed import Embedder
 from ragkit.evaluate import load
 from ragkit.experiments import contextual_table
+from ragkit.experiments.contextual import contextual_stages, with_intervals
 from ragkit.report import Recorder, percent_table
 
 rec = Recorder("04_contextual_retrieval")
@@ -73,7 +74,11 @@ measure = partial(contextual_table, embedder=embedder, recorder=rec, ks=KS,
                   rerank_model=rescore_model, rerank_for=LLMS, rerank_candidates=50)
 
 
-def show_table(df):
+def show_table(df, label=None, against_label=None):
+    """The table, with each row's paired Pass@20 difference from basic retrieval (points, 95 %
+    interval) when the chunks' `label` is given."""
+    if label is not None:
+        df = with_intervals(df, rec.frames(), label, against_label=against_label)
     return percent_table(df, shares=[c for c in df.columns if c.startswith(("pass", "failure"))])
 
 
@@ -85,7 +90,8 @@ def show_table(df):
 
 # %%
 from ragkit.chunkers import RecursiveChunker
-from ragkit.contextualize import preamble_quality, preamble_samples, samples_text
+from ragkit.contextualize import (contextualize, make_contextualizer, preamble_quality,
+                                  preamble_samples, samples_text)
 from ragkit.experiments import COURSE_CHUNKER
 
 course = load("course").for_profile()
@@ -121,6 +127,37 @@ display(Markdown(
     "Most LLM preambles do not simply restate the prompt; judge them by the samples above."))
 
 # %% [markdown]
+# What a preamble costs: the time to write it, read from the rows `ragkit bench context-speed`
+# saved (one course document's chunks, on the machine that ran it), and the tokens it adds to
+# every chunk the encoder reads, counted here with MiniLM's tokenizer on the course chunks.
+
+# %%
+from ragkit.report import load_results
+
+bench_rows = load_results()
+speed = bench_rows[(bench_rows.experiment == "context_speed")
+                   & (bench_rows.metric == "preambles_per_second")]
+speed = speed.assign(mode=[p.get("mode", "") for p in speed.params]).drop_duplicates(
+    ["strategy", "mode"], keep="last")
+rate = dict(zip(speed.strategy, speed.value))
+body_tokens = embedder.count_tokens([c.text for c in recursive_chunks])
+added = {g: pd.Series(embedder.count_tokens([c.embedding_text() for c in contextualize(
+             course.documents, recursive_chunks, make_contextualizer(g))])) - body_tokens
+         for g in GENERATORS}
+display(Markdown("\n".join(
+    [f"- **{g}**: " + (f"{rate[g]:.3g} preambles a second "
+                      f"({len(recursive_chunks) / rate[g]:.3g} s for the "
+                      f"{len(recursive_chunks)} course chunks)" if g in rate else
+                      "no timing row in `results/`")
+     + f"; it adds a median {added[g].median():.0f} MiniLM tokens to a chunk of median "
+       f"{pd.Series(body_tokens).median():.0f}, so every chunk costs that much more to embed."
+     for g in GENERATORS]
+    + [f"- **{g}**: " + (f"{rate[g]:.3g} preambles a second" if g in rate else
+                        "no timing row in `results/` (the bench needs `llama-cpp-python`, not "
+                        "installed where it last ran); its preambles here come from the cache")
+       for g in LLMS])))
+
+# %% [markdown]
 # ## What a preamble does to a ranking
 # The mechanism on the same course chunks: search every course question over the chunks
 # alone, then over the chunks with their structural preamble, and read the rank of the first
@@ -128,12 +165,13 @@ display(Markdown(
 # stay the same; `placement` says whether the encoder reads it before the chunk or after it.
 # MiniLM reads at most `256` tokens, so a preamble placed after a long chunk can fall beyond
 # what it reads. Below: how many questions each placement moves up and down, then the
-# question the preamble (before) helps most and the one it hurts most, with the preamble.
+# question the preamble (before) helps most and the one it hurts most: the gold chunk as the
+# encoder reads it, its preamble shown as `[prefix]` and the answer between ⟦ and ⟧.
 
 # %%
-from ragkit.contextualize import StructuralContextualizer, contextualize
+from ragkit.contextualize import StructuralContextualizer
 from ragkit.evaluate import overlaps
-from ragkit.report import gold_ranks, preamble_note
+from ragkit.report import gold_ranks, hits_text, preamble_note
 from ragkit.retrieve import DenseRetriever
 
 asked = [q for q in course.queries if q.gold]
@@ -141,28 +179,33 @@ with_preamble = contextualize(course.documents, recursive_chunks, StructuralCont
 
 
 def ranked(chunks, placement="before"):
-    return gold_ranks(asked, DenseRetriever(chunks, embedder, placement).search(
-        [q.text for q in asked], len(chunks)))
+    hits = DenseRetriever(chunks, embedder, placement).search([q.text for q in asked],
+                                                               len(chunks))
+    return gold_ranks(asked, hits), dict(zip((q.id for q in asked), hits))
 
 
-ranks = pd.DataFrame({"alone": ranked(recursive_chunks), "before": ranked(with_preamble),
-                      "after": ranked(with_preamble, "after")})
+(alone, _), (before, before_hits), (after, _) = (
+    ranked(recursive_chunks), ranked(with_preamble), ranked(with_preamble, "after"))
+ranks = pd.DataFrame({"alone": alone, "before": before, "after": after})
 display(pd.DataFrame({p: {"gold ranks higher": (ranks[p] < ranks.alone).sum(),
                           "lower": (ranks[p] > ranks.alone).sum(),
                           "same": (ranks[p] == ranks.alone).sum()} for p in ("before", "after")}).T)
 gain, by_id = ranks.alone - ranks.before, {q.id: q for q in asked}
 for q in (by_id[gain.idxmax()], by_id[gain.idxmin()]):
-    gold = next(c for c in with_preamble if overlaps(c, q.gold))
-    print(f"{q.id}: gold rank {ranks.alone[q.id]:.0f} alone, {ranks.before[q.id]:.0f} with the "
-          "preamble "
-          f"before · {q.text}\n  a gold chunk's preamble: {gold.prefix[:300]}\n"
-          f"  why: {preamble_note(q, gold)}\n")
+    at = int(ranks.before[q.id])
+    hit = before_hits[q.id][at - 1]  # the first chunk touching the gold, preamble included
+    print(f"{q.id}: gold rank {ranks.alone[q.id]:.0f} alone, {at} with the preamble "
+          f"before · {q.text}\n  why: {preamble_note(q, hit.chunk)}\n"
+          + hits_text(q, [hit], k=1, lines=4).replace("── #1 ", f"── #{at} ", 1) + "\n")
 
 # %% [markdown]
 # ## Anthropic's set, upstream chunks
 # Their own chunks, so these rows sit beside the published ones (voyage-2 and Claude 3 Haiku
 # there; MiniLM and the local generators here). Pass@k is the share of gold units wholly in
-# the top k; the failure reduction is `1 − (1 − pass@20) / (1 − basic pass@20)`.
+# the top k; the failure reduction is `1 − (1 − pass@20) / (1 − basic pass@20)`. The last
+# column is each row's Pass@20 minus basic retrieval's on the same questions, in points, with
+# its paired 95 % interval: the failure reduction is a ratio, and on a high basic Pass@20 a
+# small change in points reads as a large one there.
 
 # %%
 from ragkit.contextualize import cached_documents
@@ -174,7 +217,44 @@ full_cover = [g for g in LLMS if len(covered[g]) == len(anthropic.documents)]
 table = measure(anthropic, anthropic.chunks, GENERATORS + full_cover, label="upstream chunks")
 display(Markdown("LLM preambles cached for every file: " + (", ".join(full_cover) or "none")
                  + f" ({len(anthropic.documents)} files, {len(anthropic.chunks)} chunks)."))
-show_table(table)
+show_table(table, "upstream chunks")
+
+# %% [markdown]
+# ### What BM25 adds, on one question
+# The control row `BM25 + embeddings, no preamble` fuses the dense ranking with a BM25 ranking
+# of the same chunks (weighted reciprocal rank, `weights=(0.8, 0.2)`, dense first). Below, the
+# question of Anthropic's set where that fusion moves the gold up the most from outside the
+# dense top `20`: each ranking's top hit, then the first hit touching the gold, the gold
+# between ⟦ and ⟧.
+
+# %%
+from ragkit.experiments import CONTEXT_STAGES
+from ragkit.retrieve import matched_terms
+
+plain = contextual_stages(anthropic.chunks, embedder, "after")
+dense, fused = plain[CONTEXT_STAGES[0]], plain[CONTEXT_STAGES[1]]
+asked_a = [q for q in anthropic.queries if q.gold]
+by_way = {name: r.search([q.text for q in asked_a], 150) for name, r in
+          (("dense", dense), ("BM25", fused.bm25), ("fused", fused))}
+way_ranks = pd.DataFrame({name: gold_ranks(asked_a, hs) for name, hs in by_way.items()}).fillna(151)
+lifted = way_ranks[(way_ranks.dense > 20) & (way_ranks.fused <= 2)]
+case = (lifted.dense - lifted.fused).idxmax() if len(lifted) else (way_ranks.dense
+                                                                     - way_ranks.fused).idxmax()
+i, q = next((i, q) for i, q in enumerate(asked_a) if q.id == case)
+print(f"{q.id} · {q.text}\n" + " · ".join(
+    f"{name}: gold rank {way_ranks.at[case, name]:.0f}" + (" (not in the top 150)"
+                                                           if way_ranks.at[case, name] > 150
+                                                           else "") for name in by_way))
+for name, hs in by_way.items():  # the top hit, then the first hit touching the gold
+    at = way_ranks.at[case, name]
+    shown = hs[i][:1] + ([hs[i][int(at) - 1]] if 1 < at <= len(hs[i]) else [])
+    print(f"══ {name}\n" + "\n".join(
+        hits_text(q, [h], k=1, lines=3).replace("── #1 ", f"── #{r} ", 1)
+        for r, h in zip((1, int(at)), shown)))
+gold_hit = next(h for h in by_way["fused"][i] if overlaps(h.chunk, q.gold, q.copies))
+print("BM25 matches the question's words in the gold chunk: "
+      + ", ".join(matched_terms(q.text, gold_hit.chunk.text,
+                                     getattr(fused.bm25, "tokens", "words"))[:8]))
 
 # %% [markdown]
 # ### LLM preambles cached for part of the set
@@ -193,6 +273,7 @@ for g in partial_cover:
                      f"{len(subset.queries)} queries in this run)."))
     llm_tables.append(measure(subset, subset.chunks, [g, "structural"],
                               label=f"upstream chunks · {g} subset").assign(subset=g))
+    llm_tables[-1] = with_intervals(llm_tables[-1], rec.frames(), f"upstream chunks · {g} subset")
 show_table(pd.concat(llm_tables, ignore_index=True)) if llm_tables else None
 
 # %% [markdown]
@@ -224,10 +305,14 @@ display(Markdown("\n".join(
     f"- {o['over']} of {o['chunks']} {name} chunks fill {embedder.name}'s {o['limit']}-token "
     "input with their body alone: a preamble placed after them is cut before the encoder "
     "reads it." for name, o in overflow.items())
+    + f"\n\nThe truncation warning under the table counts something else: the whole text the "
+    f"encoder is given, the code chunk's own prefix (its enclosing signatures) included, and "
+    f"{sum(n > embedder.max_tokens for n in embedder.count_tokens([c.embedding_text() for c in code_chunks]))}"
+    f" of {len(code_chunks)} code chunks exceed the limit that way."
     + "\n\nThe code chunks below carry the preamble before the chunk (`placement=\"before\"`), "
     "where the encoder reads it; the upstream rows above keep the article's order."))
 show_table(measure(anthropic, code_chunks, ["structural"], label="code chunks",
-                   placement="before"))
+                   placement="before"), "code chunks")
 
 # %% [markdown]
 # ## Before or after the chunk?
@@ -238,6 +323,7 @@ show_table(measure(anthropic, code_chunks, ["structural"], label="code chunks",
 placement = pd.concat([
     measure(anthropic, anthropic.chunks, ["structural"], placement=p, with_basic=False,
             label=f"upstream chunks · {p}").head(1).assign(placement=p)
+    .pipe(with_intervals, rec.frames(), f"upstream chunks · {p}", against_label="upstream chunks")
     for p in ("before", "after")], ignore_index=True)
 show_table(placement)
 
@@ -245,9 +331,11 @@ show_table(placement)
 # ## The course corpus
 # Scored by gold spans: a chunk "finds" a gold unit when it contains all of it. The LLM
 # preambles were generated for the recursive chunks above (`ragkit preambles`), so every
-# generator is measured on those; ragkit's router chunks follow with the model-free
-# generators. Router chunks already carry a heading path in their prefix, so a structural
-# preamble repeats much of what they have.
+# generator is measured on those; ragkit's **router chunks** follow with the model-free
+# generators (the router is notebook 02's per-document-class chunker: it picks a chunker for
+# each document by its kind). Router chunks already carry a heading path in their prefix, so a
+# structural preamble repeats much of what they have. The last column, Pass@20 minus basic in
+# points with its interval, is the one to read where basic Pass@20 is already high.
 
 # %%
 from ragkit.chunkers import Router
@@ -257,8 +345,10 @@ course_llms = [g for g in LLMS if len(cached_documents("course", course.document
                == len(course.documents)]
 router_chunks = Router().chunk_all(course.documents)
 course_table = pd.concat([
-    measure(course, recursive_chunks, GENERATORS + course_llms, label="recursive chunks"),
-    measure(course, router_chunks, GENERATORS, label="router chunks", tag="router chunks")],
+    measure(course, recursive_chunks, GENERATORS + course_llms, label="recursive chunks")
+    .pipe(lambda t: with_intervals(t, rec.frames(), "recursive chunks")),
+    measure(course, router_chunks, GENERATORS, label="router chunks", tag="router chunks")
+    .pipe(lambda t: with_intervals(t, rec.frames(), "router chunks"))],
     ignore_index=True)
 show_table(course_table)
 
@@ -269,7 +359,7 @@ show_table(course_table)
 # preamble helped.
 
 # %%
-from ragkit.experiments import CONTEXT_STAGES, contextual_comparison
+from ragkit.experiments import contextual_comparison
 from ragkit.report import finding
 
 frames = rec.frames()
@@ -348,9 +438,22 @@ for units in (recursive_chunks, short):
         [question.text], 2)[0], k=2, lines=6), "\n")
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
-# Answers to exercises 2 and 3 (expand to read). Exercise 1 is reading; the cell above shows it.
+# Answers to the exercises (expand to read).
+import re
+
 from ragkit.evaluate import versus
 from ragkit.report import finding, mean_ci
+
+# 1. the names (capitalised words, numbers) each preamble of the chunks above holds and its
+#    chunk does not: the ones a reader would check against the document
+for r in preamble_samples(course, recursive_chunks, GENERATORS + LLMS, n=n, offset=offset,
+                          width=None).itertuples():
+    seen = set(re.findall(r"\w+", r.chunk.lower()))
+    new = {g: sorted({w for w in re.findall(r"\b(?:[A-Z][a-z]\w+|\d{3,})\b", getattr(r, g))
+                      if w.lower() not in seen and w not in ("This", "The", "These")})
+           for g in GENERATORS + LLMS}
+    print(f"1. {r.doc_id} · chars {r.chars}: " + "; ".join(
+        f"{g} adds {', '.join(w[:6]) if w else 'no name'}" for g, w in new.items()))
 
 passes = {}
 for b in (100, 30):
@@ -394,9 +497,11 @@ per_generator = {}
 for (label, g), c in helped.items():
     if "subset" not in label:  # a partial cover's rows compare a subset: they inform only
         per_generator.setdefault(g, {})[label] = c
+write_cost = {g: f"{rate[g]:.3g} preambles a second to write" for g in rate}
 decisions = [Decision(f"{g} preambles (contextual embeddings)",
                       "basic retrieval on the same chunks", "Pass@20", by, untuned,
-                      embedder.name) for g, by in per_generator.items()]
+                      embedder.name, write_cost.get(g, ""))
+             for g, by in per_generator.items()]
 decisions += [
     Decision("a preamble before the chunk", "the same preamble after it", "Pass@20",
              {"Anthropic's set, structural": placement_c}, untuned, embedder.name),
@@ -404,7 +509,13 @@ decisions += [
              "embeddings + BM25 without a preamble", "Pass@20",
              {"Anthropic's set": preamble_share}, untuned, embedder.name),
 ]
+cost_line = ("What a preamble costs to write (`ragkit bench context-speed` rows): " + "; ".join(
+    f"{g} {rate[g]:.3g} a second" for g in GENERATORS + LLMS if g in rate)
+    + "; no timing row for " + (", ".join(g for g in LLMS if g not in rate) or "none")
+    + ". To embed: " + ", ".join(f"{g} adds a median {added[g].median():.0f} MiniLM tokens "
+                                  "a chunk" for g in GENERATORS) + ".")
 display(Markdown(ranked_closing(decisions, [
+    cost_line,
     *claim_sentences(claims),
     "How much of the hybrid's gain is the preamble's: "
     + finding(preamble_share, f"{hybrid_generator} preamble + BM25", "BM25 without a preamble",

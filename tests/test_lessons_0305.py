@@ -145,6 +145,24 @@ def test_contextual_comparison_across_chunkers():
     assert c.diff == pytest.approx(-0.5) and c.losses == 1
 
 
+
+def test_with_intervals_adds_each_rows_paired_difference_from_basic():
+    """The column reads a recorded stage's paired difference from basic in points with its
+    interval; the basic row, and a row whose run was not recorded, read '–'; a tag appended to
+    the generator name is stripped before the run is looked up."""
+    from ragkit.experiments import CONTEXT_STAGES
+    from ragkit.experiments.contextual import with_intervals
+
+    stage = CONTEXT_STAGES[0]
+    frames = recorded("up", {"basic · up": {"a": 0.0, "b": 0.0, "c": 1.0, "d": 1.0},
+                             f"{stage} · structural · up": {"a": 1.0, "b": 1.0, "c": 1.0,
+                                                            "d": 1.0}})
+    table = pd.DataFrame({"generator": ["none", "structural (router)", "gemma"],
+                          "stage": ["basic", stage, stage]})
+    column = with_intervals(table, frames, "up").iloc[:, -1].tolist()
+    assert column[0] == "–" and column[2] == "–"
+    assert column[1].startswith("+50.0 [")  # two of four questions gained a whole point
+
 # --- 05: late chunking ------------------------------------------------------------------------
 
 def test_windowed_documents_reads_the_flag():

@@ -152,3 +152,24 @@ def contextual_comparison(rows, scores, label: str, stage: str, generator: str =
     other = against_label or label
     mine = f"{stage} · {label}" if generator == "none" else f"{stage} · {generator} · {label}"
     return versus(values(mine, label), values(against or f"basic · {other}", other))
+
+
+def with_intervals(table, frames, label: str, metric: str = "pass@20",
+                   against_label: str | None = None):
+    """`table` (a `contextual_table`) with one more column: each row's paired difference from
+    basic retrieval on `metric`, in points, with its 95 % interval (``+6.2 [+2.8, +9.6]``), read
+    from the recorded runs (`frames` is `Recorder.frames()`; `label` names the chunks as in
+    `contextual_retrieval`). The basic row, and a row with no recorded run, read ``–``."""
+    def cell(r) -> str:
+        if r.stage == "basic" and against_label is None:
+            return "–"
+        generator = r.generator.split(" (")[0]  # a tag is appended as " (router chunks)"
+        try:
+            c = contextual_comparison(*frames, label, r.stage, generator, metric=metric,
+                                      against_label=against_label)
+        except KeyError:
+            return "–"
+        return f"{100 * c.diff:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}]"
+
+    column = f"Δ {metric} vs basic, points [95 % CI]"
+    return table.assign(**{column: [cell(r) for r in table.itertuples()]})
