@@ -90,6 +90,7 @@ question = "How many days do I have to submit a warranty claim?"
 rank = {how: int((demo[(question, how)] > demo[(question, how)].iloc[answer]).sum()) + 1
         for how in ("naive", "late")}
 section_tokens = len(minilm.tokenizer(warranty.text[lo:hi])["input_ids"])
+doc_tokens = len(minilm.tokenizer(warranty.text, verbose=False)["input_ids"])
 display(Markdown(
     f"With *warranty claim* as the query, late pooling raises the cosine of {(refer > 0).sum()} "
     f"of {len(refer)} sentences, and moves the one sentence that names the claim by "
@@ -100,7 +101,12 @@ display(Markdown(
        "*claim* in its own words, and averaging in the section's context pulls it toward what "
        "its neighbours say." if rank["late"] > rank["naive"] else
        "Here late pooling keeps or improves the answer's place.")
-    + f" The whole section is {section_tokens} MiniLM tokens, inside one window."))
+    + f" The section is {section_tokens} MiniLM tokens, so it fits inside one window; the "
+    f"whole document is {doc_tokens}"
+    + (f", more than the {minilm.max_tokens} MiniLM reads at once, so it is encoded in "
+       "overlapping windows (the warning above) and each sentence takes its token vectors from "
+       "the window that gives it the most context." if doc_tokens > minilm.max_tokens else
+       ", inside one window too.")))
 
 # %% [markdown]
 # **Why pooling after attention carries context.** Every layer of the encoder rewrites each
@@ -116,7 +122,9 @@ display(Markdown(
 # such chunks part of a late gain is truncation avoided, not context added. The tables below
 # carry a `truncated:N` flag where naive vectors were cut; read the late-minus-naive
 # differences of those rows with that in mind. An encoder with a longer window (EmbeddingGemma
-# reads `2048` tokens) removes the confound; a later section runs it.
+# reads `2048` tokens) removes the confound: a later section reads the rows
+# `ragkit bench late-quality` saved for it, and runs it live only when `RAGKIT_GEMMA_DIR` is
+# set.
 #
 # **The metrics** (the glossary's names, as the tables head them), each read on the top
 # `k = 5` chunks of the ranking: **span recall@k** (headed `recall@k`), the share of the gold
@@ -174,6 +182,37 @@ display(Markdown(f"Late chunking is measurably ahead in {ahead} of {len(sens)} "
                  f"interval of no change in {len(sens) - ahead - behind}."))
 
 # %% [markdown]
+# What it costs to encode: `ragkit bench late` times late chunking of one long document
+# against a plain forward pass over the same windows (each window mean-pooled, as an ordinary
+# embedder would), and counts the tokens the windows' overlap sends through the model. This
+# cell reads the rows it saved.
+
+# %%
+from ragkit.report import load_results
+
+cost = load_results()
+cost = cost[(cost.experiment == "late_throughput") & (cost.embedder == minilm.name)]
+if len(cost):
+    run_id = cost.timestamp.max()
+    got = cost[cost.timestamp == run_id].set_index("metric").value
+    p = cost[cost.timestamp == run_id].params.iloc[0]
+    cost_line = (
+        f"Encoding cost (`ragkit bench late`, {minilm.name}, {cost.device.iloc[-1]}, one "
+        f"document of {p['tokens']:,} tokens in {p['windows']} windows): late chunking "
+        f"{got['seconds_late']:.1f} s against {got['seconds_plain']:.1f} s for a plain forward "
+        f"pass over the same windows (CPU time {got.get('cpu_seconds_late', float('nan')):.1f} s "
+        f"against {got.get('cpu_seconds_plain', float('nan')):.1f} s); the overlap sends "
+        f"{p['forward_tokens'] / p['tokens']:.2f} tokens through the model per document token, "
+        "where embedding each chunk alone sends each token once.")
+    cost_short = (f"encoding {got['seconds_late']:.1f} s late against {got['seconds_plain']:.1f} s "
+                  f"plain for {p['tokens']:,} tokens (`ragkit bench late`)")
+else:
+    cost_short = ""
+    cost_line = ("Encoding cost: no `ragkit bench late` rows in `results/` (run "
+                 "`ragkit bench late` to measure it).")
+display(Markdown(cost_line))
+
+# %% [markdown]
 # ## One question, both ways
 # On the course corpus with the first chunker above: the question late chunking helps most
 # and the one it hurts most (by nDCG@10), each with its top two hits from naive and from late
@@ -181,6 +220,7 @@ display(Markdown(f"Late chunking is measurably ahead in {ahead} of {len(sens)} "
 # first two lines when it holds no gold.
 
 # %%
+from ragkit.evaluate import overlaps
 from ragkit.report import hits_text
 
 course_runs = {r["mode"]: r for r in rows
@@ -196,6 +236,24 @@ for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "
     display(Markdown(f"**{label}: {qid}** ({moved[qid]:+.3f} nDCG@10) · {q.text}"))
     for mode in ("naive", "late"):
         print(f"══ {mode}\n" + hits_text(q, course_runs[mode]["hits"][qid], k=2, lines=2))
+    if sign < 0:  # why: where the chunk that held the gold went, and what else it holds
+        gold_at = {mode: next(((i, h) for i, h in enumerate(course_runs[mode]["hits"][qid], 1)
+                               if overlaps(h.chunk, q.gold, q.copies)), (None, None))
+                   for mode in ("naive", "late")}
+        (rn, hn), (rl, hl) = gold_at["naive"], gold_at["late"]
+        g = next(s for s in q.gold if s.doc_id == hn.chunk.doc_id) if hn else None
+        display(Markdown(
+            f"Why: the chunk that holds the gold scores {hn.score:.3f} against the question "
+            f"with its naive vector (rank {rn})"
+            + (f" and {hl.score:.3f} with its late one (rank {rl})" if hl else
+               f" and falls out of the {len(course_runs['late']['hits'][qid])} hits kept with "
+               "its late one")
+            + f". The gold is {g.end - g.start} of its {hn.chunk.end - hn.chunk.start} "
+            "characters: naive pooling averages only this chunk's tokens, while late pooling "
+            "averages tokens that have read the rest of their MiniLM window too, so the vector "
+            "moves toward what the neighbouring text is about and away from the gold's own "
+            "words." if hn and g else
+            "Naive vectors did not retrieve the gold either; nothing to explain."))
 
 # %% [markdown]
 # ## The claims, decided by their declared rules
@@ -221,9 +279,12 @@ show(claims)
 # ## Window and overlap
 # With MiniLM the window is at most `254` text tokens (its `256` less the two special
 # tokens). Smaller windows give each token less context; overlap gives the tokens near a cut
-# a second view, from a window in which they sit farther from the edge.
+# a second view, from a window in which they sit farther from the edge. The figure's bars are
+# each point's 95 % bootstrap interval over the questions; the dashed line is naive
+# embedding, which no window changes.
 
 # %%
+from ragkit.evaluate.stats import interval
 from ragkit.report import lines, show_figure
 
 sweep_chunker = SentenceGroupChunker(128)
@@ -237,10 +298,19 @@ swept = pd.DataFrame([
                            tag=f" · w{w}/o{o}", recorder=rec)])
 sweep = swept[swept["mode"] == "late"]
 naive_recall = swept.loc[swept["mode"] == "naive", "recall@k"].iloc[0]  # no window: one value
-show_figure(lines(sweep.drop(columns=["per_query", "hits"]), "window", "recall@k", "windows",
-                  title="Late chunking on the course corpus: window and overlap",
-                  reference=("naive (each chunk alone)", naive_recall)),
-            "05_late_window_sweep")
+fig = lines(sweep.drop(columns=["per_query", "hits"]), "window", "recall@k", "windows",
+            title="Late chunking on the course corpus: window and overlap",
+            reference=("naive (each chunk alone)", naive_recall))
+ax = fig.axes[0]
+ax.set_xlabel("window (MiniLM tokens)")
+bands = {}  # each point's pass@5 with its 95 % bootstrap interval over the questions
+for (w, o), r in zip(sweep[["window", "overlap"]].itertuples(index=False), sweep.itertuples()):
+    bands[w, o] = interval(r.per_query["recall@k"].dropna())
+colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+for (w, o), (m, lo_, hi_) in bands.items():
+    ax.errorbar(w, 100 * m, yerr=[[100 * (m - lo_)], [100 * (hi_ - m)]], fmt="none", capsize=3,
+                ecolor=colors.get("overlap: a quarter" if o else "overlap: none"), lw=1)
+show_figure(fig, "05_late_window_sweep")
 percent_frame(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"]],
               shares=["recall", "iou", "recall@k", "ndcg@10"])
 
@@ -323,11 +393,12 @@ else:
 # 1. **A smaller window.** Set `window` below to `64` and rerun: each token now sees less of
 #    its document. Does late chunking still beat naive on these few documents?
 # 2. **Another chunker.** Replace `SentenceGroupChunker(128)` with `SentenceGroupChunker(32)`:
-#    smaller chunks have less context of their own, which is where late chunking should help
-#    most.
+#    smaller chunks have less context of their own. Does late chunking help them more, as that
+#    suggests it might?
 # 3. **Which questions move.** Pick a benchmark and a chunker from the table above (the cell
 #    starts with Anthropic's code set) and list the questions whose nDCG@10 late chunking
-#    changes most, then read one of them as in "One question, both ways".
+#    changes most. For the one it changes most, at what rank does each mode put the first chunk
+#    touching the gold?
 
 # %%
 # Exercises 1 and 2: a few course documents, one chunker, one window
@@ -338,14 +409,23 @@ print(late_vs_naive(naive_vs_late(small, minilm, chunker, k=K, window=window, ov
       .drop(columns="comparison").round(3).to_string())
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
-# Answers to exercises 1 and 2 (expand to read): late − naive nDCG@10 on the same slice, with
-# the values they suggest beside the defaults. Exercise 3's answer is the table it prints.
+# Answers to the exercises (expand to read): 1 and 2, late − naive nDCG@10 on the same slice
+# with the values they suggest beside the defaults; 3, the gold's rank under each mode.
 from ragkit.report import finding
 
+answers = {}
 for w, o, size in ((254, 63, 128), (64, 16, 128), (254, 63, 32)):
-    r = late_vs_naive(naive_vs_late(small, minilm, SentenceGroupChunker(size), k=K, window=w,
-                                    overlap=o)).comparison.iloc[0]
-    print(f"window {w}/{o}, sentence groups of {size}: " + finding(r, "late", "naive", "nDCG@10"))
+    answers[w, size] = late_vs_naive(naive_vs_late(
+        small, minilm, SentenceGroupChunker(size), k=K, window=w, overlap=o)).comparison.iloc[0]
+    print(f"window {w}/{o}, sentence groups of {size}: "
+          + finding(answers[w, size], "late", "naive", "nDCG@10"))
+small_c, default_c = answers[254, 32], answers[254, 128]
+print("2. " + ("The data show late chunking helping the smaller chunks more: their interval "
+               "lies above the default's difference." if small_c.low > default_c.diff else
+               f"The data do not show late chunking helping smaller chunks more: on groups of "
+               f"32 tokens late − naive is {100 * small_c.diff:+.1f} points "
+               f"[{100 * small_c.low:+.1f}, {100 * small_c.high:+.1f}], against "
+               f"{100 * default_c.diff:+.1f} on groups of 128."))
 
 # %%
 # Exercise 3: the questions late chunking changes most
@@ -358,6 +438,19 @@ movers = pd.DataFrame({"late − naive": change, "question": change.index.map(qu
 text_frame(pd.concat([movers.head(3), movers.tail(3)]).drop_duplicates(),
            {"late − naive": "{:+.3f}"})
 
+# %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
+# Answer to exercise 3 (expand to read): the question late chunking changes most, and where each
+# mode ranks the first chunk touching its gold (of the hits each run kept)
+top = change.abs().idxmax()
+runs3 = {r["mode"]: r["hits"][top] for r in rows
+         if r["benchmark"] == bench_name and r["chunker"] == chunker_label}
+tq = next(q for q in benches[bench_name].queries if q.id == top)
+first = {mode: next((i for i, h in enumerate(hs, 1) if overlaps(h.chunk, tq.gold, tq.copies)),
+                    None) for mode, hs in runs3.items()}
+print(f"3. {top} ({change[top]:+.3f} nDCG@10) · {tq.text}\n   " + "; ".join(
+    f"{mode}: " + (f"gold first at rank {first[mode]}" if first[mode] else
+                   f"gold in none of the {len(runs3[mode])} hits kept") for mode in runs3))
+
 # %%
 print(rec.save())
 
@@ -365,10 +458,12 @@ print(rec.save())
 # ## What we measured
 
 # %%
+from ragkit.experiments.late import late_quality_comparison
 from ragkit.report import Decision, claim_sentences, finding, pct, ranked_closing
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
 best = sweep.loc[sweep["recall@k"].idxmax()]
+best_band = bands[best["window"], best["overlap"]]
 gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
 windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
 same_spans, untuned = "naive vectors of the same spans", "all questions, nothing here is tuned"
@@ -380,26 +475,35 @@ if gemma_sens is not None and len(gemma_sens):
     decisions.append(Decision("late chunking (256-token spans)", same_spans, "nDCG@10",
                               {"course": gemma_sens.comparison.iloc[0]}, untuned,
                               "EmbeddingGemma-300M"))
+else:  # the saved bench rows: EmbeddingGemma's own window, the default (edges) pooling
+    saved_means = late_quality_means(load_results())
+    for metric in ("ndcg@10", "pass@k"):
+        c = late_quality_comparison(quality, saved_means, "embeddinggemma", metric)
+        if c is not None:
+            decisions.append(Decision(
+                "late chunking with EmbeddingGemma (256-token spans, its own window)",
+                same_spans, metric.replace("ndcg", "nDCG").replace("pass@k", f"pass@{K}"),
+                {"course": c}, "all questions, saved `ragkit bench late-quality` rows",
+                "EmbeddingGemma-300M"))
+decisions = [d if d.encoder != minilm.name else Decision(
+    d.technique, d.against, d.metric, d.by_benchmark, d.split, d.encoder, cost_short)
+    for d in decisions]
 display(Markdown(ranked_closing(decisions, [
+    cost_line,
     f"With MiniLM's `256`-token window, {windowed} of {late_rows.documents.sum()} documents "
-    f"({', '.join(late_rows.benchmark)}) were encoded in several windows: for them a late "
-    "chunk vector has read the window around the chunk, not the whole document.",
-    f"With MiniLM, late chunking is measurably ahead of naive chunking on nDCG@10 in {ahead} "
-    f"of {len(sens)} (benchmark, chunker) pairs, measurably behind in {behind}, and within "
-    f"the interval of no change in {len(sens) - ahead - behind}.",
-    *[finding(r.comparison, "late", "naive", f"nDCG@10 ({r.benchmark}, {r.chunker})")
-      for r in sens.itertuples()],
+    f"({', '.join(late_rows.benchmark)}) were encoded in several windows: a late chunk vector "
+    "there has read the window around its chunk, not the whole document.",
+    f"With MiniLM, late chunking is measurably ahead on nDCG@10 in {ahead} of {len(sens)} "
+    f"(benchmark, chunker) pairs, behind in {behind}, no measurable difference in "
+    f"{len(sens) - ahead - behind} (the table above).",
     *claim_sentences(claims),
-    f"Window sweep (course, {sweep_chunker.label}): the best pass@5 of late chunking, "
-    f"{pct(best['recall@k'])}, comes with a window of {best['window']:.0f} tokens and an "
-    f"overlap of {best['overlap']:.0f}.",
+    f"Window sweep (course, {sweep_chunker.label}): the best of {len(sweep)} settings is a tune "
+    f"pick, scored on the questions it was picked on: pass@{K} {pct(best['recall@k'])} "
+    f"[{100 * best_band[1]:.1f}, {100 * best_band[2]:.1f}] at window {best['window']:.0f}, "
+    f"overlap {best['overlap']:.0f}, against {pct(naive_recall)} naive.",
     finding(gemma_sens.comparison.iloc[0], "late", "naive",
             "nDCG@10 (EmbeddingGemma, course, 256-token spans)")
     if gemma_sens is not None and len(gemma_sens) else
-    "EmbeddingGemma was not run in this run (`RAGKIT_GEMMA_DIR` unset); its late-chunking "
-    "rows, if any, are the saved `ragkit bench late-quality` rows read above, not this run's.",
-    *[f"Saved `ragkit bench late-quality` rows: {line}"
-      for line in late_quality_sentences(quality)],
-    *[f"Where late chunking loses in the saved `ragkit bench late-quality` rows: {line}"
-      for line in losses],
+    "EmbeddingGemma did not run live (`RAGKIT_GEMMA_DIR` unset); its lines above are the saved "
+    "`ragkit bench late-quality` rows.",
 ])))

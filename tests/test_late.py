@@ -347,6 +347,34 @@ def test_late_quality_losses_say_where_late_chunking_loses_and_what_the_settings
     no_loss = late_quality_table(rows.iloc[2:3])
     assert late_quality_losses(no_loss, means) == []
 
+def test_late_quality_comparison_builds_a_decision_from_one_saved_setting():
+    """A saved setting becomes the paired comparison a closing's Decision needs: late and naive
+    means, the difference and interval as saved, n the questions counted; a loss there makes
+    the decision 'do not use'; a setting the rows lack gives None."""
+    import pandas as pd
+
+    from ragkit.experiments.late import (late_quality_comparison, late_quality_means,
+                                         late_quality_table)
+    from ragkit.report.decisions import Decision
+
+    rows = pd.DataFrame([
+        {"notebook": "bench_late_quality", "experiment": "late_quality_paired",
+         "embedder": "gemma", "metric": "diff_recall@k", "value": -0.055,
+         "params": {"window": None, "specials": "edges", "subset": "all",
+                    "ci95": ["-0.096", "-0.016"], "wins": 13, "losses": 27, "ties": 193}},
+        {"notebook": "bench_late_quality", "experiment": "late_quality", "embedder": "gemma",
+         "metric": "recall@k", "value": 0.855, "params": {"mode": "naive"}},
+        {"notebook": "bench_late_quality", "experiment": "late_quality", "embedder": "gemma",
+         "metric": "recall@k", "value": 0.80,
+         "params": {"mode": "late", "window": None, "specials": "edges"}}])
+    table, means = late_quality_table(rows), late_quality_means(rows)
+    c = late_quality_comparison(table, means, "gemma", "pass@k")
+    assert (c.mean_a, c.mean_b, c.diff, c.low, c.high) == (0.80, 0.855, -0.055, -0.096, -0.016)
+    assert (c.wins, c.losses, c.ties, c.n) == (13, 27, 193, 233)
+    assert Decision("late", "naive", "pass@k", {"course": c}).call == "do not use"
+    assert late_quality_comparison(table, means, "gemma", "pass@k", pooling="every") is None
+
+
 def test_windows_that_recur_across_window_settings_are_encoded_once(embedder):
     """A sweep over overlaps shares windows (the first window of every document, and every
     document that fits in one): the memo keeps windows, not batches, so each recurring window

@@ -253,3 +253,27 @@ def late_quality_losses(table, means) -> list[str]:
                       "less the window alone explains the loss")
                    + (f"; {others}." if others else "."))
     return out
+
+
+def late_quality_comparison(table, means, embedder: str, metric: str, window="limit",
+                            pooling: str = "edges"):
+    """One saved setting of ``ragkit bench late-quality`` (`late_quality_table` row and its
+    `late_quality_means`) as a `ragkit.evaluate.Comparison`, late against naive: the means, the
+    paired difference with its interval, wins / losses / ties, n their sum; None when the rows
+    lack that setting. A closing's `Decision` is built from it."""
+    from ..evaluate.stats import Comparison
+
+    t = table[(table.embedder == embedder) & (table.metric == metric)
+              & (table.window == window) & (table.pooling == pooling)]
+    if t.empty:
+        return None
+    r = t.iloc[0]
+    m = means[(means.embedder == embedder) & (means.metric == metric)]
+    naive = m[m["mode"] == "naive"].value
+    late = m[(m["mode"] == "late") & (m.window == window) & (m.pooling == pooling)].value
+    diff = float(r["late − naive"])
+    mean_b = float(naive.iloc[0]) if len(naive) else float("nan")
+    mean_a = float(late.iloc[0]) if len(late) else mean_b + diff
+    wins, losses, ties = (int(r[c]) for c in ("wins", "losses", "ties"))
+    return Comparison(mean_a, mean_b, diff, float(r.low), float(r.high), wins, losses, ties,
+                      wins + losses + ties)
