@@ -335,7 +335,8 @@ for bench in benches:
         f"cl100k tokens against {mean_tokens[naive.label]:.0f}, so about "
         f"{B / mean_tokens[baselines[2].label]:.1f} fit in {B:,} tokens against "
         f"{B / mean_tokens[naive.label]:.1f}; at k = 5, "
-        + finding(at_k, baselines[2].label, naive.label, "span recall@5"))
+        + (lambda t: t[:1].lower() + t[1:])(
+            finding(at_k, baselines[2].label, naive.label, "span recall@5")))
 display(Markdown("\n".join(f"- {x}" for x in long_windows)))
 
 # %% [markdown]

@@ -456,7 +456,7 @@ display(Markdown(ranked_closing(decisions, [
         "measurably raises it" if c.low > 0 else "measurably lowers it" if c.high < 0 else
         "shows no measurable difference") + f" ({100 * c.diff:+.1f} points {ci(c.low, c.high)})"
         for name, c in (("pass@5", dense_sq), ("span recall@5", dense_sq_span))) + ".",
-    "Self-query reading: " + reading,
+    "Self-query reading: " + reading[:1].lower() + reading[1:],
     f"With `include_superseded=True` (superseded documents kept when the rules read no year) "
     f"the self-query filter fixes {keep_counts[True][0]} and breaks {keep_counts[True][1]}, "
     f"against {keep_counts[False][0]} and {keep_counts[False][1]} by default: "
