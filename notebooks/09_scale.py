@@ -19,12 +19,15 @@
 # 1. **stages as batch functions** (`ragkit.scale.stages`): chunk, contextualize, embed and late-embed
 #    take a batch of columns and return one, so `datasets.Dataset.map(batched=True,
 #    num_proc=N)` runs them on one machine (the "2 processes" row of section 1) and Ray Data's `map_batches` (the encoder in an
-#    actor pool, one actor per GPU) on a cluster, unchanged;
+#    **actor pool**: a fixed set of long-lived Ray worker processes, the actors, each loading
+#    the encoder once and then taking batch after batch; one actor per GPU) on a cluster,
+#    unchanged;
 # 2. **resumable shards** (`ragkit.scale.shards`): chunks, spans, metadata and vectors land in
 #    numbered Parquet files; a crashed run restarts after the last finished shard and ends
 #    with the same bytes (section 3 kills one and runs it again);
-# 3. **an index that scales** (`ragkit.scale.index`): IVF built from the shards (section 4
-#    defines it and measures it against exact search), the metadata pre-filter still applied
+# 3. **an index that scales** (`ragkit.scale.index`): an IVF index (inverted file: the vectors
+#    filed into clusters, and a question searched only in its nearest clusters) built from the
+#    shards (section 4 defines it fully and measures it against exact search), the metadata pre-filter still applied
 #    before the search (not timed here: `ragkit bench filter-speed` times it, and notebook 03
 #    measures what filters do to retrieval).
 #
@@ -246,8 +249,8 @@ rec.add_metrics({"same_as_uninterrupted": float(resumed["same_as_uninterrupted"]
 # Real chunk vectors are too few to fill a million-vector index, so the sweep draws synthetic
 # ones from them (each a real chunk vector, plus up to half of another, plus noise,
 # renormalised: `ragkit.scale.synthetic_vectors`). Shards are written at each size, an
-# IVF-Flat index is built from them in a fresh process (its peak memory is that process's
-# own), and recall@10 is measured against exact search on the same synthetic queries. Caveat: with
+# IVF-Flat index is built from them in a fresh process, and its **peak RSS** is read (resident
+# set size: the most memory the process held in RAM at once; that process's own), and recall@10 is measured against exact search on the same synthetic queries. Caveat: with
 # few real vectors the synthetic ones form tight clusters around them, which is easy for IVF;
 # real corpora are less clustered, and how many cells they need probed is not measured here.
 
@@ -308,9 +311,11 @@ print(f"rows: {path}")
 # ## Exercises
 # 1. **Your corpus, your machine.** Set `my_documents` and `my_cores` below: with the fitted
 #    cost per document above (and its interval), how many hours does one pass of the encoder
-#    take if the cores divide the documents evenly? That is a lower bound: section 1's
-#    `x all threads` column reads what a second process adds over one process that already
-#    uses every core, and it is not the number of processes.
+#    take if the cores divide the documents evenly? That is what this machine's runs imply, not
+#    a bound on any other machine: section 1's `2 processes` row and its `x 1 thread` column
+#    show how far an even split of the one-thread run is from what two processes measured here,
+#    and its `x all threads` column reads what a second process adds over one process that
+#    already uses every core (it is not the number of processes).
 # 2. **How many cells to probe.** In the sweep's rows (`sweep`), which `nprobe` is the
 #    smallest that reaches a recall@10 of `0.95` against exact search at the largest size, and
 #    what speed-up over exact search does it keep?
