@@ -19,7 +19,7 @@ UP, DOWN, FLAT = comp(0.05, 0.02, 0.08), comp(-0.04, -0.07, -0.01), comp(0.01, -
     ({"a": UP, "b": UP}, "use"),                    # beats on every benchmark
     ({"a": UP, "b": FLAT}, "depends"),              # beats on one only
     ({"a": DOWN, "b": DOWN}, "do not use"),         # loses on every benchmark
-    ({"a": DOWN, "b": FLAT}, "depends"),            # loses on one, no difference on the other
+    ({"a": DOWN, "b": FLAT}, "do not use"),         # a measured loss, an upside nowhere
     ({"a": FLAT, "b": FLAT}, "no evidence either way"),  # a null is not a "do not use"
     ({"a": UP, "b": DOWN}, "depends"),
 ])
@@ -32,7 +32,7 @@ def test_the_deciding_number_follows_the_call():
     assert d.decisive[0] == "b" and d.call == "depends"
     assert "beats on a, b only; no measurable difference on c" in d.line()
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(0.2, -0.1, 0.5)})
-    assert d.call == "depends" and d.decisive[0] == "a"
+    assert d.call == "do not use" and d.decisive[0] == "a"
     assert d.line().endswith("loses on a; no measurable difference on b; it beats on no "
                              "benchmark.")
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(-0.09, -0.15, -0.03)})

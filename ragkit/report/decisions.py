@@ -7,11 +7,11 @@ read from the intervals alone:
 
 - **use** only when it beats its alternative on *every* benchmark measured (the interval above
   0 on each), with its measured cost stated beside it (or "cost not measured");
-- **do not use** only when it loses to its alternative on *every* benchmark measured (the
-  interval below 0 on each): the mirror of *use*;
-- **depends** when the benchmarks disagree: it beats or loses on some and not on others (a
-  loss on one benchmark beside nulls on the rest is *depends*, not *do not use*); the line
-  says where it helps, where it hurts and where no difference was measured;
+- **do not use** when it loses on at least one benchmark and beats on none: no benchmark
+  shows an upside, at least one a measured cost; the line names where it loses and where no
+  difference was measured (a null alone is never *do not use*);
+- **depends** when it beats on some benchmarks and not on others (it loses or ties there):
+  the line says where it helps, where it hurts and where no difference was measured;
 - otherwise **no evidence either way**: no benchmark differs measurably; the line says what
   would decide it (about how many questions an interval this wide would need to exclude 0 at
   the difference seen).
@@ -70,12 +70,9 @@ class Decision:
 
     @property
     def call(self) -> str:
-        every = len(self.by_benchmark)
-        if len(self.beats) == every:
-            return "use"
-        if len(self.loses) == every:
-            return "do not use"
-        return "depends" if self.beats or self.loses else "no evidence either way"
+        if self.beats:
+            return "use" if len(self.beats) == len(self.by_benchmark) else "depends"
+        return "do not use" if self.loses else "no evidence either way"
 
     def call_phrase(self) -> str:
         """Where it is better, worse and not measurably different, as words for a sentence:
@@ -89,8 +86,8 @@ class Decision:
     @property
     def decisive(self) -> tuple[str, Comparison]:
         """The benchmark and comparison that decide the call: the largest gain for *use* and
-        for a *depends* that beats somewhere, the largest loss for *do not use* and for a
-        *depends* that only loses, the largest difference either way otherwise."""
+        *depends*, the largest loss for *do not use*, the largest difference either way
+        otherwise."""
         items = list(self.by_benchmark.items())
         if self.beats:
             return max(((b, c) for b, c in items if c.low > 0), key=lambda bc: bc[1].diff)
@@ -124,18 +121,16 @@ class Decision:
         if self.call == "use":
             why = (f"beats on {n} of {n}; cost: {self.cost or 'not measured'}")
         elif self.call == "do not use":
-            why = f"loses on {n} of {n}"
+            tied = [b for b in self.by_benchmark if b not in self.loses]
+            why = (f"loses on {n} of {n}" if not tied else
+                   f"loses on {', '.join(self.loses)}; no measurable difference on "
+                   f"{', '.join(tied)}; it beats on no benchmark")
         elif self.call == "depends":
             tied = [b for b in self.by_benchmark if b not in self.beats and b not in self.loses]
-            if self.beats:
-                parts = [f"beats on {', '.join(self.beats)} only",
-                         f"loses on {', '.join(self.loses)}" if self.loses else "",
-                         f"no measurable difference on {', '.join(tied)}" if tied else "",
-                         f"cost: {self.cost}" if self.cost else ""]
-            else:  # it only hurts where it differs: lead with that
-                parts = [f"loses on {', '.join(self.loses)}",
-                         f"no measurable difference on {', '.join(tied)}" if tied else "",
-                         "it beats on no benchmark"]
+            parts = [f"beats on {', '.join(self.beats)} only",
+                     f"loses on {', '.join(self.loses)}" if self.loses else "",
+                     f"no measurable difference on {', '.join(tied)}" if tied else "",
+                     f"cost: {self.cost}" if self.cost else ""]
             why = "; ".join(p for p in parts if p)
         else:
             why = (f"no benchmark of {n} differs measurably; {self._decider(c)}")
