@@ -57,7 +57,14 @@ def test_against_one_alternative_pairs_held_out_only(halves):
     y = Out({q: 0.0 for q in tune + held})
     d = against({("course", "x"): x, ("course", "y"): y}, "x", "y", alternative="plain")
     assert d.by_benchmark["course"].diff == 0 and d.call == "no evidence either way"
-    assert d.against == "plain" and d.split == "held-out half"
+    assert d.against == "plain" and d.split == "held-out half" and d.note == ""
+    # held-out: x ahead; tune: y ahead -> the note says the halves point opposite ways
+    x2 = Out({**{q: 0.0 for q in tune}, **{q: 1.0 for q in held}})
+    y2 = Out({**{q: 1.0 for q in tune}, **{q: 0.0 for q in held}})
+    d2 = against({("course", "x"): x2, ("course", "y"): y2}, "x", "y")
+    assert d2.call == "use" and d2.note.startswith(
+        f"on course's tune half the same comparison reads -100.0 [-100.0, -100.0], n = {len(tune)}")
+    assert d2.line().endswith("the two halves point in opposite directions).")
     assert against({("course", "x"): x}, "x", "y") is None
 
 

@@ -24,9 +24,9 @@ def test_finding_reads_from_the_side_ahead_and_says_no_difference_when_ci_holds_
     a, b = [1, 1, 0, 1] * 20, [0, 1, 0, 0] * 20
     win = finding(paired(a, b), "A", "B", "pass@512")
     assert win.startswith("**A** beats **B** on pass@512 by 50.0 points")
-    assert "n = 80; 40 wins, 0 losses, 40 ties" in win
+    assert "n = 80; A ahead on 40 questions, behind on 0, tied on 40" in win
     lose = finding(paired(b, a), "B", "A", "pass@512")
-    assert lose.startswith("**A** beats **B**") and "40 wins, 0 losses" in lose
+    assert lose.startswith("**A** beats **B**") and "A ahead on 40 questions, behind on 0" in lose
     noise = finding(paired([1, 0] * 10, [0, 1] * 10), "A", "B", "recall")
     assert noise.startswith("No measurable difference between **A** and **B** on recall")
 

@@ -18,6 +18,7 @@ each call compares like for like:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..report.decisions import Decision
@@ -138,4 +139,26 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
         return None
     d = Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
                  " and ".join(sorted(halves)), _encoders(outcomes, treated))
-    return _with_cost(d, outcomes, treated, {bench: base for bench in by})
+    d = _with_cost(d, outcomes, treated, {bench: base for bench in by})
+    return replace(d, note=tune_disagrees(outcomes, treated, base, d, metric, budget))
+
+
+def tune_disagrees(outcomes: Outcomes, treated: str, base: str, d: Decision, metric: str,
+                   budget: int | None) -> str:
+    """A note for `d` when, on its deciding benchmark, the same comparison on the *tune* half
+    points the other way (its mean difference of the opposite sign to the held-out half's):
+    a held-out difference the tune half reverses is not a stable one; "" otherwise or where
+    there is no split."""
+    from ..report.prose import ci
+
+    bench, held = d.decisive
+    t = _side(_values(outcomes[(bench, treated)], metric, budget), "tune")
+    b = _side(_values(outcomes[(bench, base)], metric, budget), "tune")
+    if t is None or b is None or not len(t) or not len(b):
+        return ""
+    tune = versus(t, b)
+    if tune.diff * held.diff >= 0:
+        return ""
+    return (f"on {bench}'s tune half the same comparison reads {100 * tune.diff:+.1f} "
+            f"{ci(tune.low, tune.high)}, n = {tune.n}: the two halves point in opposite "
+            "directions")

@@ -229,7 +229,8 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
         d = Decision(technique, against, f"recall@B{budget}", g["by"], "held-out half", encoder)
         bench = d.decisive[0]
         cost = (_encoder_cost(encoder_costs, bench, t.encoder, e.base.encoder)
-                if e.factor == "encoder" else _cost(costs, bench, t.label, g["base"][bench]))
+                if e.factor == "encoder" else _cost(costs, bench, t.label, g["base"][bench],
+                                                     chunking=e.factor == "chunker"))
         g["effects"] = [x for x in found if x.budget == budget and x.factor == e.factor
                         and x.treated.label == t.label and x.benchmark == bench]
         out.append(replace(d, cost=cost, note=_leader_note(g["effects"])))
@@ -292,11 +293,13 @@ def _ms(value: float) -> str:
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:,.0f} ms"
 
 
-def _cost(costs, bench: str, treated: str, base: str) -> str:
-    """Both sides' measured single-question latency on `bench`, or "" when not measured."""
+def _cost(costs, bench: str, treated: str, base: str, chunking: bool = True) -> str:
+    """Both sides' measured single-question latency on `bench` (and, where the chunkers
+    differ, their chunking CPU seconds), or "" when not measured."""
     got = {c["configuration"]: c for c in costs if c["benchmark"] == bench}
     if treated not in got or base not in got:
         return ""
     a, b = got[treated], got[base]
-    return (f"{a['p50_ms']:.1f} ms p50 per question against {b['p50_ms']:.1f} ms, chunking "
-            f"{a['chunk_cpu_s']:.1f} against {b['chunk_cpu_s']:.1f} CPU s on {bench}")
+    return (f"{a['p50_ms']:.1f} ms p50 per question against {b['p50_ms']:.1f} ms"
+            + (f", chunking {a['chunk_cpu_s']:.1f} against {b['chunk_cpu_s']:.1f} CPU s"
+               if chunking else "") + f" on {bench}")

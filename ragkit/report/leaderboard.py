@@ -219,6 +219,8 @@ def plot_curves(table: pd.DataFrame, title: str):
     for (strategy, embedder), g in table.groupby(["strategy", "embedder"], sort=False):
         g = g.sort_values("budget")
         label = strategy if len(strategy) <= 42 else strategy[:40] + "…"
+        if embedder and embedder != "all-MiniLM-L6-v2":  # two encoders' runs share a name
+            label += f" · {embedder}"
         line, = ax.plot(g.budget, 100 * g["mean"], marker="o", label=label)
         ax.fill_between(g.budget, 100 * g.low, 100 * g.high, alpha=0.12,
                         color=line.get_color())

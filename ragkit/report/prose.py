@@ -90,14 +90,14 @@ def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
     >>> from ragkit.evaluate.stats import paired
     >>> finding(paired([0, 1, 0, 0, 1, 0] * 5, [1, 1, 1, 0, 1, 1] * 5), "structure", "fixed",
     ...         "recall@1024")
-    '**fixed** beats **structure** on recall@1024 by 50.0 points (95 % CI [+30.0, +66.7], n = 30; 15 wins, 0 losses, 15 ties).'
+    '**fixed** beats **structure** on recall@1024 by 50.0 points (95 % CI [+30.0, +66.7], n = 30; fixed ahead on 15 questions, behind on 0, tied on 15).'
     """
     flip = c.significant and c.diff < 0
     lead, trail = (b, a) if flip else (a, b)
     diff, low, high = (-c.diff, -c.high, -c.low) if flip else (c.diff, c.low, c.high)
     wins, losses = (c.losses, c.wins) if flip else (c.wins, c.losses)
     detail = (f"({100 * c.confidence:.0f} % CI {ci(low, high, digits)}, n = {c.n}; "
-              f"{wins} wins, {losses} losses, {c.ties} ties)")
+              f"{lead} ahead on {wins} questions, behind on {losses}, tied on {c.ties})")
     if not c.significant:
         return (f"No measurable difference between **{a}** and **{b}** on {metric}: "
                 f"{100 * diff:+.{digits}f} points {detail}.")
