@@ -81,7 +81,7 @@ fixed, structure, router = strategies[0], strategies[2], strategies[3]
 
 # %%
 from ragkit.evaluate import overlaps
-from ragkit.report import gold_ranks
+from ragkit.report import gold_ranks, outranked
 from ragkit.retrieve import DenseRetriever
 
 asked = [q for q in benches[0].queries if q.gold]
@@ -103,6 +103,8 @@ for what, qid in (("helps most", (bare - crumbed).idxmax()),
     gold = next(h.chunk for h in crumb_hits[i] if overlaps(h.chunk, asked[i].gold))
     print(f"\nthe breadcrumb {what}: {qid}, rank {bare[qid]:.0f} without, {crumbed[qid]:.0f} "
           f"with · {asked[i].text}\nthe encoder reads:\n{gold.embedding_text()[:300]}")
+    if what == "hurts most":  # what now ranks above it, and the question's words each shares
+        print(outranked(asked[i], crumb_hits[i], k=3))
 
 # %% [markdown]
 # ## Lint before you embed
@@ -112,8 +114,10 @@ for what, qid in (("helps most", (bare - crumbed).idxmax()),
 # table pieces that carry no header row; `heading_only`, chunks that are a heading alone;
 # `over_limit`, chunks the encoder would truncate (prefix included); `over_cap`, chunks past
 # the chunker's own cap; `empty`, chunks with no text; `bad_span`, chunks whose offsets do not
-# give back their text; `errors` and `warnings` count the findings of each severity (a lost
-# character or a bad span is an error; the rest are warnings).
+# give back their text; `errors` and `warnings` count the findings of each severity (lost
+# text, a table piece without its header, a chunk over the encoder's limit or over its own
+# cap, an empty chunk and a bad span are errors; duplicated text and a heading-only chunk are
+# warnings).
 
 # %%
 from ragkit.chunkers import lint_corpus
@@ -402,7 +406,8 @@ decisions = [d for d in (
     *(decide.against_best(outcomes, s.label, simple, budget=B, technique=s.label)
       for s in strategies if isinstance(s, (SemanticChunker, ClusterSemanticChunker))),
     decide.against(crumb_tested, crumbs[2].label, crumbs[0].label, budget=B,
-                   technique="path breadcrumbs (the default)", alternative="no breadcrumb"),
+                   technique="path breadcrumbs on structure chunks (the default)",
+                   alternative="structure chunks with no breadcrumb"),
 ) if d]
 losses = [bench for (bench, label), c in vs_fixed.items()
           if label == structure.label and c.significant and c.diff < 0]

@@ -28,7 +28,10 @@
 # with BM25 by reciprocal rank and read in windows (built step by step in the section on the
 # stack below); **financebench** is the fourth benchmark, PDF filings (notebook 10);
 # **bench_design** is the script (`ragkit bench design`) that ran every chunker under both
-# retrievals, one factor at a time.
+# retrievals, one factor at a time, and **bench_code** the one that tuned the code chunker on
+# Anthropic's set (`ragkit bench code`); **bm25 words** and **bm25 identifiers** are BM25 over
+# plain words or over words with code identifiers split (`parseUserId` also as `parse`,
+# `user`, `id`).
 
 # %%
 import pandas as pd
@@ -517,7 +520,9 @@ display(Markdown(guide.costs_table(costs, headline)
 
 # %%
 header, cells = guide.chunker_rows(effects(runs, split="all"))
-pd.DataFrame(cells, columns=header)
+every_q = pd.DataFrame(cells, columns=header)
+every_q.rename(columns=lambda c: c.replace("tune half", "all questions")
+               .replace("held-out half", "same questions"))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answer to exercise 1 (expand to read): the cells whose pick differs between the held-out
@@ -571,8 +576,20 @@ print(rec.save())
 from ragkit.report import (claims_finding, effect_decisions, guide_findings, ranked_closing,
                            rerank_findings, rerank_pairs, step_findings)
 
+from ragkit.report.decisions import ranked
+
+closing_calls = effect_decisions(found, BUDGET, costs, load_encoder_costs(rows))
+if closing_calls:
+    top = ranked(closing_calls)[0]
+    top_bench, top_c = top.decisive
+    display(Markdown(
+        "**The opening question, answered:** " + guide_findings(found, BUDGET)[0]
+        + f" The largest effect in the closing is not a chunker's: {top.technique}, "
+        f"{top.metric} {100 * top_c.diff:+.1f} {ci(top_c.low, top_c.high)} on {top_bench} "
+        "(its first line)." if "chunker" not in top.technique else
+        "**The opening question, answered:** " + guide_findings(found, BUDGET)[0]))
 display(Markdown(ranked_closing(
-    effect_decisions(found, BUDGET, costs, load_encoder_costs(rows)), none="no complete `ragkit bench design` effect in "
+    closing_calls, none="no complete `ragkit bench design` effect in "
     "these results (the smoke profile has none)", findings=
     guide_findings(found, BUDGET)
     + step_findings(steps)
