@@ -68,3 +68,54 @@ def test_chunking_costs_count_each_chunkers_chunks_and_time_it():
     assert list(costs.strategy) == ["fixed_chars(250/0)", "fixed_chars(500/0)"]
     assert list(costs.n_chunks) == [5, 3]   # 4 + 1 windows of 250, then 2 + 1 of 500
     assert (costs.seconds >= 0).all()
+
+
+class Ranked:
+    """An outcome with one question's ranked chunks (what `budget_depth` reads)."""
+
+    def __init__(self, qid, chunks):
+        from types import SimpleNamespace
+
+        self.hits = {qid: [SimpleNamespace(chunk=c) for c in chunks]}
+        self._chunks = chunks
+
+    def retrieved(self, qid):
+        return self._chunks
+
+
+def test_budget_depth_tells_depth_from_ranking_and_from_a_held_gold():
+    from ragkit.experiments.byod import budget_depth
+    from ragkit.types import Chunk
+
+    words = " ".join(f"w{i}" for i in range(400))  # each "wNNN " about two cl100k tokens
+    doc = Document("d", words)
+    gold_at = words.index("w350")
+    q = Query("q", "?", gold=(Span("d", gold_at, gold_at + 4),))
+    big = [Chunk.make(doc, a, b, "t") for a, b in ((0, 600), (600, 1200), (1200, len(words)))]
+    small = [Chunk.make(doc, gold_at, gold_at + 4, "t")] + big
+    # the gold chunk is third: within k = 5, but a 300-token budget holds fewer chunks
+    deep = budget_depth(Ranked("q", big), q, budget=300, k=5)
+    assert deep["ranks"] == [3] and deep["units"] < 3 and deep["cause"] == "depth"
+    # the same ranking read at k = 2: past both the top k and the budget
+    assert budget_depth(Ranked("q", big), q, budget=300, k=2)["cause"] == "ranking"
+    held = budget_depth(Ranked("q", small), q, budget=300, k=5)
+    assert held["held"] == [1] and held["cause"] == "held"
+
+
+def test_headline_names_the_ties_and_the_margin_over_the_window_baselines():
+    from ragkit.experiments.byod import headline
+
+    steps = pd.DataFrame([
+        {"against": "router", "diff": 0.016, "low": -0.018, "high": 0.054, "n": 116},
+        {"against": "fixed_chars(1000/200)", "diff": 0.11, "low": 0.058, "high": 0.168, "n": 116},
+        {"against": "recursive(1000/200,chars)", "diff": 0.139, "low": 0.085, "high": 0.2,
+         "n": 116},
+        {"against": "chonkie", "diff": 0.15, "low": 0.093, "high": 0.215, "n": 116}])
+    line = headline(steps, "structure", ["fixed_chars(1000/200)", "recursive(1000/200,chars)"],
+                    "recall@B1024")
+    assert "n = 116" in line and "**structure** is tied with **router** (+1.6 [-1.8, +5.4])" in line
+    assert "chonkie" not in line  # ahead of it, and not a window baseline
+    assert "against the 2 window baselines" in line and "ahead of 2, behind 0 and tied with 0" in line
+    assert line.index("fixed_chars(1000/200) +11.0 [+5.8, +16.8]") < line.index("recursive(")
+    none = headline(steps.iloc[1:], "structure", [], "recall@B1024")
+    assert "tied with no other strategy" in none and "window" not in none

@@ -12,7 +12,11 @@ the pick's lead is larger there than on new questions. Here:
 - `pick_on_tune`: the strategy with the highest mean of a metric on the tune half (the
   held-out half is never read);
 - `held_out_steps`: that pick against each other strategy, paired over the held-out half, in
-  the columns of `ragkit.report.step_table` (``step_display`` shows it).
+  the columns of `ragkit.report.step_table` (``step_display`` shows it);
+- `budget_depth`: where one question's gold sits in one strategy's ranking against what the
+  top k and the packed budget read (is a gap depth, how many chunks fit, or ranking?);
+- `headline`: the closing's first line, from the held-out comparisons: the strategies tied
+  with the pick and its margin over the window baselines, each with its interval.
 """
 
 from __future__ import annotations
@@ -96,3 +100,49 @@ def chunking_costs(bench, chunkers: Sequence[Any]):
         rows.append({"strategy": chunker.label, "n_chunks": len(chunks),
                      "seconds": time.process_time() - t})
     return pd.DataFrame(rows, columns=["strategy", "n_chunks", "seconds"])
+
+
+def budget_depth(outcome: Any, query: Any, budget: int, k: int) -> dict[str, Any]:
+    """Where `query`'s gold sits in `outcome`'s ranking: ``ranks`` (1-based ranks of the hits
+    touching the gold), ``units`` (hits the `budget`-token context holds, `pack_context`),
+    ``held`` (the gold ranks among them) and ``cause``: ``"held"`` when the packed context
+    holds a gold chunk, ``"depth"`` when the first gold chunk is within the top `k` but past
+    the chunks the budget holds (fewer, larger chunks fit), ``"ranking"`` when it is past both
+    (or nowhere in the ranking)."""
+    from ..evaluate.budget import pack_context
+    from ..evaluate.spans import overlaps
+
+    ranks = [i for i, h in enumerate(outcome.hits[query.id], 1)
+             if overlaps(h.chunk, query.gold, query.copies)]
+    units = pack_context(outcome.retrieved(query.id), budget).units
+    held = [r for r in ranks if r <= units]
+    cause = ("held" if held else "depth" if ranks and ranks[0] <= k else "ranking")
+    return {"ranks": ranks, "units": units, "held": held, "cause": cause}
+
+
+def _points(r: Any) -> str:
+    return f"{100 * r.diff:+.1f} [{100 * r.low:+.1f}, {100 * r.high:+.1f}]"
+
+
+def headline(steps: Any, pick: str, windows: Sequence[str], metric: str) -> str:
+    """One sentence from `held_out_steps` rows (pick minus each other strategy): the
+    strategies whose paired interval holds 0 (tied with `pick`: no evidence either way), then
+    `pick`'s difference from each of `windows` (the fixed and recursive window baselines),
+    each in points with its 95 % interval, the verdict read from the interval's sign."""
+    rows = list(steps.itertuples())
+    n = max((r.n for r in rows), default=0)
+    tied = [r for r in rows if r.low <= 0 <= r.high]
+    win = [r for r in rows if r.against in set(windows)]
+    out = f"On the held-out half ({metric}, n = {n}), **{pick}** "
+    names = [f"**{r.against}** ({_points(r)})" for r in tied]
+    out += ("is tied with " + " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
+            + ": no evidence either way" if tied else "is tied with no other strategy")
+    if win:
+        ahead = [r for r in win if r.low > 0]
+        behind = [r for r in win if r.high < 0]
+        out += (f"; against the {len(win)} window baselines (fixed and recursive windows) it "
+                f"is ahead of {len(ahead)}, behind {len(behind)} and tied with "
+                f"{len(win) - len(ahead) - len(behind)}: "
+                + "; ".join(f"{r.against} {_points(r)} points" for r in
+                            sorted(win, key=lambda r: r.diff)))
+    return out + "."
