@@ -211,3 +211,38 @@ def test_board_place_gives_a_configurations_mean_and_rank():
     assert board_place(rows, "pages+dense") == ("pages+dense has 8.3% span recall on the "
                                                 "held-out half, 2 of 2 on the board")
     assert board_place(rows, "missing") == ""
+
+
+def test_table_questions_finds_gold_on_pipe_table_lines_only():
+    from types import SimpleNamespace
+
+    from ragkit.report.pdf_lesson import table_questions
+
+    text = "Intro line.\n\n| Item | 2023 |\n|---|---|\n| Revenue | 10 |\n\nProse after."
+    doc = Document("d", text)
+    row, prose = text.index("Revenue"), text.index("Prose")
+    qs = [SimpleNamespace(id="row", gold=(Span("d", row, row + 7),)),
+          SimpleNamespace(id="prose", gold=(Span("d", prose, prose + 5),)),
+          SimpleNamespace(id="across", gold=(Span("d", 0, text.index("| Item") + 2),))]
+    assert table_questions(qs, {"d": doc}) == ["row", "across"]
+    assert table_questions(qs, {"d": doc}, ids={"prose", "across"}) == ["across"]
+
+
+def test_window_pick_reads_the_tune_half_among_window_baselines_under_one_retrieval():
+    from types import SimpleNamespace
+
+    from ragkit.evaluate.runs import Metric
+    from ragkit.report.pdf_lesson import window_pick
+
+    def run(label, tune, held):
+        values = {"tune": pd.Series(tune, dtype=float), "held-out": pd.Series(held, dtype=float)}
+        return SimpleNamespace(benchmark="fb", config=SimpleNamespace(label=label, simple=True),
+                               scores={Metric("recall", 1024).column: None},
+                               values=lambda m, split: values[split])
+
+    runs = [run("fixed_chars(250/0)+dense", [0.2, 0.4], [0.9, 0.9]),   # best held-out only
+            run("recursive(1000/200,chars)+dense", [0.5, 0.5], [0.1, 0.1]),
+            run("pages+dense", [0.9, 0.9], [0.9, 0.9]),                # not a window
+            run("fixed_chars(1000/200)+stack", [0.9, 0.9], [0.9, 0.9])]  # other retrieval
+    assert window_pick(runs, "fb", 1024) == "recursive(1000/200,chars)"
+    assert window_pick(runs, "other", 1024) is None

@@ -13,7 +13,11 @@ FinanceBench's configurations side by side at one budget.
 - `small_n_note`: how wide the intervals are at the board's n, against the spread of its means;
 - `zero_bounds`: the interval bounds that print as +0.0, exactly 0 or with more decimals;
 - `pass_reading`: why pass@B is 0 on most of the board, from the gold passages' lengths;
-- `fiscal_year_note`: a filing's own name for its fiscal year against FinanceBench's.
+- `fiscal_year_note`: a filing's own name for its fiscal year against FinanceBench's;
+- `table_questions`: the questions whose gold overlaps a Markdown table (pipe-table lines);
+- `table_reading`: how many held-out questions have gold on a table, and the header
+  comparison of `header_answer` on them;
+- `window_pick`: the window baseline with the most recall@B on the tune half, under dense.
 """
 
 from __future__ import annotations
@@ -356,3 +360,66 @@ def board_place(board_rows: Sequence[dict], label: str) -> str:
             return (f"{label} has {row['recall']:.1%} span recall on the held-out half, "
                     f"{i} of {len(board_rows)} on the board")
     return ""
+
+
+def table_questions(queries: Sequence[Any], docs: dict, ids: Any = None) -> list[str]:
+    """Ids of `queries` (those in `ids`, when given) whose gold overlaps a line of a Markdown
+    table in the extracted text: a line that starts with ``|`` and shares a character with a
+    gold span."""
+    out = []
+    for q in queries:
+        if ids is not None and q.id not in ids:
+            continue
+        for g in q.gold:
+            text = docs[g.doc_id].text
+            start = text.rfind("\n", 0, g.start) + 1  # the first gold line, from its start
+            end = text.find("\n", g.end)
+            lines = text[start:len(text) if end < 0 else end].split("\n")
+            if any(x.lstrip().startswith("|") for x in lines):
+                out.append(q.id)
+                break
+    return out
+
+
+WINDOWS = ("fixed_chars", "fixed_tokens", "recursive")
+
+
+def window_pick(runs: Sequence[Any], benchmark: str, budget: int, retrieval: str = "dense"
+                ) -> str | None:
+    """The window baseline (fixed or recursive windows: `WINDOWS`) with the most recall@B at
+    `budget` on the tune half of `benchmark` under `retrieval`, as a chunker label; None when
+    no such run is saved."""
+    rows = [r for r in board(runs, benchmark, budget, split="tune")
+            if r["configuration"].endswith("+" + retrieval)
+            and r["configuration"].split("(")[0] in WINDOWS and "recall" in r]
+    return rows[0]["configuration"].rsplit("+", 1)[0] if rows else None
+
+
+TOO_FEW = 10  # fewer paired questions than this: a comparison is shown but not read
+
+
+def table_reading(bench: Any, board_rows: Sequence[dict], runs_by_label: dict,
+                  keepers: Sequence[str], budget: int) -> str:
+    """How many of the held-out questions of `bench` have gold overlapping a Markdown table
+    (`table_questions`), and `header_answer`'s comparison (the best configuration whose
+    chunker keeps the header, `keepers`, against the board's first) on those questions alone,
+    with its n; below `TOO_FEW` questions, said to be too few to read. `board_rows` is the
+    board `header_answer` read, so both name the same pair."""
+    from ..evaluate.runs import Metric, versus
+
+    labels = [r["configuration"] for r in board_rows]
+    top = labels[0]
+    keeper = next(c for c in labels if c.rsplit("+", 1)[0] in set(keepers))
+    metric = Metric("recall", budget).column
+    held = set(runs_by_label[top].values(metric, "held-out").index)
+    on = table_questions(bench.queries, bench.docs_by_id(), held)
+    out = (f"Of the {len(held)} held-out questions, {len(on)} have gold overlapping a Markdown "
+           "table of the extracted text (a line that starts with a pipe)")
+    if not on:
+        return out + ": the header question cannot be read on table questions here."
+    if keeper == top:
+        return out + f"; the board's first configuration, {top}, keeps the header itself."
+    c = versus(runs_by_label[keeper], runs_by_label[top], metric, on=on, split="held-out")
+    out += f". On those {len(on)} alone: " + c.finding(keeper, top)
+    return out + (f"; n = {len(on)} is too small to tell anything (fewer than {TOO_FEW})."
+                  if len(on) < TOO_FEW else ".")
