@@ -246,9 +246,6 @@ rec.add(experiment="setup", benchmark="sentences", strategy="none", embedder=emb
         metric="cosine_unrelated", value=unrelated)
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from IPython.display import Markdown
 from ragkit.report import pct, what_we_measured

@@ -476,9 +476,6 @@ balanced = True  # exercise 3: False calibrates for plain accuracy
 r = refusal_scores(course.queries, top_scores, balanced=balanced)
 print({m: round(v, 3) for m, v in r.items()} if r else "too few unanswerable questions")
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.experiments import decide
 from ragkit.report import ranked_closing

@@ -379,7 +379,6 @@ print("3.", "; ".join(f"{label}: {whole[K][label]} staged cases whole at k = {K}
                       f"{whole[10][label]} at k = 10" for label in whole[K]))
 
 # %% [markdown]
-# ## What we measured
 # The closing asks a stricter question than the comparison with the fixed `1000/200` windows
 # above. There, structure chunking met one baseline on all of each benchmark's questions. Here
 # it meets the *best* of every simple baseline measured in this notebook, chosen on the tune

@@ -416,9 +416,6 @@ print("   the looser margin " + (f"flags {moved:+.1%} more of the ambiguous ques
 # %%
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.experiments.prune import verdict
 from ragkit.report import Decision, ci, pct, ranked_closing

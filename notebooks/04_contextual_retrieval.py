@@ -472,9 +472,6 @@ print(f"3. {question.id}: gold rank alone {ranks.alone.get(question.id):.0f}, wi
 # %%
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.experiments import CONTROLS
 from ragkit.report import Decision, claim_sentences, pct, ranked_closing

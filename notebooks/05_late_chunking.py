@@ -454,9 +454,6 @@ print(f"3. {top} ({change[top]:+.3f} nDCG@10) · {tq.text}\n   " + "; ".join(
 # %%
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.experiments.late import late_quality_comparison
 from ragkit.report import Decision, claim_sentences, finding, pct, ranked_closing

@@ -291,9 +291,6 @@ print(against_default(windows, 1, 2, "iou", "window"))
 # %%
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.experiments import decide
 from ragkit.report import after_colon, ci, pct, ranked_closing

@@ -569,9 +569,6 @@ print(metric_agreement(step_table(combo_outcomes, budget=1024),
 # %%
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.report import (claims_finding, effect_decisions, guide_findings, ranked_closing,
                            rerank_findings, rerank_pairs, step_findings)

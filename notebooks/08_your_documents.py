@@ -339,9 +339,6 @@ if len(causes) == 2:
 # %%
 print(rec.save())
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.experiments.byod import chunking_costs, headline
 from ragkit.report import after_colon, finding, pct, ranked_closing

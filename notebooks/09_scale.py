@@ -350,9 +350,6 @@ print(f"2. at {largest:,} synthetic vectors: " + (
     "measured here)"
     if reach else "no nprobe swept reaches 0.95"))
 
-# %% [markdown]
-# ## What we measured
-
 # %%
 from ragkit.report import pct, what_we_measured
 from ragkit.scale import runner_reading
