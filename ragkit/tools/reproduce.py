@@ -48,9 +48,9 @@ def notebook_sources(folder: Path = NOTEBOOKS) -> list[Path]:
 
 # Notebooks (by number) whose results depend on the rows other notebooks wrote: 07 reads every
 # results file (`load_results`, `load_scores`) for its leaderboard, claims and decision guide.
-# (01, 05 and 10 read the results folder too, but only rows no other notebook writes: 01 the
-# chroma_repro rows it writes itself, 05 the rows of `ragkit bench late-quality`, 10 the
-# FinanceBench rows of `ragkit bench design`.)
+# (01, 04, 05 and 10 read the results folder too, but only rows no other notebook writes: 01
+# the chroma_repro rows it writes itself, 04 the rows of `ragkit bench context-speed`, 05 the
+# rows of `ragkit bench late-quality`, 10 the FinanceBench rows of `ragkit bench design`.)
 READS_OTHER_ROWS = frozenset({"07"})
 # Notebooks that measure speed across the machine's cores: 09 times one process against two
 # processes and Ray's actors, which another kernel on the same cores would distort.

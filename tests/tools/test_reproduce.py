@@ -87,6 +87,7 @@ def test_every_notebook_reading_the_results_folder_is_declared():
     from ragkit.tools.reproduce import READS_OTHER_ROWS
 
     own_rows_only = {"01": "bench_chroma_repro (written by 01 itself)",
+                     "04": "bench_context (written by ragkit bench context-speed)",
                      "05": "bench_late_quality (written by ragkit bench late-quality)",
                      "10": "bench_design's FinanceBench rows (written by ragkit bench design)"}
     readers = {s.name[:2] for s in notebook_sources()
