@@ -27,6 +27,8 @@
 # document class); **dense** is embedding search alone; **the stack** is dense search fused
 # with BM25 by reciprocal rank and read in windows (built step by step in the section on the
 # stack below); **financebench** is the fourth benchmark, PDF filings (notebook 10);
+# **upstream** chunks are Anthropic's own chunks of its code set, which are also its gold
+# units, so a row on them is close to an oracle for pass@k;
 # **bench_design** is the script (`ragkit bench design`) that ran every chunker under both
 # retrievals, one factor at a time, and **bench_code** the one that tuned the code chunker on
 # Anthropic's set (`ragkit bench code`); **bm25 words** and **bm25 identifiers** are BM25 over
