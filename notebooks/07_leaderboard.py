@@ -511,6 +511,15 @@ display(Markdown(f"At the headline budget of {BUDGET:,} tokens (every budget, an
 display(Markdown(guide.costs_table(costs, headline)
                  + f"\n\n{len(guide.costs_compared(costs, headline))} of {len(costs)} measured "
                  f"(benchmark, configuration) pairs; all of them: `{guide_file}`."))
+enc_costs = load_encoder_costs(rows)  # `ragkit bench design --costs --second-encoder`
+if enc_costs:
+    display(Markdown(
+        "What each encoder costs on the router's chunks (milliseconds a chunk over a fixed "
+        "sample of the chunks, one question's encoding p50, the float32 index for every chunk; "
+        "one CPU process):\n\n| benchmark | encoder | ms a chunk | question p50 ms | index MiB |"
+        "\n|---|---|---|---|---|\n" + "\n".join(
+            f"| {c['benchmark']} | {c['encoder']} | {c['chunk_encode_ms']:,.0f} | "
+            f"{c['query_encode_p50_ms']:,.0f} | {c['index_mb']:.1f} |" for c in enc_costs)))
 
 # %% [markdown]
 # ## Exercises
@@ -534,8 +543,17 @@ keys = ["benchmark", "retrieval", "budget"]
 picks = pd.DataFrame(held_cells, columns=held_h).merge(
     pd.DataFrame(cells, columns=header), on=keys, suffixes=(" held-out", " all"))
 changed = picks[picks["pick held-out"] != picks["pick all"]]
-print(f"{len(changed)} of {len(picks)} cells change their pick (benchmark, retrieval, budget: "
-      "held-out pick -> all-questions pick)")
+def side(pick):
+    """Which way a pick reads: ragkit's chunker ahead, a baseline ahead, or no difference."""
+    return ("no difference" if pick.startswith("no measurable difference") else
+            "ragkit ahead" if pick.startswith("router") else "baseline ahead")
+
+
+turned = sum(side(a) != side(b) for a, b in zip(changed["pick held-out"], changed["pick all"]))
+print(f"{len(changed)} of {len(picks)} cells change their pick; in {turned} the verdict itself "
+      f"changes (ragkit ahead / no difference / baseline ahead), in the other "
+      f"{len(changed) - turned} only the baseline named (benchmark, retrieval, budget: held-out "
+      "pick -> all-questions pick)")
 for bench, retrieval, budget, held, every in zip(*(changed[c] for c in keys),
                                                  changed["pick held-out"], changed["pick all"]):
     print(f"  {bench}, {retrieval}, {budget:,}: {held} -> {every}")
