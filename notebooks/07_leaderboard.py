@@ -99,15 +99,12 @@ percent_frame(combos, shares=metrics)  # recall = span recall at k = 5; recall@k
 # over the same questions at `1024` tokens:
 
 # %%
+from ragkit.experiments import flag_count
 from ragkit.report import ci, step_display, step_table
 
 steps = step_table(combo_outcomes, budget=1024)
 display(step_display(steps))
 
-
-def truncated(out):
-    """Chunk texts the encoder cut at its input limit in this run (the row's flag)."""
-    return next((int(f.split(":")[1]) for f in out.flags if f.startswith("truncated:")), 0)
 
 
 pre = steps[steps.step == "+ structural preamble"]
@@ -115,8 +112,8 @@ print("Notebook 04 read the structural preamble on recursive chunks with no brea
       "pass@20. Here two things differ, and this notebook does not separate them: the "
       "breadcrumb already names the headings, and the longer prefix pushes more chunk texts "
       "past MiniLM's input limit (" + "; ".join(
-          f"{r.benchmark}: {truncated(combo_outcomes[(r.benchmark, r.against)]):,} truncated "
-          f"without it, {truncated(combo_outcomes[(r.benchmark, r.step)]):,} with it, recall "
+          f"{r.benchmark}: {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} truncated "
+          f"without it, {flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,} with it, recall "
           f"{100 * r.diff:+.1f} {ci(r.low, r.high)}" for r in pre.itertuples()) + ").")
 
 # %% [markdown]

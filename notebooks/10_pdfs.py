@@ -236,6 +236,7 @@ elif settings.smoke:
 # and cannot tell.
 
 # %%
+from ragkit.experiments import flag_count
 from ragkit.experiments.design import effects, saved_runs
 from ragkit.report import (board, chunk_sizes, guide, load_results, percent_table,
                            ranked_intervals, show_figure)
@@ -247,8 +248,7 @@ if runs:
                       if f.startswith("sample:")})
     fb_board = pd.DataFrame(board(runs, "financebench", BUDGET))
     sizes = chunk_sizes(load_results(), "financebench")  # what each chunker gives to embed
-    cut = max((int(f.split(":")[1]) for r in runs if r.config.chunker == "pages"
-               for f in r.flags if f.startswith("truncated:")), default=0)
+    cut = max((flag_count(r.flags) for r in runs if r.config.chunker == "pages"), default=0)
     n_pages = sizes.get("pages+dense", {}).get("n_chunks", 0)
     found = effects(runs)  # the paired comparisons, read below the board
     display(Markdown(f"**{small_n_note(board(runs, 'financebench', BUDGET), found, BUDGET)}**"))

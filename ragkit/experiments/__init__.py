@@ -17,7 +17,8 @@ Names load on first use (`ragkit._lazy`).
 from .._lazy import surface
 
 _EXPORTS = {  # submodule -> the names it gives this package
-    "pipeline": ("Outcome", "compare", "recall_at", "run_experiment", "search_deep"),
+    "pipeline": ("Outcome", "compare", "flag_count", "recall_at", "run_experiment",
+                 "search_deep"),
     "design": ("Config", "effects", "saved_runs", "stack_steps"),
     "title": ("title_numbers",),
     "contextual": ("CONTEXT_STAGES", "CONTROLS", "LLM_GENERATORS", "contextual_comparison",

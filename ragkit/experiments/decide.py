@@ -58,16 +58,14 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
         if (bench, treated) not in outcomes or not present:
             continue
         t = _values(outcomes[(bench, treated)], metric, budget)
-        tune = {b: _side(_values(outcomes[(bench, b)], metric, budget), "tune") for b in present}
-        if any(v is None for v in tune.values()) or _side(t, "held-out") is None:
-            split_known = False
-            best = max(present, key=lambda b: (_values(outcomes[(bench, b)], metric,
-                                                       budget).mean(), b))
-            by[bench] = versus(t, _values(outcomes[(bench, best)], metric, budget))
-            bases[bench] = best
-            continue
-        best = max(present, key=lambda b: (tune[b].mean(), b))
+        best, on_tune = _best(outcomes, bench, present, metric, budget)
         bases[bench] = best
+        if not on_tune or _side(t, "held-out") is None:
+            split_known = False
+            if on_tune:  # the treated run's questions have no split: choose as it is quoted
+                best = bases[bench] = _best(outcomes, bench, present, metric, budget, False)[0]
+            by[bench] = versus(t, _values(outcomes[(bench, best)], metric, budget))
+            continue
         by[bench] = versus(_side(t, "held-out"),
                            _side(_values(outcomes[(bench, best)], metric, budget), "held-out"))
     if not by:
@@ -82,6 +80,18 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
     return _with_cost(d, outcomes, treated, bases)
 
 
+def _best(outcomes: Outcomes, bench: str, present: Sequence[str], metric: str,
+          budget: int | None, tune: bool = True) -> tuple[str, bool]:
+    """(the best of `present` on `bench`, whether it was chosen on the tune half): the highest
+    tune-half mean, or the highest mean over all questions where a baseline's questions have no
+    tune half (or `tune` is False); ties go to the later name."""
+    halves = {b: _side(_values(outcomes[(bench, b)], metric, budget), "tune") for b in present}
+    on_tune = tune and all(v is not None for v in halves.values())
+    score = ({b: v.mean() for b, v in halves.items()} if on_tune else
+             {b: _values(outcomes[(bench, b)], metric, budget).mean() for b in present})
+    return max(present, key=lambda b: (score[b], b)), on_tune
+
+
 def tune_picks(outcomes: Outcomes, baselines: Sequence[str], *, metric: str = "recall",
                budget: int | None = 1024) -> dict[str, str]:
     """The baseline `against_best` sets against a chunker on each benchmark: the best of
@@ -89,12 +99,8 @@ def tune_picks(outcomes: Outcomes, baselines: Sequence[str], *, metric: str = "r
     picks: dict[str, str] = {}
     for bench in sorted({b for b, _ in outcomes}):
         present = [b for b in baselines if (bench, b) in outcomes]
-        if not present:
-            continue
-        tune = {b: _side(_values(outcomes[(bench, b)], metric, budget), "tune") for b in present}
-        score = ({b: v.mean() for b, v in tune.items()} if all(v is not None for v in tune.values())
-                 else {b: _values(outcomes[(bench, b)], metric, budget).mean() for b in present})
-        picks[bench] = max(present, key=lambda b: (score[b], b))
+        if present:
+            picks[bench] = _best(outcomes, bench, present, metric, budget)[0]
     return picks
 
 

@@ -23,6 +23,17 @@ from ..retrieve.stack import make_retriever
 from ..types import Chunk, Query, stable_hash
 
 
+def flag_count(flags, name: str = "truncated") -> int:
+    """The count a results flag carries (``truncated:503``, or ``truncated:12/100``: the 12),
+    summed over every flag of that name in `flags`; 0 when none.
+
+    >>> flag_count(["sample:x", "truncated:503"]), flag_count(["truncated:12/100"]), flag_count([])
+    (503, 12, 0)
+    """
+    return sum(int(f.split(":", 1)[1].split("/")[0]) for f in flags
+               if f.startswith(name + ":"))
+
+
 @dataclass
 class Outcome:
     benchmark: str

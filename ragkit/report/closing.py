@@ -181,10 +181,10 @@ def metric_agreement(first: pd.DataFrame, second: pd.DataFrame, first_name: str 
     """Whether two `step_table`s of the same steps (two metrics) move the same way: per step,
     each metric's measured direction (its 95 % interval above or below 0, else none), counted,
     with every step whose two metrics move measurably in opposite directions named."""
-    from .prose import ci
+    from .prose import ci, verdict
 
     def way(lo: float, hi: float) -> int:
-        return 1 if lo > 0 else -1 if hi < 0 else 0
+        return {"beats": 1, "loses": -1}.get(verdict(lo, hi), 0)
 
     keys = ["benchmark", "step", "against"]
     both = first.merge(second, on=keys, suffixes=("_a", "_b"))
