@@ -114,17 +114,19 @@ percent_table(table, shares=[m for m in metrics if m != "mean_returned_chars"],
 # %%
 from ragkit.report import finding, step_display, step_table
 
+from ragkit.experiments import flag_count
+
 S2B = (("small-to-big", "small (children)"), ("small-to-big", "big (parents)"))
 pairs = step_table(outcomes, S2B, budget=B)
 display(step_display(pairs))
-parents_cut = {b: next((f for f in outcomes[(b, "big (parents)")].flags
-                        if f.startswith("truncated:")), "truncated:0").split(":")[1]
-               for b in pairs.benchmark.unique()}
-print("Against the parents searched directly, small-to-big meets parents embedded cut at "
-      "MiniLM's input limit (parent texts cut: " + ", ".join(
-          f"{b} {int(n):,} of {len(outcomes[(b, 'big (parents)')].chunks):,}"
-          for b, n in parents_cut.items()) + "), so that gain is partly the truncation's; the "
-      "comparison with the children themselves has no such handicap.")
+cut = {(b, side): flag_count(outcomes[(b, side)].flags) for b in pairs.benchmark.unique()
+       for side in ("big (parents)", "small (children)")}
+print("Truncation at MiniLM's input limit, texts cut of those embedded: " + "; ".join(
+    f"{b}: parents {cut[(b, 'big (parents)')]:,} of "
+    f"{len(outcomes[(b, 'big (parents)')].chunks):,}, children {cut[(b, 'small (children)')]:,} "
+    f"of {len(outcomes[(b, 'small (children)')].chunks):,}" for b in pairs.benchmark.unique())
+      + ". Small-to-big's gain over the parents searched directly is partly the parents' "
+      "truncation; against the children the handicap is smaller but not absent.")
 
 # %% [markdown]
 # How many of the retrieved children (`child_k = 20`) fall into each returned parent, on
