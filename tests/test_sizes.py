@@ -69,3 +69,22 @@ def test_the_allowed_list_only_shrinks():
 ])
 def test_the_count_reads_functions_methods_and_decorators(source, name, lines):
     assert dict(functions(ast.parse(source)))[name] == lines
+
+
+@pytest.mark.parametrize("module", library_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_defines_a_name_twice(module):
+    """A second `def` of the same name silently replaces the first (a shadowed copy is dead
+    code a reader may still trust): top-level functions and classes, and each class's methods
+    (property setters aside), are defined once."""
+    tree = ast.parse(module.read_text())
+    scopes = [tree] + [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    for scope in scopes:
+        seen: set[str] = set()
+        for node in scope.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if any(getattr(d, "attr", "") in ("setter", "deleter", "register")
+                   or getattr(d, "id", "") == "overload" for d in node.decorator_list):
+                continue
+            assert node.name not in seen, f"{module.name}: {node.name} is defined twice"
+            seen.add(node.name)

@@ -112,29 +112,6 @@ def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int)
             "top_k_coverage": round(coverage, 3), "verdict": verdict}
 
 
-def views_differ(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 256,
-                 texts: Mapping[str, str] | None = None) -> bool:
-    """Whether the top `k` and a `budget`-token context hold different shares of the gold
-    (span recall): a question on which the two views of `score_views` disagree."""
-    v = score_views(query, hits, k=k, budgets=(budget,), texts=texts)
-    return bool(v.recall.iloc[0] != v.recall.iloc[1])
-
-
-def hits_table(query: Query, hits: Sequence[Hit], k: int = 3, width: int | None = 90):
-    """A DataFrame of the top k: rank, doc, score, overlaps gold, and the text (its first
-    `width` characters, whitespace collapsed; ``width=None`` keeps all of it)."""
-    import pandas as pd
-
-    rows = []
-    for i, h in enumerate(hits[:k]):
-        snippet = " ".join(h.chunk.text.split())
-        if width is not None and len(snippet) > width:
-            snippet = snippet[:width] + "…"
-        rows.append({"rank": i + 1, "doc_id": h.chunk.doc_id, "score": round(h.score, 3),
-                     "has_gold": overlaps(h.chunk, query.gold, query.copies), "text": snippet})
-    return pd.DataFrame(rows)
-
-
 def hits_text(query: Query, hits: Sequence[Hit], k: int = 3, lines: int | None = None) -> str:
     """The top k hits as plain text: a header line per hit (rank, doc, characters, score,
     whether it holds gold), its prefix if any, then its body with the gold between ``⟦`` and
