@@ -62,9 +62,17 @@ def test_against_one_alternative_pairs_held_out_only(halves):
     x2 = Out({**{q: 0.0 for q in tune}, **{q: 1.0 for q in held}})
     y2 = Out({**{q: 1.0 for q in tune}, **{q: 0.0 for q in held}})
     d2 = against({("course", "x"): x2, ("course", "y"): y2}, "x", "y")
-    assert d2.call == "use" and d2.note.startswith(
+    # ... measurably both ways: not a stable effect, so no call either way
+    assert d2.unstable == ("course",) and d2.call == "no evidence either way"
+    assert d2.note.startswith(
         f"on course's tune half the same comparison reads -100.0 [-100.0, -100.0], n = {len(tune)}")
+    assert "is reversed measurably on the tune half" in d2.line()
     assert d2.line().endswith("the two halves point in opposite directions).")
+    # the tune half leans the other way without a measurable difference: the call stands
+    y3 = Out({**{q: 1.0 for q in tune[:2]}, **{q: 0.0 for q in tune[2:] + held}})
+    x3 = Out({**{q: 0.0 for q in tune}, **{q: 1.0 for q in held}})
+    d3 = against({("course", "x"): x3, ("course", "y"): y3}, "x", "y")
+    assert d3.unstable == () and d3.call == "use" and "opposite directions" in d3.note
     assert against({("course", "x"): x}, "x", "y") is None
 
 

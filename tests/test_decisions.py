@@ -77,6 +77,16 @@ def test_never_an_oracle_and_never_two_contradicting_calls():
         ranked_closing([Decision("x", "y", "m", {"a": UP}), Decision("x", "y", "m", {"a": DOWN})])
 
 
+def test_an_unstable_benchmark_counts_neither_way_and_a_condition_comes_first():
+    d = Decision("x", "y", "m", {"a": UP, "b": FLAT}, unstable=("a",))
+    assert d.beats == [] and d.call == "no evidence either way"
+    assert "on a is reversed measurably on the tune half" in d.line()
+    assert Decision("x", "y", "m", {"a": UP, "b": UP}, unstable=("a",)).call == "depends"
+    line = Decision("breadcrumbs", "none", "m", {"a": UP},
+                    condition="you chunk by structure").line()
+    assert line.startswith("*If you chunk by structure:* **Use** breadcrumbs over none")
+
+
 def test_real_comparisons_decide_as_their_intervals_say():
     better = paired([1, 1, 1, 0] * 20, [0, 1, 0, 0] * 20)
     assert Decision("x", "y", "m", {"a": better}).call == "use"

@@ -146,7 +146,31 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
     d = Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
                  " and ".join(sorted(halves)), _encoders(outcomes, treated))
     d = _with_cost(d, outcomes, treated, {bench: base for bench in by})
+    d = replace(d, unstable=unstable(outcomes, treated, base, d, metric, budget))
     return replace(d, note=tune_disagrees(outcomes, treated, base, d, metric, budget))
+
+
+def _tune_versus(outcomes: Outcomes, treated: str, base: str, bench: str, metric: str,
+                 budget: int | None):
+    t = _side(_values(outcomes[(bench, treated)], metric, budget), "tune")
+    b = _side(_values(outcomes[(bench, base)], metric, budget), "tune")
+    if t is None or b is None or not len(t) or not len(b):
+        return None
+    return versus(t, b)
+
+
+def unstable(outcomes: Outcomes, treated: str, base: str, d: Decision, metric: str,
+             budget: int | None) -> tuple[str, ...]:
+    """The benchmarks where `d`'s held-out difference is measurable and the same comparison
+    on the tune half is measurable the other way (both intervals exclude 0, opposite signs)."""
+    out = []
+    for bench, held in d.by_benchmark.items():
+        if held.low <= 0 <= held.high:
+            continue
+        tune = _tune_versus(outcomes, treated, base, bench, metric, budget)
+        if tune is not None and not tune.low <= 0 <= tune.high and tune.diff * held.diff < 0:
+            out.append(bench)
+    return tuple(out)
 
 
 def tune_disagrees(outcomes: Outcomes, treated: str, base: str, d: Decision, metric: str,
@@ -158,12 +182,8 @@ def tune_disagrees(outcomes: Outcomes, treated: str, base: str, d: Decision, met
     from ..report.prose import ci
 
     bench, held = d.decisive
-    t = _side(_values(outcomes[(bench, treated)], metric, budget), "tune")
-    b = _side(_values(outcomes[(bench, base)], metric, budget), "tune")
-    if t is None or b is None or not len(t) or not len(b):
-        return ""
-    tune = versus(t, b)
-    if tune.diff * held.diff >= 0:
+    tune = _tune_versus(outcomes, treated, base, bench, metric, budget)
+    if tune is None or tune.diff * held.diff >= 0:
         return ""
     return (f"on {bench}'s tune half the same comparison reads {100 * tune.diff:+.1f} "
             f"{ci(tune.low, tune.high)}, n = {tune.n}: the two halves point in opposite "

@@ -16,6 +16,12 @@ read from the intervals alone:
   would decide it (about how many questions an interval this wide would need to exclude 0 at
   the difference seen).
 
+A benchmark whose held-out difference the *tune* half of the questions measurably reverses
+(`unstable`) counts as neither a win nor a loss: a result that flips between two halves of the
+same questions is not a stable effect. A call that assumes an earlier choice (breadcrumbs *if*
+you chunk by structure) says so first (`condition`), so it does not read as contradicting a
+call against that choice.
+
 Each line names the number that decides it (the comparison with the largest difference in the
 direction of the call, with its 95 % interval), the benchmark, the split, n and the encoder.
 A closing never recommends an oracle (a decision whose technique says "oracle" is refused) and
@@ -52,6 +58,10 @@ class Decision:
     encoder: str = ""
     cost: str = ""
     note: str = ""  # what a reader must weigh beside the call (said after it, in brackets)
+    # benchmarks whose held-out difference the tune half measurably reverses: not evidence
+    unstable: tuple[str, ...] = ()
+    # the choice the call assumes ("you chunk by structure"): the line opens "If <condition>:"
+    condition: str = ""
 
     def __post_init__(self) -> None:
         if not self.by_benchmark:
@@ -62,11 +72,11 @@ class Decision:
 
     @property
     def beats(self) -> list[str]:
-        return [b for b, c in self.by_benchmark.items() if c.low > 0]
+        return [b for b, c in self.by_benchmark.items() if c.low > 0 and b not in self.unstable]
 
     @property
     def loses(self) -> list[str]:
-        return [b for b, c in self.by_benchmark.items() if c.high < 0]
+        return [b for b, c in self.by_benchmark.items() if c.high < 0 and b not in self.unstable]
 
     @property
     def call(self) -> str:
@@ -132,8 +142,14 @@ class Decision:
                      f"no measurable difference on {', '.join(tied)}" if tied else "",
                      f"cost: {self.cost}" if self.cost else ""]
             why = "; ".join(p for p in parts if p)
+        elif self.unstable:
+            why = (f"the held-out difference on {', '.join(self.unstable)} is reversed "
+                   "measurably on the tune half, so it is not a stable effect; no other "
+                   "benchmark differs measurably")
         else:
             why = (f"no benchmark of {n} differs measurably; {self._decider(c)}")
+        if self.condition:
+            head = f"*If {self.condition}:* " + head
         return (f"{head} {self.technique} over {self.against}: {number}; {why}"
                 + (f" ({self.note})" if self.note else "") + ".")
 
