@@ -396,7 +396,7 @@ display(Markdown("\n".join(
 from ragkit.report import check_claims, claims_for, show
 
 claims = check_claims(*rec.frames(), claims=claims_for("anthropic", "seed002-preamble"))
-show(claims)
+show(claims, brief=True)  # each control row once; the closing gives each verdict's reason
 
 # %% [markdown]
 # ## Exercises
@@ -499,7 +499,13 @@ decisions = [Decision(f"{g} preambles (contextual embeddings)",
                       "basic retrieval on the same chunks", "Pass@20", by, untuned,
                       embedder.name, write_cost.get(g, ""))
              for g, by in per_generator.items()]
+fusion = {label: contextual_comparison(*frames, label, CONTROLS[0])
+          for label in ("upstream chunks", "code chunks", "recursive chunks", "router chunks")}
 decisions += [
+    Decision("BM25 fused with the embeddings (no preamble)", "the embeddings alone",
+             "Pass@20", fusion, untuned, embedder.name,
+             "a BM25 index beside the vectors (not timed here; notebook 07 times its first "
+             "stages)"),
     Decision("a preamble before the chunk", "the same preamble after it", "Pass@20",
              {"Anthropic's set, structural": placement_c}, untuned, embedder.name),
     Decision(f"the {hybrid_generator} preamble inside embeddings + BM25",

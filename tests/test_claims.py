@@ -194,6 +194,23 @@ def test_no_best_of_n_a_better_sensitivity_row_does_not_change_the_verdict():
     assert main.n == n
 
 
+def test_a_brief_table_shows_each_repeated_sensitivity_row_once():
+    from ragkit.report import show
+
+    base, ctx = np.r_[np.ones(150), np.zeros(50)], np.r_[np.ones(160), np.zeros(40)]
+    control = np.r_[np.ones(170), np.zeros(30)]
+    runs = _contextual((("b", "basic", base), ("g", "contextual embeddings · gemma", ctx),
+                        ("c", "BM25 + embeddings, no preamble", control),
+                        ("h", "contextual embeddings + BM25 · gemma", control)))
+    claims = [c for c in CLAIMS if c.id.startswith("anthropic-")]
+    full = check_claims(*runs, claims)
+    brief = show(full, brief=True)
+    assert len(brief) < len(full) and not brief.claim.duplicated().any()
+    assert set(brief.claim) == set(full.claim)  # nothing measured is dropped, only repeats
+    assert (brief.verdict != "(sensitivity)").sum() == (full.role == "claim").sum()
+    assert "reason" not in brief and "reason" in show(full)
+
+
 def _contextual(runs):
     """Rows and per-query pass@20 of notebook 04's runs on upstream chunks: (run id, the
     strategy without its " · upstream chunks", per-query values)."""

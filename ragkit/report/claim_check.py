@@ -242,8 +242,11 @@ def claims_for(*prefixes: str) -> list[Claim]:
     return [c for c in CLAIMS if c.id.startswith(prefixes)]
 
 
-def show(table, digits: int = 1):
-    """A claim-check table for reading: values in %, the interval beside the estimate."""
+def show(table, digits: int = 1, brief: bool = False):
+    """A claim-check table for reading: values in %, the interval beside the estimate. With
+    `brief`, the columns a reader compares (no metric, subset, reason or flags: the closing's
+    sentences give the reasons) and each sensitivity row once, where several claims repeat it
+    with the same numbers."""
     def pct(v):
         return points(v, digits)
 
@@ -254,6 +257,13 @@ def show(table, digits: int = 1):
     out["effect [95 % CI]"] = [
         "–" if e != e else f"{pct(e)} [{pct(lo)}, {pct(hi)}]"
         for e, lo, hi in zip(table.estimate, table.low, table.high)]
+    if brief:
+        key = out[["claim", "ours", "baseline", "effect [95 % CI]"]].astype(str).agg("|".join,
+                                                                                     axis=1)
+        keep = (out.role == "claim") | ~key.duplicated()
+        return out[keep][["source", "claim", "metric", "claimed", "ours", "baseline",
+                          "effect [95 % CI]",
+                          "n", "verdict"]].reset_index(drop=True)
     return out[["source", "claim", "metric", "subset", "claimed", "ours", "baseline",
                 "effect [95 % CI]", "n", "verdict", "reason", "flags"]]
 

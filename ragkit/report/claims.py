@@ -285,9 +285,12 @@ def _anthropic(stage: str, reduction: float, source: str, statement: str, cid: s
         config=sel(f"{stage} · gemma"), baseline=sel("basic"),
         control=("the preamble", sel("BM25 + embeddings, no preamble")) if "BM25" in stage
         else None,
-        missing="needs notebook 04 with gemma-3-270m preambles for every file (committed "
-                "cache)" + ("; the rerank stage needs RAGKIT_RERANK_MODEL or RAGKIT_GEMMA_DIR"
-                            if "rerank" in stage else ""),
+        missing=("no rerank run: notebook 04 reranks only where a reranking model is set "
+                 "(RAGKIT_RERANK_MODEL, or RAGKIT_GEMMA_DIR for a bi-encoder stand-in), and "
+                 "none ships on PyPI; the gemma-3-270m preambles it would rerank are cached"
+                 if "rerank" in stage else
+                 "needs notebook 04 with gemma-3-270m preambles for every file (committed "
+                 "cache)"),
         sensitivity=others + controls)
 
 
