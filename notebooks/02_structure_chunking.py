@@ -126,6 +126,29 @@ lint = lint_corpus(benches[0].documents, strategies, tokenizer=embedder)
 lint.round({"lost_pct": 1, "duplicated_pct": 1})
 
 # %% [markdown]
+# ## What three of them hand the encoder for one question
+# Before the benchmark, one case by eye: the Gold-tier row of the refund fee table (question
+# `q001`, seed 000's example). For the naive windows, the recursive splitter and the structure
+# chunker, the chunks that hold any of the row: each chunk's place in the document, the
+# table's header row (`| Tier | …`) where the chunk has it, and the lines nearest the gold
+# (between `⟦ ⟧`), with the prefix the structure chunker puts in front. Look for the header: a
+# row read without its column names is a row of bare numbers.
+
+# %%
+from ragkit.report import chunk_view, clip_lines
+
+q = next(q for q in benches[0].queries if q.id == "q001")
+fee_doc = benches[0].docs_by_id()[q.gold[0].doc_id]
+print(f"{q.id}: {q.text}\n")
+for chunker in (fixed, strategies[1], structure):
+    shown, kept, total = clip_lines(chunk_view(fee_doc, chunker.chunk(fee_doc), q.gold[0],
+                                               fmt="text"), 6, focus=r"^── |^\| Tier ")
+    crumb = {c.prefix for c in chunker.chunk(fee_doc)
+             if c.start <= q.gold[0].start < c.end} - {""}
+    print(f"{chunker.label} ({kept} of {total} lines)"
+          + (f" · prefix {', '.join(crumb)}" if crumb else "") + f"\n{shown}\n")
+
+# %% [markdown]
 # ## The harness: all strategies, all benchmarks
 # Primary columns: span recall, pass and IoU when a budget of `1024` cl100k tokens of retrieved
 # text reaches the model (`@B1024`), so big and small chunks are compared on what they cost. The
@@ -321,12 +344,13 @@ display(Markdown(chroma_line))
 # %% [markdown]
 # ## Speed
 # Parsing first must not make chunking slow. `ragkit bench chunk-speed` measures
-# characters per second on Chroma's corpora, every contender budgeting the same MiniLM tokens.
+# characters per second on Chroma's corpora, every contender budgeting the same MiniLM tokens
+# (the best of three runs each, so one slow run on a busy machine does not decide a ratio).
 
 # %%
 from ragkit.experiments import chunk_speed
 
-speed = pd.DataFrame(chunk_speed(smoke=settings.smoke, repeats=1),  # 3: ragkit bench chunk-speed
+speed = pd.DataFrame(chunk_speed(smoke=settings.smoke),  # best of 3 (1 in the smoke profile)
                      columns=["budget", "chunker", "M chars/s", "× langchain", "chunks"])
 speed
 
@@ -342,7 +366,7 @@ print(rec.save())
 #    header-less table pieces change? Lint only chunks, so it costs seconds.
 # 2. **Breadcrumb styles on one chunk.** Set `style` to `"none"`, `"heading"`, `"path"` or
 #    `"path+title"` and read the prefix the Gold row's chunk gets — this is what the embedder
-#    reads in front of the row.
+#    reads in front of the row. Two of the four styles give the same prefix here: why?
 # 3. **More context for the staged cases.** Set `k_more` to `10`: which staged cases does each
 #    strategy get whole with twice the chunks? (Hits are already retrieved that deep.)
 
@@ -373,6 +397,10 @@ prefixes = {b: next(c for c in StructureChunker(breadcrumb=b).chunk(fee_doc)
                     if c.start <= q.gold[0].start < c.end).prefix
             for b in ("none", "heading", "path", "path+title")}
 print("2.", "; ".join(f"{b}: {p!r}" for b, p in prefixes.items()))
+if prefixes["path"] == prefixes["path+title"]:
+    print("   path and path+title are the same here: path+title puts the document's title in "
+          "front only when the path does not already start with it, and this document's top "
+          f"heading is its title ({fee_doc.metadata.get('title')!r}).")
 whole = {k: {label: sum(v[label] == "ok" for v in staged_verdicts(k, [fixed, structure, router])
                         .values()) for label in (fixed.label, structure.label, router.label)}
          for k in (K, 10)}
@@ -407,7 +435,8 @@ decisions = [d for d in (
       for s in strategies if isinstance(s, (SemanticChunker, ClusterSemanticChunker))),
     decide.against(crumb_tested, crumbs[2].label, crumbs[0].label, budget=B,
                    technique="path breadcrumbs on structure chunks (the default)",
-                   alternative="structure chunks with no breadcrumb"),
+                   alternative="structure chunks with no breadcrumb",
+                   condition="you chunk by structure anyway (for its whole tables, say)"),
 ) if d]
 losses = [bench for (bench, label), c in vs_fixed.items()
           if label == structure.label and c.significant and c.diff < 0]

@@ -128,9 +128,10 @@ def _encoders(outcomes: Outcomes, treated: str) -> str:
 
 def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recall",
             budget: int | None = 1024, technique: str | None = None,
-            alternative: str | None = None) -> Decision | None:
+            alternative: str | None = None, condition: str = "") -> Decision | None:
     """`treated` against `base` on every benchmark that has both, held-out half where the
-    split knows the questions, else all of them (None when no benchmark has both)."""
+    split knows the questions, else all of them (None when no benchmark has both);
+    `condition` is the earlier choice the call assumes (`Decision.condition`)."""
     by: dict[str, Any] = {}
     halves = set()
     for bench in sorted({b for b, _ in outcomes}):
@@ -144,7 +145,8 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
     if not by:
         return None
     d = Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
-                 " and ".join(sorted(halves)), _encoders(outcomes, treated))
+                 " and ".join(sorted(halves)), _encoders(outcomes, treated),
+                 condition=condition)
     d = _with_cost(d, outcomes, treated, {bench: base for bench in by})
     d = replace(d, unstable=unstable(outcomes, treated, base, d, metric, budget))
     return replace(d, note=tune_disagrees(outcomes, treated, base, d, metric, budget))

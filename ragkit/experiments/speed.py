@@ -17,9 +17,8 @@ from ..report.tables import text_table
 def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
     """Characters per second: ragkit's structure chunker vs langchain's and chonkie's recursive
     splitters on Chroma's corpora, all budgeting MiniLM WordPiece tokens (254 per chunk), plus
-    character-budget rows. Best of `repeats` runs each (3, or 1 in the smoke profile; the
-    notebook takes one run, ``ragkit bench chunk-speed`` three); ratios against langchain in
-    the same unit."""
+    character-budget rows. Best of `repeats` runs each (3, or 1 in the smoke profile: notebook
+    02 and ``ragkit bench chunk-speed`` alike); ratios against langchain in the same unit."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from tokenizers import Tokenizer
     from transformers import AutoTokenizer
