@@ -147,6 +147,38 @@ _ = show_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens (orange: th
                 "06_parent_child_iou")
 
 # %% [markdown]
+# ## Auto-merging, on the question it hurts most
+# Merging swaps several matched children for their whole parent. At an equal budget that is a
+# trade: the parent brings the text between the children, and takes budget that the next
+# matches would have used. Below, the course question on which auto-merging loses the most
+# span recall against the children alone: every unit each strategy reads until the budget is
+# spent, with its cl100k tokens and the gold characters it holds (`cut` marks the unit the
+# budget ends inside).
+
+# %%
+from ragkit.report import budget_reading, hits_table
+
+kids_r, merge_r = (outcomes[("course", s)].values("recall", B)
+                   for s in ("small (children)", "auto-merging"))
+gap = (merge_r - kids_r).dropna()
+if len(gap) and gap.min() < 0:
+    worst = gap.idxmin()
+    wq = next(x for x in course.queries if x.id == worst)
+    print(f"{worst}: {wq.text}\nspan recall at {B:,} tokens: children {kids_r[worst]:.0%}, "
+          f"auto-merging {merge_r[worst]:.0%}; auto-merging is behind on "
+          f"{int((gap < 0).sum())} course questions, ahead on {int((gap > 0).sum())}")
+    said = {}
+    for label in ("small (children)", "auto-merging"):
+        units = hits_table(wq, outcomes[("course", label)].hits[worst], k=K, budgets=(B,))
+        said[label] = budget_reading(units, B)
+        print(f"\n=== {label}\n{units.to_string(index=False)}")
+    display(Markdown(f"With the children, {said['small (children)']}; with auto-merging, "
+                     f"{said['auto-merging']}. The merged parents are longer, so fewer units fit "
+                     "and the gold's unit competes for the budget with whole sections above it."))
+else:
+    print("auto-merging loses span recall on no course question here")
+
+# %% [markdown]
 # ## A claim to check
 # Seed 002: retrieving small chunks gives precision@5 ≈ 0.93 (the share of the top five small
 # chunks that contain the gold answer), against ≈ 0.74 retrieving ~1,500-token chunks directly.
@@ -210,11 +242,11 @@ display(Markdown(
         "Returning the parent brings back gold the child missed.")))
 # what the metric does not count: the sentence after the gold span, which the expected answer
 # may lean on, in each strategy's first hit
-g = q.gold[0]
-after_end = doc.text.find(".", g.end + 1) + 1 or len(doc.text)
-after = " ".join(doc.text[g.end:after_end].split())
-holds = {label: any(h.chunk.doc_id == doc.id and h.chunk.start <= g.end and after_end <= h.chunk.end
-                    for h in outcomes[("course", label)].hits[q.id][:1]) for label in case}
+from ragkit.report import first_hit_holds, sentence_after
+
+after, after_end = sentence_after(doc, q.gold[0])
+holds = {label: first_hit_holds(outcomes[("course", label)].hits[q.id], doc.id, q.gold[0].end,
+                                after_end) for label in case}
 print(f"The sentence right after the gold span: \"{after}\"\nin the first hit of: "
       + ", ".join(f"{label} {'yes' if v else 'no'}" for label, v in holds.items())
       + ". Span recall scores the gold span only, so this difference is not counted.")
@@ -329,5 +361,14 @@ display(Markdown(ranked_closing(decisions,
        f"The rule-and-caveat question {q.id}: children {pct(case['small (children)'])}, "
        f"small-to-big {pct(case['small-to-big'])}, sentence window "
        f"{pct(case['sentence window'])} span recall at {B:,} tokens; "
-       + ("one child holds the whole gold span." if one_child else
-          "no single child holds the whole gold span.")])))
+       + ("one child holds the whole gold span" if one_child else
+          "no single child holds the whole gold span")
+       + f"; the sentence after it (\"{after}\") is in the first hit of "
+       + (", ".join(label for label, v in holds.items() if v) or "none of them")
+       + ", which span recall does not count.",
+       "Cost: small-to-big embeds and searches the same children as the children alone ("
+       + ", ".join(f"{b} {len(pc.children):,}" for b, pc in stores.items())
+       + "), and keeps the parents in a store it reads by id ("
+       + ", ".join(f"{b} {len(pc.store.parents):,}" for b, pc in stores.items())
+       + "), so its extra cost is one lookup per hit; auto-merging shares those children "
+       "and that store, while sentence windows embed every sentence."])))

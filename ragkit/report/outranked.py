@@ -88,3 +88,72 @@ def preamble_note(query, chunk) -> str:
         note += (f"; it names {', '.join(named)} while the question asks about "
                  f"{', '.join(sorted(asked))}")
     return note
+
+
+def sentence_after(doc, span) -> tuple[str, int]:
+    """The sentence right after `span` in `doc` (whitespace collapsed) and the offset where it
+    ends: the text a span metric does not count, though an answer may lean on it (the caveat
+    after a rule). The sentence ends at the first full stop after the span's end.
+
+    >>> from ragkit.types import Document, Span
+    >>> d = Document("d", "Refunds within 14 days. Unused services only. Tax is extra.")
+    >>> sentence_after(d, Span("d", 0, 23))
+    ('Unused services only.', 45)
+    """
+    end = doc.text.find(".", span.end + 1) + 1 or len(doc.text)
+    return " ".join(doc.text[span.end:end].split()), end
+
+
+def first_hit_holds(hits: Sequence, doc_id: str, start: int, end: int) -> bool:
+    """Whether the first hit is a chunk of `doc_id` that holds all of [start, end)."""
+    return bool(hits) and hits[0].chunk.doc_id == doc_id and \
+        hits[0].chunk.start <= start and end <= hits[0].chunk.end
+
+
+def holding_rank(hits: Sequence, span) -> int | None:
+    """The 1-based rank of the first hit whose chunk holds all of `span`; None when none does."""
+    return next((i for i, h in enumerate(hits, 1) if h.chunk.doc_id == span.doc_id
+                 and h.chunk.start <= span.start and span.end <= h.chunk.end), None)
+
+
+def prefix_reading(with_prefix: Sequence, without: Sequence, span) -> str:
+    """What a chunk prefix (breadcrumb, repeated table header) does to the rank of the chunk
+    that holds `span`: the same chunks searched with their prefixes and without, as a sentence.
+
+    >>> from types import SimpleNamespace as NS
+    >>> from ragkit.types import Span
+    >>> g = Span("d", 10, 20)
+    >>> hit = lambda s, e: NS(chunk=NS(doc_id="d", start=s, end=e))
+    >>> prefix_reading([hit(0, 5), hit(10, 30)], [hit(0, 5), hit(30, 40), hit(10, 30)], g)
+    'With its prefix the chunk holding the gold ranks 2 of 2; with the prefix removed, 3 of 3: the prefix moves it up 1 place.'
+    """
+    a, b = holding_rank(with_prefix, span), holding_rank(without, span)
+    if a is None or b is None:
+        return ("No chunk holds the whole gold " + ("with its prefix" if a is None else
+                                                   "without its prefix") + ".")
+    move = ("does not move it" if a == b else
+            f"moves it {'up' if a < b else 'down'} {abs(a - b)} place{'s' if abs(a - b) > 1 else ''}")
+    return (f"With its prefix the chunk holding the gold ranks {a} of {len(with_prefix)}; with "
+            f"the prefix removed, {b} of {len(without)}: the prefix {move}.")
+
+
+def budget_reading(table, budget: int) -> str:
+    """Where the first unit holding gold sits in a `hits_table` (its rank, the tokens of the
+    units above it) and whether the `budget`-token context holds it whole, cuts it, or never
+    reaches it, as a clause.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"rank": [1, 2], "tokens": [414, 914], "gold chars held": [0, 120],
+    ...                   "in 1024 tokens": ["yes", "cut"]})
+    >>> budget_reading(t, 1024)
+    'the first unit holding gold is at rank 2, after 414 tokens of units above it, and the 1,024-token context ends inside it'
+    """
+    gold = table[table["gold chars held"] > 0]
+    if gold.empty:
+        return "no unit it reads holds gold"
+    first = gold.iloc[0]
+    above = int(table[table["rank"] < first["rank"]].tokens.sum())
+    state = {"yes": "holds it whole", "cut": "ends inside it",
+             "no": "ends before it"}[first[f"in {budget} tokens"]]
+    return (f"the first unit holding gold is at rank {int(first['rank'])}, after {above:,} "
+            f"tokens of units above it, and the {budget:,}-token context {state}")
