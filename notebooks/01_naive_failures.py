@@ -89,7 +89,8 @@ tfidf = {c.label: run_experiment(course, c, k=K, retriever="tfidf") for c in (na
 # %%
 import json
 
-from ragkit.report import hits_text, save_page, staged_case_html
+from ragkit.report import (chunk_view, clip_lines, hits_text, holding_rank, save_page,
+                           staged_case_html)
 
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
 by_id = {q.id: q for q in course.queries}
@@ -109,8 +110,15 @@ q, chunker = by_id[first["question_id"]], splitter_for.get(first["name"], naive)
 print(f"{first['name']} · {q.id}: {q.text}\nexpected: {q.answer}\nsplitter: {chunker.label}")
 for g in q.gold:
     print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {docs[g.doc_id].text[g.start:g.end]!r}")
+    where = {name: holding_rank(out[chunker.label].hits[q.id], g)
+             for name, out in ((f"dense {embedder.name}", dense), ("TF-IDF", tfidf))}
+    print("the chunks the splitter cut around it (each one's first line says where it is; "
+          "the rank each retriever gives the chunk holding it: "
+          + ", ".join(f"{n} {r if r else 'none'}" for n, r in where.items()) + "):")
+    print(clip_lines(chunk_view(docs[g.doc_id], dense[chunker.label].chunks, g, fmt="text"), 8,
+                     focus=r"^── ")[0])
 for name, out in ((f"dense {embedder.name}", dense), ("TF-IDF", tfidf)):
-    print(f"══ {name}, top {K}:\n" + hits_text(q, out[chunker.label].hits[q.id], k=K, lines=3))
+    print(f"══ {name}, top {K}:\n" + hits_text(q, out[chunker.label].hits[q.id], k=K, lines=2))
 print(f"all {len(pages)} cases, each in full (why each was staged, every chunk around the gold, "
       f"every hit whole): {save_page(pages, '01_staged_cases')}")
 
