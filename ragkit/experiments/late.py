@@ -277,3 +277,31 @@ def late_quality_comparison(table, means, embedder: str, metric: str, window="li
     wins, losses, ties = (int(r[c]) for c in ("wins", "losses", "ties"))
     return Comparison(mean_a, mean_b, diff, float(r.low), float(r.high), wins, losses, ties,
                       wins + losses + ties)
+
+
+def late_quality_settings_note(table, embedder: str, metric: str, window="limit",
+                               pooling: str = "edges") -> str:
+    """What `embedder`'s other saved (window, pooling) settings of ``ragkit bench late-quality``
+    show beside the default one a closing decides on, as a note for its line: how many settings
+    put late chunking ahead, behind and level on `metric`, and which are ahead. A best-of-N
+    setting read on the questions it was picked on is not a test, so the call stays on the
+    declared default; "" without other settings.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"embedder": "e", "metric": "m", "window": ["limit", "128"],
+    ...                   "pooling": ["edges", "every"], "verdict": ["loses", "beats"]})
+    >>> late_quality_settings_note(t, "e", "m")
+    'this is the declared default, window limit with edges pooling; of the 2 window and pooling settings measured, late is ahead in 1 (window 128, every pooling), behind in 1, level in 0, and a setting picked as the best of several on these same questions would not test it'
+    """
+    t = table[(table.embedder == embedder) & (table.metric == metric)]
+    if len(t) < 2:
+        return ""
+    ahead = t[t.verdict == "beats"]
+    behind, level = int((t.verdict == "loses").sum()), int(len(t) - len(ahead)
+                                                          - (t.verdict == "loses").sum())
+    names = "; ".join(f"window {r.window}, {r.pooling} pooling" for r in ahead.itertuples())
+    return (f"this is the declared default, window {window} with {pooling} pooling; of the "
+            f"{len(t)} window and pooling settings measured, late is ahead in {len(ahead)}"
+            + (f" ({names})" if names else "")
+            + f", behind in {behind}, level in {level}, and a setting picked as the best of "
+            "several on these same questions would not test it")
