@@ -128,7 +128,9 @@ def headline(steps: Any, pick: str, windows: Sequence[str], metric: str) -> str:
     """One sentence from `held_out_steps` rows (pick minus each other strategy): the
     strategies whose paired interval holds 0 (tied with `pick`: no evidence either way), then
     `pick`'s difference from each of `windows` (the fixed and recursive window baselines),
-    each in points with its 95 % interval, the verdict read from the interval's sign."""
+    then from every other strategy that is not tied with it (a library splitter, say), each in
+    points with its 95 % interval, the verdict read from the interval's sign: every strategy
+    compared is named once."""
     rows = list(steps.itertuples())
     n = max((r.n for r in rows), default=0)
     tied = [r for r in rows if r.low <= 0 <= r.high]
@@ -145,4 +147,9 @@ def headline(steps: Any, pick: str, windows: Sequence[str], metric: str) -> str:
                 f"{len(win) - len(ahead) - len(behind)}: "
                 + "; ".join(f"{r.against} {_points(r)} points" for r in
                             sorted(win, key=lambda r: r.diff)))
+    rest = [r for r in rows if r not in tied and r.against not in set(windows)]
+    if rest:  # the library splitters and the rest, so every strategy compared is named
+        out += ("; against the other strategies: " + "; ".join(
+            f"{'ahead of' if r.low > 0 else 'behind'} {r.against} {_points(r)} points"
+            for r in sorted(rest, key=lambda r: r.diff)))
     return out + "."
