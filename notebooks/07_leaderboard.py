@@ -249,7 +249,7 @@ from ragkit.report import save_table
 saved = save_table(show(claims), "07_claims", title="Every claim with its sensitivity rows")
 display(Markdown(f"The claims and their verdicts; the sensitivity rows (other generators, "
                  f"controls) are in `{saved}`."))
-show(claims[claims.role == "claim"])
+show(claims[claims.role == "claim"], brief=True)
 
 # %% [markdown]
 # ## ragas, offline
@@ -496,7 +496,20 @@ headline = [e for e in found if e.budget == BUDGET]
 shown_here = [e for e in headline if e.benchmark != "financebench"]  # its cells: notebook 10
 display(Markdown(f"At the headline budget of {BUDGET:,} tokens (every budget, and the costs: "
                  f"`{guide_file}`; FinanceBench's PDFs: notebook 10):\n\n"
-                 + guide.sections(shown_here, level=3)))
+                 + guide.sections(shown_here, level=3, which=(1,))))
+
+# %% [markdown]
+# The second question holds the chunks fixed and changes the retrieval: the stack against
+# dense search, and the cross-encoder on top of the stack.
+
+# %%
+display(Markdown(guide.sections(shown_here, level=3, which=(2,))))
+
+# %% [markdown]
+# The third holds chunks and retrieval fixed and changes the encoder, under each first stage.
+
+# %%
+display(Markdown(guide.sections(shown_here, level=3, which=(3,))))
 
 # %% [markdown]
 # What the configurations in those tables cost, as `ragkit bench design --costs` measured them:
@@ -535,24 +548,13 @@ every_q.rename(columns=lambda c: c.replace("tune half", "all questions")
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answer to exercise 1 (expand to read): the cells whose pick differs between the held-out
 # reading and the all-questions one. Exercises 2 and 3 answer themselves.
-held_h, held_cells = guide.chunker_rows(effects(runs))
-keys = ["benchmark", "retrieval", "budget"]
-picks = pd.DataFrame(held_cells, columns=held_h).merge(
-    pd.DataFrame(cells, columns=header), on=keys, suffixes=(" held-out", " all"))
-changed = picks[picks["pick held-out"] != picks["pick all"]]
-def side(pick):
-    """Which way a pick reads: ragkit's chunker ahead, a baseline ahead, or no difference."""
-    return ("no difference" if pick.startswith("no measurable difference") else
-            "ragkit ahead" if pick.startswith("router") else "baseline ahead")
-
-
-turned = sum(side(a) != side(b) for a, b in zip(changed["pick held-out"], changed["pick all"]))
-print(f"{len(changed)} of {len(picks)} cells change their pick; in {turned} the verdict itself "
-      f"changes (ragkit ahead / no difference / baseline ahead), in the other "
-      f"{len(changed) - turned} only the baseline named (benchmark, retrieval, budget: held-out "
-      "pick -> all-questions pick)")
-for bench, retrieval, budget, held, every in zip(*(changed[c] for c in keys),
-                                                 changed["pick held-out"], changed["pick all"]):
+changed, n_cells = guide.pick_changes(effects(runs), effects(runs, split="all"))
+print(f"{len(changed)} of {n_cells} cells change their pick; in {int(changed.turned.sum())} the "
+      "verdict itself changes (ragkit ahead / no difference / baseline ahead), in the other "
+      f"{int((~changed.turned).sum())} only the baseline named (benchmark, retrieval, budget: "
+      "held-out pick -> all-questions pick)")
+for bench, retrieval, budget, held, every in changed.drop(columns="turned").itertuples(
+        index=False):
     print(f"  {bench}, {retrieval}, {budget:,}: {held} -> {every}")
 
 # %% [markdown]

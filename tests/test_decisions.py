@@ -189,8 +189,10 @@ def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_do
     dense = next(d for d in ds if d.technique.startswith("gemma on router + dense"))
     assert dense.call == "use" and dense.note.startswith(
         "under stack instead: no evidence either way, recall@B1024 +1.0 [-2.0, +4.0] on a")
+    assert dense.line().startswith("*If your first stage is dense:* **Use** gemma on router")
     stack = next(d for d in ds if d.technique.startswith("gemma on router + stack"))
     assert stack.note.startswith("under dense instead: use, recall@B1024 +5.0")
+    assert stack.condition == "your first stage is stack"
 
 
 def test_gold_ranks_read_the_first_hit_that_touches_the_gold():

@@ -162,6 +162,30 @@ def test_budget_chart_draws_lines_and_names_the_single_budget_runs(tmp_path, mon
     assert [b.set_index("run").strategy[r] for r in runs] == ["router", "fixed_chars(1000/200)"]
 
 
+def test_one_configuration_measured_twice_is_one_row_even_with_extra_metrics():
+    """Two runs with the same per-query values are one board row naming both sources, though
+    one of them also scored a metric the other did not (bench code's pass@20)."""
+    from ragkit.report import leaderboard as lb
+
+    q = [f"q{i}" for i in range(10)]
+    rows = pd.DataFrame([{"run": r, "benchmark": "course", "strategy": "fixed+stack",
+                          "embedder": "m", "params": {}, "notebook": nb, "experiment": "x",
+                          "flags": [], "metric": "recall@B", "value": 0.5}
+                         for r, nb in (("a", "bench_code"), ("b", "bench_design"))])
+
+    def sc(run, extra=()):
+        return [{"run": run, "query_id": x, "metric": m, "budget": bud, "value": i % 2}
+                for i, x in enumerate(q) for m, bud in
+                (("recall", -1), ("recall@B", 1024), ("pass@B", 1024), ("iou@B", 1024),
+                 *extra)]
+    scores = pd.DataFrame(sc("a", (("pass@20", -1),)) + sc("b"))
+    b = lb.board(rows, scores, "course", 1024)
+    assert len(b) == 1 and b.notebooks.iloc[0] == "bench_code, bench_design"
+    other = scores.assign(value=[v if not (r == "b" and m == "recall") else 1 - v for r, m, v
+                                 in zip(scores.run, scores.metric, scores.value)])
+    assert len(lb.board(rows, other, "course", 1024)) == 2  # different values: two rows
+
+
 def test_the_guide_says_where_the_reranker_loses_and_its_tune_pick_rank(tmp_path, monkeypatch):
     """The cross-encoder's line groups its effects by verdict (here it loses on the course at
     every budget) and names the benchmarks it was not measured on; the chunker table says where
@@ -177,3 +201,22 @@ def test_the_guide_says_where_the_reranker_loses_and_its_tune_pick_rank(tmp_path
     assert dense["highest baseline on the held-out half (recall@B)"].endswith(
         "the tune half's pick is its leader too there")
     assert line in guide.markdown(found)
+
+
+def test_pick_changes_say_which_cells_turn_when_read_on_all_questions(tmp_path, monkeypatch):
+    """A router that leads on the held-out half and trails on the tune half turns from
+    'ragkit ahead' to 'baseline ahead' when the same cell is read on all questions."""
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_design")
+    enc = "all-MiniLM-L6-v2"
+    for i, c in enumerate(SIMPLE):
+        _record(rec, Config(c, "dense", "none", enc, True), 0.45, 0.45, i)
+    _record(rec, Config("router", "dense", "none", enc), 0.70, 0.05, 20)
+    rec.save()
+    runs = saved_runs(tmp_path)
+    same, n = guide.pick_changes(effects(runs), effects(runs))
+    assert same.empty and n > 0
+    changed, n = guide.pick_changes(effects(runs), effects(runs, split="all"))
+    assert len(changed) == n and changed.turned.all()
+    assert (changed["pick a"].map(guide.pick_side) == "ragkit ahead").all()
+    assert (changed["pick b"].map(guide.pick_side) == "baseline ahead").all()

@@ -234,7 +234,8 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
             "chunker": (f"ragkit's chunker ({t.chunker}) under {retrieval}",
                         "the best simple baseline under the same retrieval (chosen on the tune "
                         "half)"),
-            "first_stage": (f"the {t.first_stage} (first stage) on {t.chunker} chunks",
+            "first_stage": (f"the {t.first_stage} (first stage) on {t.chunker} chunks, "
+                            f"{t.encoder} vectors",
                             f"{e.base.first_stage} on the same chunks"),
             "reranker": (f"the {t.reranker} reranker on {t.chunker} + {t.first_stage}",
                          "no reranker on the same first stage"),
@@ -269,7 +270,8 @@ def _leader_note(effects) -> str:
 
 def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Decision]:
     """An encoder's decision under one first stage notes the same change's call under the
-    other (a gain under dense search need not survive the stack)."""
+    other (a gain under dense search need not survive the stack), and where the two calls
+    differ the line opens with the first stage it holds for ("If your first stage is dense:")."""
     from dataclasses import replace
 
     enc = {g["e"].treated.first_stage: d for d, g in zip(decisions, groups.values())
@@ -282,7 +284,8 @@ def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Deci
             b, c = other.decisive
             note = (f"under {next(s for s, o in enc.items() if o is other)} instead: "
                     f"{other.call}, {other.metric} {bound(c.diff)} {ci(c.low, c.high)} on {b}")
-            d = replace(d, note="; ".join(x for x in (d.note, note) if x))
+            d = replace(d, note="; ".join(x for x in (d.note, note) if x),
+                        condition=f"your first stage is {e.treated.first_stage}")
         out.append(d)
     return out
 

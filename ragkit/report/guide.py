@@ -79,6 +79,38 @@ def chunker_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
     return header, rows
 
 
+def pick_side(pick: str) -> str:
+    """Which way a chunker pick (`chunker_rows`' ``pick`` column) reads: ragkit's chunker ahead,
+    a baseline ahead, no difference, or undecided.
+
+    >>> pick_side("router+stack"), pick_side("no measurable difference: fixed_chars(1000/200)")
+    ('ragkit ahead', 'no difference')
+    """
+    if pick.startswith(NO_DIFFERENCE):
+        return "no difference"
+    if pick.startswith("undecided"):
+        return "undecided"
+    return "ragkit ahead" if pick.startswith(TUNED) else "baseline ahead"
+
+
+def pick_changes(found_a: Sequence[Any], found_b: Sequence[Any]):
+    """The chunker cells whose pick differs between two readings of the design (`effects` on
+    the held-out half and on all questions, say): a DataFrame of benchmark, retrieval, budget
+    and both picks (``pick a``, ``pick b``), with ``turned`` True where the verdict itself
+    changes side (`pick_side`), not only the baseline it names; and the number of cells."""
+    import pandas as pd
+
+    keys = ["benchmark", "retrieval", "budget"]
+    ha, ra = chunker_rows(found_a)
+    hb, rb = chunker_rows(found_b)
+    both = pd.DataFrame(ra, columns=ha)[keys + ["pick"]].merge(
+        pd.DataFrame(rb, columns=hb)[keys + ["pick"]], on=keys, suffixes=(" a", " b"))
+    changed = both[both["pick a"] != both["pick b"]].reset_index(drop=True)
+    changed["turned"] = [pick_side(a) != pick_side(b)
+                         for a, b in zip(changed["pick a"], changed["pick b"])]
+    return changed, len(both)
+
+
 def _leader(e: Any) -> str:
     """The held-out half's own leader among the baselines, with ragkit's chunker's recall
     beside it: a reader sees when a baseline the tune half did not pick does as well."""
@@ -132,12 +164,13 @@ def _md(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
                       *("| " + " | ".join(cell(v) for v in r) + " |" for r in rows)])
 
 
-def sections(found: Sequence[Any], level: int = 2) -> str:
+def sections(found: Sequence[Any], level: int = 2, which: Sequence[int] = (1, 2, 3)) -> str:
     """The guide's three questions, each a heading and its table (or why it is empty), from
     the effects given: all of them for the guide file, or those at one budget for a notebook
-    (`markdown`'s tables, fewer rows)."""
+    (`markdown`'s tables, fewer rows); `which` keeps some of the questions (1, 2, 3), so a
+    notebook can show one table per cell."""
     parts: list[str] = []
-    for title, (header, rows), empty in (
+    for i, (title, (header, rows), empty) in enumerate((
             ("1. Which chunker, under your retrieval?", chunker_rows(found),
              "No chunker comparison in these runs."),
             ("2. Which retrieval, on your chunks?", retrieval_rows(found),
@@ -145,8 +178,9 @@ def sections(found: Sequence[Any], level: int = 2) -> str:
             ("3. Which encoder?", encoder_rows(found),
              "Not measured by `ragkit bench design` (MiniLM only). `ragkit bench code` with "
              "`RAGKIT_GEMMA_DIR` compares EmbeddingGemma with MiniLM on Anthropic's set, on "
-             "the same chunks and stack (docs/results.md, Anthropic section).")):
-        parts += [f"{'#' * level} {title}", "", _md(header, rows) if rows else empty, ""]
+             "the same chunks and stack (docs/results.md, Anthropic section).")), 1):
+        if i in which:
+            parts += [f"{'#' * level} {title}", "", _md(header, rows) if rows else empty, ""]
     return "\n".join(parts)
 
 

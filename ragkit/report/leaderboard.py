@@ -52,12 +52,16 @@ def is_baseline(strategy: str, prefixes: Sequence[str] = BASELINES) -> bool:
     return str(strategy).startswith(tuple(prefixes))
 
 
+FINGERPRINT_METRICS = ("recall@B", "pass@B", "iou@B", "tokens@B", "recall", "iou", "precision",
+                       "ndcg@10", "mrr@k")
+
+
 def configurations(rows, scores=None) -> pd.DataFrame:
     """One row per run that has budgeted metrics: run, benchmark, strategy, embedder, params,
     notebook, experiment, flags, and the key that identifies duplicates — two runs of one
     benchmark and embedder whose per-query values are identical in every metric are one
     configuration measured twice (e.g. notebook 02's structure chunker and notebook 07's
-    "structure" row; the values compared are the fixed-k metrics and those at the default
+    "structure" row; the values compared are `FINGERPRINT_METRICS`, fixed-k and at the default
     budget); without `scores`, the strategy name and settings decide. Runs of the
     `TUNING_SWEEPS` experiments are left out."""
     import hashlib
@@ -69,8 +73,11 @@ def configurations(rows, scores=None) -> pd.DataFrame:
     if scores is not None and len(scores):
         # the fixed-k metrics and those at the default budget: a run that computed only that
         # budget (`bench prose`) still matches a notebook's run of the same configuration
+        # a fixed list of metrics every run records: a run that also scored pass@20 (bench
+        # code) is still the same configuration as one that did not
         mine = scores[scores.run.isin(set(sub.run))
-                      & scores.budget.isin((-1, DEFAULT_BUDGET))]
+                      & scores.budget.isin((-1, DEFAULT_BUDGET))
+                      & scores.metric.isin(FINGERPRINT_METRICS)]
         for run, g in mine.groupby("run", sort=False):
             g = g.sort_values(["metric", "budget", "query_id"])
             h = hashlib.sha256(pd.util.hash_pandas_object(
