@@ -169,7 +169,7 @@ def test_zero_bounds_tells_an_exact_zero_from_a_small_number_rounded():
     said = zero_bounds([effect(0.0), effect(0.0004)])
     assert said.startswith("Of the bounds printed as +0.0 or -0.0 above, 1 are exactly 0")
     assert "recall@B low bound: +0.04 points" in said   # 0.0004 = 0.04 points, decimals shown
-    assert "(11/12)^12 = 35% of draws" in said
+    assert "(11/12)^12 = 35% of them" in said and "only tied questions" in said
     assert zero_bounds([effect(0.05)]) == "No interval bound above rounds to 0.0."
 
 
@@ -246,3 +246,38 @@ def test_window_pick_reads_the_tune_half_among_window_baselines_under_one_retrie
             run("fixed_chars(1000/200)+stack", [0.9, 0.9], [0.9, 0.9])]  # other retrieval
     assert window_pick(runs, "fb", 1024) == "recursive(1000/200,chars)"
     assert window_pick(runs, "other", 1024) is None
+
+
+def test_the_header_answer_changes_only_the_chunker():
+    """Notebook 10's answer sets the router against the best simple baseline under the same
+    first stage (never a configuration of another retrieval), one finding per first stage, and
+    says 'no evidence either way' only when no pair differs measurably."""
+    from types import SimpleNamespace as NS
+
+    from ragkit.evaluate.stats import paired
+    from ragkit.report.pdf_lesson import header_answer, header_pairs
+
+    def cfg(chunker, first, simple=False):
+        return NS(chunker=chunker, first_stage=first, reranker="none", simple=simple,
+                  label=f"{chunker}+{first}")
+
+    flat = paired([0.5, 0.6, 0.4, 0.5] * 5, [0.5, 0.5, 0.5, 0.5] * 5)
+    up = paired([1.0] * 20, [0.0] * 20)
+
+    def effect(first, base, c, budget=1024, bench="financebench"):
+        return NS(benchmark=bench, factor="chunker", budget=budget, complete=True,
+                  treated=cfg("router", first), base=cfg(base, first, True), recall=c)
+
+    found = [effect("stack", "recursive", flat), effect("dense", "pages", flat),
+             effect("dense", "fixed", up, budget=512), effect("dense", "fixed", up, bench="x")]
+    pairs = header_pairs(found, 1024)
+    assert [(e.treated.label, e.base.label) for e in pairs] == [
+        ("router+dense", "pages+dense"), ("router+stack", "recursive+stack")]
+    answer, cost = header_answer(found, 1024, {"router+dense": 100, "pages+dense": 20})
+    assert answer.startswith("no evidence either way: holding the retrieval fixed")
+    assert "under dense, no measurable difference between router+dense and pages+dense" in answer
+    assert "does not test the header" in answer and "5.0 times fewer" in cost
+    found[0] = effect("stack", "recursive", up)
+    answer, _ = header_answer(found, 1024, {})
+    assert not answer.startswith("no evidence") and "router+stack" in answer
+    assert header_answer([], 1024, {}) == ("", "")

@@ -142,28 +142,35 @@ def weak_pick_findings(found: Sequence[Any]) -> list[str]:
     return out
 
 
-def header_answer(board_rows, runs_by_label: dict, keepers: Sequence[str], budget: int,
-                  chunks: dict) -> tuple[str, str]:
-    """(answer, cost) to notebook 10's question: do the chunkers that keep a table's header
-    with its rows (`keepers`) come first on the board (`board` rows, best first)? The best of
-    them is set against the first, paired on the held-out half; the cost is the chunks the
-    router and one chunk per page give to embed (`chunks`: configuration -> count)."""
-    from ..evaluate.runs import Metric, versus
+def header_pairs(found: Sequence[Any], budget: int, benchmark: str = "financebench") -> list:
+    """The one-factor comparisons that answer notebook 10's question: ragkit's router (which
+    keeps a table's header with its rows) against the best simple baseline under the *same*
+    retrieval, chosen on the tune half and read on the held-out half (`ragkit.experiments.
+    design.effects` at `budget`), one per first stage, no reranker: only the chunker differs."""
+    return sorted((e for e in found if e.benchmark == benchmark and e.factor == "chunker"
+                   and e.budget == budget and e.complete and not e.treated.simple
+                   and e.treated.reranker == "none"), key=lambda e: e.treated.first_stage)
 
-    labels = [r["configuration"] for r in board_rows]
-    top = labels[0]
-    keeper = next(c for c in labels if c.rsplit("+", 1)[0] in set(keepers))
-    if keeper == top:
-        answer = (f"a chunker that keeps a table's header with its rows leads the FinanceBench "
-                  f"board at {budget:,} tokens: {keeper}.")
-    else:
-        c = versus(runs_by_label[keeper], runs_by_label[top], Metric("recall", budget).column,
-                   split="held-out")
-        answer = (("no evidence either way: " if not c.significant else "")
-                  + f"the chunkers that keep a table's header with its rows "
-                  f"({', '.join(keepers)}) are not first on the FinanceBench sample at "
-                  f"{budget:,} tokens, and the best of them against the first: "
-                  + c.finding(keeper, top) + _zero_bound(c) + ".")
+
+def header_answer(found: Sequence[Any], budget: int, chunks: dict) -> tuple[str, str]:
+    """(answer, cost) to notebook 10's question, does keeping a table's header with its rows
+    matter: `header_pairs` (the router against the best simple baseline under the same
+    retrieval, held-out half), one finding per first stage; "no evidence either way" first
+    when none differs measurably. The cost is the chunks the router and one chunk per page give
+    to embed (`chunks`: configuration -> count). ("", "") without a pair."""
+    pairs = header_pairs(found, budget)
+    if not pairs:
+        return "", ""
+    parts = [f"under {e.treated.first_stage}, " + e.recall.finding(e.treated.label, e.base.label)
+             + _zero_bound(e.recall)
+             + (" (one chunk per page keeps a page's tables whole too, so this pair does not "
+                "test the header)" if e.base.chunker.startswith("pages") else "")
+             for e in pairs]
+    lead = "no evidence either way: " if not any(e.recall.significant for e in pairs) else ""
+    answer = (lead + f"holding the retrieval fixed, the router (which keeps a table's header "
+              f"with its rows) against the best simple baseline under the same retrieval, "
+              f"chosen on the tune half and read on the held-out half, at {budget:,} tokens: "
+              + "; ".join(parts) + ".")
     n_router, n_pages = chunks.get("router+dense"), chunks.get("pages+dense")
     cost = (f" What they cost: the router gives {n_router:,.0f} chunks to embed and index, "
             f"one chunk per page {n_pages:,.0f} ({n_router / n_pages:.1f} times fewer "
@@ -267,11 +274,12 @@ def zero_bounds(found: Sequence[Any]) -> str:
            f"number rounded, and {len(near)} are not" + (":" if near else ".")] + near
     if examples:
         c = examples[0]
-        out.append(f"Why exactly 0: a comparison with no losses (e.g. {_count(c.wins, 'win')}, "
-                   f"{_count(c.ties, 'tie')} of {c.n}) differs by exactly 0 in every bootstrap draw of "
-                   f"tied questions only, and ({c.ties}/{c.n})^{c.n} = "
-                   f"{(c.ties / c.n) ** c.n:.0%} of draws are such, more than the 2.5 % below "
-                   "a 95 % interval's lower bound: the interval starts at exactly 0.")
+        out.append(f"Why exactly 0: take a comparison with no losses, such as "
+                   f"{_count(c.wins, 'win')} and {_count(c.ties, 'tie')} in {c.n} questions. "
+                   f"A bootstrap draw that happens to pick only tied questions has a difference "
+                   f"of exactly 0, and such draws are common: ({c.ties}/{c.n})^{c.n} = "
+                   f"{(c.ties / c.n) ** c.n:.0%} of them, far more than the 2.5 % that lie "
+                   "below a 95 % interval's lower bound. So the interval starts at exactly 0.")
     return "\n".join(out)
 
 
@@ -398,28 +406,27 @@ def window_pick(runs: Sequence[Any], benchmark: str, budget: int, retrieval: str
 TOO_FEW = 10  # fewer paired questions than this: a comparison is shown but not read
 
 
-def table_reading(bench: Any, board_rows: Sequence[dict], runs_by_label: dict,
-                  keepers: Sequence[str], budget: int) -> str:
+def table_reading(bench: Any, found: Sequence[Any], runs_by_label: dict, budget: int) -> str:
     """How many of the held-out questions of `bench` have gold overlapping a Markdown table
-    (`table_questions`), and `header_answer`'s comparison (the best configuration whose
-    chunker keeps the header, `keepers`, against the board's first) on those questions alone,
-    with its n; below `TOO_FEW` questions, said to be too few to read. `board_rows` is the
-    board `header_answer` read, so both name the same pair."""
+    (`table_questions`), and `header_answer`'s comparisons (`header_pairs`: the router against
+    the best simple baseline under the same retrieval) on those questions alone, with n; below
+    `TOO_FEW` questions, said to be too few to read."""
     from ..evaluate.runs import Metric, versus
 
-    labels = [r["configuration"] for r in board_rows]
-    top = labels[0]
-    keeper = next(c for c in labels if c.rsplit("+", 1)[0] in set(keepers))
+    pairs = [e for e in header_pairs(found, budget)
+             if e.treated.label in runs_by_label and e.base.label in runs_by_label]
+    if not pairs:
+        return ""
     metric = Metric("recall", budget).column
-    held = set(runs_by_label[top].values(metric, "held-out").index)
+    held = set(runs_by_label[pairs[0].treated.label].values(metric, "held-out").index)
     on = table_questions(bench.queries, bench.docs_by_id(), held)
     out = (f"Of the {len(held)} held-out questions, {len(on)} have gold overlapping a Markdown "
            "table of the extracted text (a line that starts with a pipe)")
     if not on:
         return out + ": the header question cannot be read on table questions here."
-    if keeper == top:
-        return out + f"; the board's first configuration, {top}, keeps the header itself."
-    c = versus(runs_by_label[keeper], runs_by_label[top], metric, on=on, split="held-out")
-    out += f". On those {len(on)} alone: " + c.finding(keeper, top)
+    out += f". On those {len(on)} alone: " + "; ".join(
+        f"under {e.treated.first_stage}, " + versus(
+            runs_by_label[e.treated.label], runs_by_label[e.base.label], metric, on=on,
+            split="held-out").finding(e.treated.label, e.base.label) for e in pairs)
     return out + (f"; n = {len(on)} is too small to tell anything (fewer than {TOO_FEW})."
                   if len(on) < TOO_FEW else ".")
