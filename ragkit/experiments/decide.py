@@ -77,7 +77,7 @@ def against_best(outcomes: Outcomes, treated: str, baselines: Sequence[str], *,
                  _metric_name(metric, budget), by,
                  "held-out half" if split_known else "all questions",
                  _encoders(outcomes, treated))
-    return _with_cost(d, outcomes, treated, bases)
+    return _with_truncation(_with_cost(d, outcomes, treated, bases), outcomes, treated, bases)
 
 
 def _best(outcomes: Outcomes, bench: str, present: Sequence[str], metric: str,
@@ -119,6 +119,26 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
                            f"{bench}")
 
 
+def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
+                     bases: Mapping[str, str]) -> Decision:
+    """`d` with a note when, on its deciding benchmark, the encoder cut more texts on one side
+    than on the other (their runs' ``truncated:N`` flags): a difference there is partly what
+    the encoder never read."""
+    from .pipeline import flag_count
+
+    bench = d.decisive[0]
+    t, b = outcomes.get((bench, treated)), outcomes.get((bench, bases.get(bench, "")))
+    if t is None or b is None:
+        return d
+    cut = [flag_count(getattr(o, "flags", ()) or ()) for o in (t, b)]
+    if cut[0] == cut[1]:  # none cut, or as many on each side: no handicap of one side
+        return d
+    note = (f"on {bench}, the encoder cut {cut[0]:,} of the texts this side embedded and "
+            f"{cut[1]:,} of the baseline's (longer than it reads), so part of the difference "
+            "is text the encoder never saw")
+    return replace(d, note="; ".join(x for x in (d.note, note) if x))
+
+
 def _encoders(outcomes: Outcomes, treated: str) -> str:
     """The encoder(s) behind `treated`'s runs, named in its closing line."""
     names = sorted({getattr(o, "encoder", "") for (_, s), o in outcomes.items() if s == treated}
@@ -149,7 +169,8 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
                  condition=condition)
     d = _with_cost(d, outcomes, treated, {bench: base for bench in by})
     d = replace(d, unstable=unstable(outcomes, treated, base, d, metric, budget))
-    return replace(d, note=tune_disagrees(outcomes, treated, base, d, metric, budget))
+    d = replace(d, note=tune_disagrees(outcomes, treated, base, d, metric, budget))
+    return _with_truncation(d, outcomes, treated, {bench: base for bench in by})
 
 
 def _tune_versus(outcomes: Outcomes, treated: str, base: str, bench: str, metric: str,

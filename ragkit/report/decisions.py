@@ -263,9 +263,11 @@ def _leader_note(effects) -> str:
         return ""
     rank, of = e.split_rank
     name, value = e.split_leader
+    weak = (e.recall.low > 0 and value >= e.recall.mean_a)
     return (f"on {e.benchmark} the tune half's pick is {rank} of {of} simple baselines on the "
             f"held-out half, whose own leader there, {name}, has {100 * value:.1f} against "
-            f"ragkit's {100 * e.recall.mean_a:.1f}")
+            f"ragkit's {100 * e.recall.mean_a:.1f}"
+            + (": a win against a weak pick, which that leader would not give" if weak else ""))
 
 
 def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Decision]:
