@@ -209,6 +209,7 @@ def test_a_brief_table_shows_each_repeated_sensitivity_row_once():
     assert set(brief.claim) == set(full.claim)  # nothing measured is dropped, only repeats
     assert (brief.verdict != "(sensitivity)").sum() == (full.role == "claim").sum()
     assert "reason" not in brief and "reason" in show(full)
+    assert "ours" not in brief and "measured [95 % CI]" in brief  # no level beside a reduction
 
 
 def _contextual(runs):

@@ -244,8 +244,9 @@ def claims_for(*prefixes: str) -> list[Claim]:
 
 def show(table, digits: int = 1, brief: bool = False):
     """A claim-check table for reading: values in %, the interval beside the estimate. With
-    `brief`, the columns a reader compares (no metric, subset, reason or flags: the closing's
-    sentences give the reasons) and each sensitivity row once, where several claims repeat it
+    `brief`, the columns a reader compares: the claimed value and the measured one in the
+    claim's own terms, no raw levels, subset, reason or flags (the closing's sentences give the
+    reasons) and each sensitivity row once, where several claims repeat it
     with the same numbers."""
     def pct(v):
         return points(v, digits)
@@ -261,9 +262,12 @@ def show(table, digits: int = 1, brief: bool = False):
         key = out[["claim", "ours", "baseline", "effect [95 % CI]"]].astype(str).agg("|".join,
                                                                                      axis=1)
         keep = (out.role == "claim") | ~key.duplicated()
-        return out[keep][["source", "claim", "metric", "claimed", "ours", "baseline",
-                          "effect [95 % CI]",
-                          "n", "verdict"]].reset_index(drop=True)
+        # the claimed value beside the measured one in the claim's own terms (a level, or a
+        # reduction of failures): the raw levels of each side would sit beside a reduction
+        return (out[keep][["source", "claim", "metric", "claimed", "effect [95 % CI]", "n",
+                           "verdict"]]
+                .rename(columns={"effect [95 % CI]": "measured [95 % CI]"})
+                .reset_index(drop=True))
     return out[["source", "claim", "metric", "subset", "claimed", "ours", "baseline",
                 "effect [95 % CI]", "n", "verdict", "reason", "flags"]]
 
