@@ -210,7 +210,8 @@ def late_quality_losses(table, means) -> list[str]:
     in some (window, pooling) setting: each losing setting with its naive and late means
     (`late_quality_means`) and interval; then, beside the largest loss, the same pooling at
     every window, smallest first, and whether late − naive falls as the window grows (each
-    token has read more of its document), and the other poolings at the same window."""
+    token has read more of its document), said as a pattern (the windows are not compared
+    with each other), and the other poolings at the same window."""
     from ..report.prose import ci
 
     out = []
@@ -244,14 +245,14 @@ def late_quality_losses(table, means) -> list[str]:
                            + ("a smaller loss" if worst["diff"] < r.diff < 0 else "no loss"
                               if r.diff >= 0 else "a loss as large or larger")
                            for r in other.itertuples())
+        decided = int((same.verdict != "no measurable difference").sum())
         out.append(f"{embedder}, {metric} ({questions.replace('_', '-')} questions): late "
                    f"chunking loses at {where}. With {worst.pooling} pooling, late − naive is "
-                   f"{steps} (window in tokens; limit is the encoder's own): it {trend}, so "
-                   "the more of its document each token has read, the "
-                   + ("larger the loss" if trend.startswith("falls") else
-                      "smaller the loss" if trend.startswith("rises") else
-                      "less the window alone explains the loss")
-                   + (f"; {others}." if others else "."))
+                   f"{steps} (window in tokens; limit is the encoder's own): over these "
+                   f"{len(diffs)} windows it {trend}, but {decided} of the {len(diffs)} "
+                   "intervals exclude 0 and no two windows are compared with each other, so "
+                   "how much the window itself matters is a pattern to test, not a measured "
+                   "effect" + (f"; {others}." if others else "."))
     return out
 
 
