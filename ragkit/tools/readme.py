@@ -545,7 +545,8 @@ def title_line(folder: Path | None = None) -> str:
                 "_Measured by `ragkit bench design`; not run yet._")
     n = counts(numbers)
     title = ("is what reaches the model mostly chunking? Supported in "
-             f"{n['supported']} of {len(numbers)} cells, not supported in {n['not supported']}, "
+             f"{n['supported']} of {len(numbers)} benchmark × budget cells, not supported in "
+             f"{n['not supported']}, "
              f"not decided in {n['not decided']}")
     encoders = sorted({r.get("encoder_name", "–") for r in numbers})
     where = sorted(f"{r['benchmark']} at {r['budget']:,}" for r in numbers
