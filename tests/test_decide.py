@@ -88,13 +88,14 @@ def test_a_use_states_its_measured_cost(halves):
 
 def test_a_call_notes_chunks_the_encoder_cut_on_its_deciding_benchmark(halves):
     tune, held = halves
-    x = Out({**{q: 0.5 for q in tune}, **{q: 1.0 for q in held}})
+    x = Out({**{q: 0.5 for q in tune}, **{q: 1.0 for q in held}})  # x ahead
     y = Out({q: 0.5 for q in tune + held})
-    x.flags, x.chunks = ["truncated:30"], [object()] * 40
-    y.flags, y.chunks = [], [object()] * 50
+    x.flags, y.flags = [], ["truncated:30"]  # the side behind was cut more
     d = against({("course", "x"): x, ("course", "y"): y}, "x", "y")
-    assert d.note == ("on course, the encoder cut 30 of the texts this side embedded and 0 of "
+    assert d.note == ("on course, the encoder cut 0 of the texts this side embedded and 30 of "
                       "the baseline's (longer than it reads), so part of the difference is text "
                       "the encoder never saw")
-    y.flags = ["truncated:30"]  # as many cut on each side: no handicap of one side
+    x.flags = ["truncated:30"]  # as many cut on each side: no handicap of one side
+    assert against({("course", "x"): x, ("course", "y"): y}, "x", "y").note == ""
+    x.flags, y.flags = ["truncated:40"], []  # the side ahead was cut more: no excuse
     assert against({("course", "x"): x, ("course", "y"): y}, "x", "y").note == ""

@@ -187,11 +187,11 @@ def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_do
                             "against ragkit's 55.0: a win against a weak pick, which that "
                             "leader would not give")
     assert chunker.line().endswith(f"({chunker.note}).")
-    dense = next(d for d in ds if d.technique.startswith("gemma on router + dense"))
+    dense = next(d for d in ds if d.technique.startswith("gemma in place of minilm (measured on router chunks + dense)"))
     assert dense.call == "use" and dense.note.startswith(
         "under stack instead: no evidence either way, recall@B1024 +1.0 [-2.0, +4.0] on a")
-    assert dense.line().startswith("*If your first stage is dense:* **Use** gemma on router")
-    stack = next(d for d in ds if d.technique.startswith("gemma on router + stack"))
+    assert dense.line().startswith("*If your first stage is dense:* **Use** gemma in place of")
+    stack = next(d for d in ds if d.technique.startswith("gemma in place of minilm (measured on router chunks + stack)"))
     assert stack.note.startswith("under dense instead: use, recall@B1024 +5.0")
     assert stack.condition == "your first stage is stack"
 

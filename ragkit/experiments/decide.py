@@ -121,9 +121,10 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
 
 def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
                      bases: Mapping[str, str]) -> Decision:
-    """`d` with a note when, on its deciding benchmark, the encoder cut more texts on one side
-    than on the other (their runs' ``truncated:N`` flags): a difference there is partly what
-    the encoder never read."""
+    """`d` with a note when, on its deciding benchmark, the encoder cut more texts on the side
+    that is behind than on the side ahead (their runs' ``truncated:N`` flags): the difference
+    is then partly what the encoder never read. When the side ahead was cut as much or more,
+    truncation cannot explain its lead, and no note is added."""
     from .pipeline import flag_count
 
     bench = d.decisive[0]
@@ -131,7 +132,8 @@ def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
     if t is None or b is None:
         return d
     cut = [flag_count(getattr(o, "flags", ()) or ()) for o in (t, b)]
-    if cut[0] == cut[1]:  # none cut, or as many on each side: no handicap of one side
+    behind = 0 if d.decisive[1].diff < 0 else 1  # the side the deciding difference is against
+    if cut[behind] <= cut[1 - behind]:  # the side ahead was cut as much or more: no excuse
         return d
     note = (f"on {bench}, the encoder cut {cut[0]:,} of the texts this side embedded and "
             f"{cut[1]:,} of the baseline's (longer than it reads), so part of the difference "

@@ -306,3 +306,25 @@ def late_quality_settings_note(table, embedder: str, metric: str, window="limit"
             + (f" ({names})" if names else "")
             + f", behind in {behind}, level in {level}, and a setting picked as the best of "
             "several on these same questions would not test it")
+
+
+def late_truncation_note(rows: Sequence[Mapping[str, Any]], benchmark: str, chunker: str) -> str:
+    """A note for a late-chunking call on `benchmark` with `chunker` (`naive_vs_late` rows):
+    how many chunk texts the encoder cut when embedding them alone (the naive run's
+    ``truncated:N`` flag) against the late run, where windows read every chunk whole; "" when
+    the naive side was not cut more. Part of a late gain there is truncation avoided.
+
+    >>> rows = [{"benchmark": "b", "chunker": "c", "mode": "naive", "flags": "truncated:12"},
+    ...         {"benchmark": "b", "chunker": "c", "mode": "late", "flags": "late:windowed:3"}]
+    >>> late_truncation_note(rows, "b", "c")
+    'on b the encoder cut 12 chunk texts embedded alone and 0 read late, so part of a late gain there is truncation avoided, not context added'
+    """
+    from .pipeline import flag_count
+
+    cut = {r["mode"]: flag_count(str(r.get("flags") or "").split(";")) for r in rows
+           if r["benchmark"] == benchmark and r["chunker"] == chunker}
+    naive, late = cut.get("naive", 0), cut.get("late", 0)
+    if naive <= late:
+        return ""
+    return (f"on {benchmark} the encoder cut {naive:,} chunk texts embedded alone and {late:,} "
+            "read late, so part of a late gain there is truncation avoided, not context added")

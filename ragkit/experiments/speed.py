@@ -14,11 +14,13 @@ import time
 from ..report.tables import text_table
 
 
-def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
+def chunk_speed(smoke: bool = False, repeats: int | None = None,
+                quiet: bool = False) -> list[list]:
     """Characters per second: ragkit's structure chunker vs langchain's and chonkie's recursive
     splitters on Chroma's corpora, all budgeting MiniLM WordPiece tokens (254 per chunk), plus
     character-budget rows. Best of `repeats` runs each (3, or 1 in the smoke profile: notebook
-    02 and ``ragkit bench chunk-speed`` alike); ratios against langchain in the same unit."""
+    02 and ``ragkit bench chunk-speed`` alike); ratios against langchain in the same unit.
+    The rows are printed as a table unless `quiet`."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from tokenizers import Tokenizer
     from transformers import AutoTokenizer
@@ -78,8 +80,9 @@ def chunk_speed(smoke: bool = False, repeats: int | None = None) -> list[list]:
         rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name,
                 metric="speed_vs_langchain", value=ratio, params={"unit": unit})
     rec.save()
-    print(f"{n_chars:,} characters of Chroma's corpora; best of {repeats} run(s)")
-    print(text_table(["budget", "chunker", "M chars/s", "× langchain", "chunks"], rows))
+    if not quiet:  # the command line's table; a notebook shows the rows itself
+        print(f"{n_chars:,} characters of Chroma's corpora; best of {repeats} run(s)")
+        print(text_table(["budget", "chunker", "M chars/s", "× langchain", "chunks"], rows))
     return rows
 
 

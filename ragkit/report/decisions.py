@@ -239,7 +239,8 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
                             f"{e.base.first_stage} on the same chunks"),
             "reranker": (f"the {t.reranker} reranker on {t.chunker} + {t.first_stage}",
                          "no reranker on the same first stage"),
-            "encoder": (f"{t.encoder} on {t.chunker} + {retrieval}",
+            "encoder": (f"{t.encoder} in place of {e.base.encoder} (measured on {t.chunker} "
+                        f"chunks + {retrieval})",
                         f"{e.base.encoder} on the same chunks and retrieval"),
         }.get(e.factor, (t.label, e.base.label))
         encoder = (f"{t.encoder} vs {e.base.encoder}" if e.factor == "encoder" else t.encoder)
