@@ -465,7 +465,8 @@ print(rec.save())
 # %%
 from dataclasses import replace
 
-from ragkit.experiments.late import late_quality_comparison, late_quality_settings_note
+from ragkit.experiments.late import (late_quality_comparison, late_quality_settings_note,
+                                     late_truncation_note)
 from ragkit.report import Decision, claim_sentences, finding, pct, ranked_closing
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
@@ -475,14 +476,22 @@ gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
 windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
 same_spans, untuned = "naive vectors of the same spans", "all questions, nothing here is tuned"
 pass_sens = late_vs_naive(rows, "recall@k")  # the per-query column that holds pass@k
-decisions = [Decision(f"late chunking ({label})", same_spans, "nDCG@10",
-                      {r.benchmark: r.comparison for r in sens.itertuples() if r.chunker == label},
-                      untuned, minilm.name,
-                      note=f"on pass@{K}, the share of questions with gold in the top {K}, it is "
-                      + Decision("", "", "", {r.benchmark: r.comparison for r in
-                                              pass_sens.itertuples() if r.chunker == label}
-                                 ).call_phrase())
-             for label in dict.fromkeys(sens.chunker)]
+
+
+def minilm_call(label):
+    """Late against naive with `label`'s chunks: nDCG@10 decides (Jina's metric); the note
+    gives pass@k's reading and, where naive vectors were cut, the truncation avoided."""
+    d = Decision(f"late chunking ({label})", same_spans, "nDCG@10",
+                 {r.benchmark: r.comparison for r in sens.itertuples() if r.chunker == label},
+                 untuned, minilm.name)
+    on_pass = Decision("", "", "", {r.benchmark: r.comparison for r in pass_sens.itertuples()
+                                    if r.chunker == label}).call_phrase()
+    notes = (f"on pass@{K}, the share of questions with gold in the top {K}, it is {on_pass}",
+             late_truncation_note(rows, d.decisive[0], label))
+    return replace(d, note="; ".join(x for x in notes if x))
+
+
+decisions = [minilm_call(label) for label in dict.fromkeys(sens.chunker)]
 if gemma_sens is not None and len(gemma_sens):
     decisions.append(Decision("late chunking (256-token spans)", same_spans, "nDCG@10",
                               {"course": gemma_sens.comparison.iloc[0]}, untuned,

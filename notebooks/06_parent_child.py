@@ -150,8 +150,8 @@ _ = show_figure(bars(table, f"iou@B{B}", title=f"IoU at {B:,} tokens (orange: th
 # ## Auto-merging, on the question it hurts most
 # Merging swaps several matched children for their whole parent. At an equal budget that is a
 # trade: the parent brings the text between the children, and takes budget that the next
-# matches would have used. Below, the course question on which auto-merging loses the most
-# span recall against the children alone: every unit each strategy reads until the budget is
+# matches would have used. Below, the course question with the largest drop in span recall
+# from the children alone to auto-merging: every unit each strategy reads until the budget is
 # spent, with its cl100k tokens and the gold characters it holds (`cut` marks the unit the
 # budget ends inside).
 

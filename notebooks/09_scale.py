@@ -263,7 +263,7 @@ rec.add_metrics({"same_as_uninterrupted": float(resumed["same_as_uninterrupted"]
 # renormalised: `ragkit.scale.synthetic_vectors`). Shards are written at each size, an
 # IVF-Flat index is built from them in a fresh process, and its **peak RSS** is read (resident
 # set size: the most memory the process held in RAM at once; that process's own), and **recall@10 vs exact** is measured on the same synthetic
-# queries: the share of exact search's top 10 neighbours that IVF also returns (a property of
+# queries: the share of exact search's top `10` neighbours that IVF also returns (a property of
 # the index, not the course's span recall: there is no gold here). Caveat: with
 # few real vectors the synthetic ones form tight clusters around them, which is easy for IVF;
 # real corpora are less clustered, and how many cells they need probed is not measured here.
