@@ -33,6 +33,7 @@ def test_the_deciding_number_follows_the_call():
     assert "beats on a, b only; no measurable difference on c" in d.line()
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(0.2, -0.1, 0.5)})
     assert d.call == "do not use" and d.decisive[0] == "a"
+    assert d.line().startswith("**Do not use on a:** x over y")  # scoped to where it loses
     assert d.line().endswith("loses on a; no measurable difference on b; it beats on no "
                              "benchmark.")
     d = Decision("x", "y", "recall", {"a": DOWN, "b": comp(-0.09, -0.15, -0.03)})

@@ -9,7 +9,8 @@ read from the intervals alone:
   0 on each), with its measured cost stated beside it (or "cost not measured");
 - **do not use** when it loses on at least one benchmark and beats on none: no benchmark
   shows an upside, at least one a measured cost; the line names where it loses and where no
-  difference was measured (a null alone is never *do not use*);
+  difference was measured (a null alone is never *do not use*), and where it does not lose
+  everywhere its head is scoped to where it does ("Do not use on anthropic:");
 - **depends** when it beats on some benchmarks and not on others (it loses or ties there):
   the line says where it helps, where it hurts and where no difference was measured;
 - otherwise **no evidence either way**: no benchmark differs measurably; the line says what
@@ -128,6 +129,8 @@ class Decision:
         head = f"**{self.call[0].upper() + self.call[1:]}**"
         if self.call in ("depends", "no evidence either way"):  # not an imperative
             head = head[:-2] + ":**"
+        elif self.call == "do not use" and len(self.loses) < n:  # scoped to where it loses
+            head = f"**Do not use on {', '.join(self.loses)}:**"
         if self.call == "use":
             why = (f"beats on {n} of {n}; cost: {self.cost or 'not measured'}")
         elif self.call == "do not use":

@@ -171,7 +171,8 @@ def test_no_cell_prints_more_than_40_lines(path):
 
 
 CALL_LINE = __import__("re").compile(
-    r"^\d+\. (?:\*If [^*]+:\* )?\*\*(Use|Do not use|Depends:|No evidence either way:)\*\* ")
+    r"^\d+\. (?:\*If [^*]+:\* )?\*\*(Use|Do not use(?: on [^*]+:)?|Depends:|"
+    r"No evidence either way:)\*\* ")
 
 
 def _closing_lines(nb: dict) -> list[str]:
