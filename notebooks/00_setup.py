@@ -15,7 +15,7 @@
 #
 # Every notebook starts the same way: read the settings from the environment and seed every
 # random generator, so the same run twice gives the same numbers. This one also checks the
-# libraries the course uses, shows which device will run the encoder, and embeds two sentences
+# libraries the course uses, shows which device will run the encoder, and embeds three sentences
 # with the bundled model, so you know the whole chain works before notebook 01.
 
 # %%

@@ -505,7 +505,8 @@ if gemma_sens is None or not len(gemma_sens):
     gemma_pass = late_quality_comparison(quality, saved_means, "embeddinggemma", "pass@k")
     if c is not None:
         decisions.append(Decision(
-            "late chunking with EmbeddingGemma (256-token spans, its own window)",
+            "late chunking with EmbeddingGemma (256-token spans, its own window, edges "
+            "pooling: the declared default)",
             same_spans, "nDCG@10", {"course": c},
             "all questions, saved `ragkit bench late-quality` rows", "EmbeddingGemma-300M",
             note=late_quality_settings_note(quality, "embeddinggemma", "ndcg@10")))

@@ -168,7 +168,8 @@ print(f"one pass over {len(docs)} documents, {BATCH_DOCS} at a time: clock after
       f"at {seconds[-1]:.1f} s ({len(seconds)} points)")
 print(f"intercept:        {a:.2f} s, 95 % interval [{a_low:.2f}, {a_high:.2f}]: "
       + ("a start-up cost is measurable here" if startup_measured else
-         "the interval holds 0, so no start-up cost is measurable here"))
+         "the interval holds 0: the clock starts once the encoder is loaded, and no further "
+         "start-up cost is measurable after that"))
 print(f"per document:     {b:.3f} s, 95 % interval [{fit['seconds_per_document_low']:.3f}, "
       f"{fit['seconds_per_document_high']:.3f}]")
 print(f"{tokens_per_doc:,.0f} encoder tokens a document")
@@ -373,7 +374,8 @@ findings = [
     f"Chunking and embedding {len(docs)} documents: " + runner_reading(rates, os.cpu_count()),
     ray_reading(rates, len(docs)),
     f"The cost fit's intercept is {a:.2f} s (95 % interval [{a_low:.2f}, {a_high:.2f}]"
-    + ("" if startup_measured else ": it holds 0, no start-up cost is measurable") +
+    + ("" if startup_measured else ": it holds 0, so once the encoder is loaded, where the "
+       "clock starts, no further start-up cost is measurable") +
     f") and its slope {b:.3f} s a document on one core "
     f"([{fit['seconds_per_document_low']:.3f}, {fit['seconds_per_document_high']:.3f}]), so "
     f"{N_DOCS:,} documents would take about {cpu_days:,.0f} core-days ([{days_low:,.0f}, "
