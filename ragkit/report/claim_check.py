@@ -208,7 +208,7 @@ def attribute(claim: Claim, verdict: str, full: dict, control: dict) -> tuple[st
     >>> v
     'held, not attributable to the preamble'
     >>> note
-    'without the preamble: 50.0 [46.0, 55.0]; the preamble adds 9 % of the effect'
+    'without the preamble: 50.0 [46.0, 55.0]; by the point estimates the preamble adds 9 % of the effect (a ratio of two estimates, with no interval of its own)'
     """
     part = claim.control[0]
     if control["reason"]:
@@ -218,8 +218,9 @@ def attribute(claim: Claim, verdict: str, full: dict, control: dict) -> tuple[st
     est = full["estimate"]
     share = (1 - control["estimate"] / est) if est and est == est else float("nan")
     note = (f"without {part}: {100 * control['estimate']:.1f} [{100 * control['low']:.1f}, "
-            f"{100 * control['high']:.1f}]" + (f"; {part} adds {100 * share:.0f} % of the effect"
-                                                 if share == share else ""))
+            f"{100 * control['high']:.1f}]"
+            + (f"; by the point estimates {part} adds {100 * share:.0f} % of the effect (a ratio "
+               "of two estimates, with no interval of its own)" if share == share else ""))
     if verdict == HELD and alone == HELD:
         return NOT_ATTRIBUTABLE.format(part=part), note
     return verdict, note
