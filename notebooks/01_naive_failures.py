@@ -16,8 +16,9 @@
 # As seed 001 puts it, "Fixed 1000-character windows chop mid-sentence, split tables from their
 # headers, and orphan pronouns from their antecedents." Seed 000 tells the same story about a fee
 # table whose Gold row loses its column names. This notebook asks: **does the splitter every
-# tutorial starts with fail in those ways on a corpus built to stage them, and how much does it
-# cost on public benchmarks?** It measures that before trying anything smarter. Two ideas run
+# tutorial starts with fail in those ways on a corpus built to stage them, and which naive
+# splitter sets the bar, on public benchmarks, that every later notebook is measured against?**
+# It measures that before trying anything smarter. Two ideas run
 # through the whole course:
 #
 # 1. **Gold is a character span.** Each question in the golden set points at the exact characters

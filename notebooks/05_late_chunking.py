@@ -277,10 +277,12 @@ for qid, label, sign in ((moved.index[-1], "helped most", 1), (moved.index[0], "
 # over questions. The other chunkers above are sensitivity rows: they do not vote.
 
 # %%
-from ragkit.report import check_claims, claims_for, show
+from ragkit.report import check_claims, claim_sentences, claims_for, show
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))
-show(claims)
+display(show(claims, brief=True))
+display(Markdown("Why each claim that is not measurable here is not:\n\n" + "\n".join(
+    f"- {s}" for s in claim_sentences(claims) if "not measurable here" in s)))
 
 # %% [markdown]
 # ## Window and overlap
