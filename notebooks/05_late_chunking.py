@@ -488,9 +488,8 @@ def minilm_call(label):
                  untuned, minilm.name)
     on_pass = Decision("", "", "", {r.benchmark: r.comparison for r in pass_sens.itertuples()
                                     if r.chunker == label}).call_phrase()
-    notes = (f"on pass@{K}, the share of questions with gold in the top {K}, it is {on_pass}",
-             late_truncation_note(rows, d.decisive[0], label))
-    return replace(d, note="; ".join(x for x in notes if x))
+    return d.with_note(f"on pass@{K}, the share of questions with gold in the top {K}, it is "
+                       f"{on_pass}", late_truncation_note(rows, d.decisive[0], label))
 
 
 decisions = [minilm_call(label) for label in dict.fromkeys(sens.chunker)]

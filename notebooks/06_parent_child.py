@@ -325,8 +325,6 @@ print(against_default(windows, 1, 2, "iou", "window"))
 print(rec.save())
 
 # %%
-from dataclasses import replace
-
 from ragkit.experiments import decide
 from ragkit.report import after_colon, ci, pct, ranked_closing
 
@@ -341,9 +339,8 @@ decisions = [d for d in (
 ) if d]
 blind = ("span recall counts the gold span only, not the sentence after it that a parent or a "
          "window brings along (the rule-and-caveat case above)")
-decisions = [replace(d, note="; ".join(x for x in (d.note, blind) if x))
-             if d.technique.startswith(("small-to-big", "sentence windows")) else d
-             for d in decisions]
+decisions = [d.with_note(blind) if d.technique.startswith(("small-to-big", "sentence windows"))
+             else d for d in decisions]
 display(Markdown(
     "The calls below read the **held-out half** of each benchmark (its n in each line): the "
     "half of the questions that shares no gold passage with the half any notebook tunes on "

@@ -597,14 +597,11 @@ print(rec.save())
 from ragkit.report import (claim_sentences, claims_finding, effect_decisions, guide_findings,
                            ranked_closing, rerank_findings, rerank_pairs, step_findings)
 
-from dataclasses import replace
-
 from ragkit.report.decisions import ranked
 
 closing_calls = [  # the stack was designed after all-question results were read (see above)
-    replace(d, note="; ".join(x for x in (d.note, "the stack's design came after all-question "
-                                          "results were read, so its held-out half is not "
-                                          "untouched (docs/method.md)") if x))
+    d.with_note("the stack's design came after all-question results were read, so its "
+                "held-out half is not untouched (docs/method.md)")
     if "stack" in d.technique.split(" on ")[0] else d
     for d in effect_decisions(found, BUDGET, costs, load_encoder_costs(rows))]
 if closing_calls:

@@ -108,8 +108,6 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
                ) -> Decision:
     """`d` with its measured cost on its deciding benchmark: the units each side embeds and
     indexes (the index grows, and a cold run's encoding time with it, with their count)."""
-    from dataclasses import replace
-
     bench = d.decisive[0]
     t, b = outcomes.get((bench, treated)), outcomes.get((bench, bases.get(bench, "")))
     n_t, n_b = (getattr(o, "means", {}).get("n_chunks") for o in (t, b))
@@ -135,10 +133,9 @@ def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
     behind = 0 if d.decisive[1].diff < 0 else 1  # the side the deciding difference is against
     if cut[behind] <= cut[1 - behind]:  # the side ahead was cut as much or more: no excuse
         return d
-    note = (f"on {bench}, the encoder cut {cut[0]:,} of the texts this side embedded and "
-            f"{cut[1]:,} of the baseline's (longer than it reads), so part of the difference "
-            "is text the encoder never saw")
-    return replace(d, note="; ".join(x for x in (d.note, note) if x))
+    return d.with_note(f"on {bench}, the encoder cut {cut[0]:,} of the texts this side embedded "
+                       f"and {cut[1]:,} of the baseline's (longer than it reads), so part of the "
+                       "difference is text the encoder never saw")
 
 
 def _encoders(outcomes: Outcomes, treated: str) -> str:
@@ -169,10 +166,11 @@ def against(outcomes: Outcomes, treated: str, base: str, *, metric: str = "recal
     d = Decision(technique or treated, alternative or base, _metric_name(metric, budget), by,
                  " and ".join(sorted(halves)), _encoders(outcomes, treated),
                  condition=condition)
-    d = _with_cost(d, outcomes, treated, {bench: base for bench in by})
+    bases = {bench: base for bench in by}
+    d = _with_cost(d, outcomes, treated, bases)
     d = replace(d, unstable=unstable(outcomes, treated, base, d, metric, budget))
     d = replace(d, note=tune_disagrees(outcomes, treated, base, d, metric, budget))
-    return _with_truncation(d, outcomes, treated, {bench: base for bench in by})
+    return _with_truncation(d, outcomes, treated, bases)
 
 
 def _tune_versus(outcomes: Outcomes, treated: str, base: str, bench: str, metric: str,

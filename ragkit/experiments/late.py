@@ -298,8 +298,8 @@ def late_quality_settings_note(table, embedder: str, metric: str, window="limit"
     if len(t) < 2:
         return ""
     ahead = t[t.verdict == "beats"]
-    behind, level = int((t.verdict == "loses").sum()), int(len(t) - len(ahead)
-                                                          - (t.verdict == "loses").sum())
+    behind = int((t.verdict == "loses").sum())
+    level = len(t) - len(ahead) - behind
     names = "; ".join(f"window {r.window}, {r.pooling} pooling" for r in ahead.itertuples())
     return (f"this is the declared default, window {window} with {pooling} pooling; of the "
             f"{len(t)} window and pooling settings measured, late is ahead in {len(ahead)}"

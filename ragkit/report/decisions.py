@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..evaluate.stats import Comparison
 from .prose import bound, ci
@@ -70,6 +70,17 @@ class Decision:
         if "oracle" in self.technique.lower():
             raise ValueError(f"{self.technique!r}: a closing never recommends an oracle (it "
                              "reads what a real system does not know); make it a finding")
+
+    def with_note(self, *notes: str) -> "Decision":
+        """This decision with `notes` appended to its note (empty ones skipped), each part
+        separated by "; ".
+
+        >>> from ragkit.evaluate.stats import Comparison
+        >>> c = Comparison(0.6, 0.5, 0.1, 0.02, 0.18, 5, 1, 4, 10)
+        >>> Decision("x", "y", "m", {"a": c}, note="first").with_note("", "second").note
+        'first; second'
+        """
+        return replace(self, note="; ".join(x for x in (self.note, *notes) if x))
 
     @property
     def beats(self) -> list[str]:
@@ -218,8 +229,6 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
     load_costs`), each line states the measured latency of both sides on its deciding
     benchmark; with `encoder_costs` (`load_encoder_costs`), an encoder's line states both
     encoders' time per chunk and per question and their index sizes there."""
-    from dataclasses import replace
-
     groups: dict[tuple, dict] = {}
     for e in found:
         if e.budget != budget or not e.complete or e.treated.simple:
@@ -278,20 +287,17 @@ def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Deci
     """An encoder's decision under one first stage notes the same change's call under the
     other (a gain under dense search need not survive the stack), and where the two calls
     differ the line opens with the first stage it holds for ("If your first stage is dense:")."""
-    from dataclasses import replace
-
     enc = {g["e"].treated.first_stage: d for d, g in zip(decisions, groups.values())
            if g["e"].factor == "encoder"}
     out = []
     for d, g in zip(decisions, groups.values()):
-        e = g["e"]
-        other = next((o for stage, o in enc.items() if stage != e.treated.first_stage), None)
-        if e.factor == "encoder" and other is not None and other.call != d.call:
+        stage = g["e"].treated.first_stage
+        other_stage, other = next(((s, o) for s, o in enc.items() if s != stage), ("", None))
+        if g["e"].factor == "encoder" and other is not None and other.call != d.call:
             b, c = other.decisive
-            note = (f"under {next(s for s, o in enc.items() if o is other)} instead: "
-                    f"{other.call}, {other.metric} {bound(c.diff)} {ci(c.low, c.high)} on {b}")
-            d = replace(d, note="; ".join(x for x in (d.note, note) if x),
-                        condition=f"your first stage is {e.treated.first_stage}")
+            d = replace(d.with_note(f"under {other_stage} instead: {other.call}, {other.metric} "
+                                    f"{bound(c.diff)} {ci(c.low, c.high)} on {b}"),
+                        condition=f"your first stage is {stage}")
         out.append(d)
     return out
 

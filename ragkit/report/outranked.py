@@ -106,8 +106,9 @@ def sentence_after(doc, span) -> tuple[str, int]:
 
 def first_hit_holds(hits: Sequence, doc_id: str, start: int, end: int) -> bool:
     """Whether the first hit is a chunk of `doc_id` that holds all of [start, end)."""
-    return bool(hits) and hits[0].chunk.doc_id == doc_id and \
-        hits[0].chunk.start <= start and end <= hits[0].chunk.end
+    from ..types import Span
+
+    return holding_rank(hits[:1], Span(doc_id, start, end)) == 1
 
 
 def holding_rank(hits: Sequence, span) -> int | None:
