@@ -320,6 +320,8 @@ percent_frame(pruning.table, shares=[B],
 # gold is in current documents.
 
 # %%
+from ragkit.report import after_colon
+
 big = list(sizes)[-1]
 old_gold = gold_in_superseded(small.queries, small.documents)
 current = [q for q in pruning.values[big, True].index if q not in old_gold]
@@ -335,7 +337,10 @@ pruning_findings = [
     finding(gave_back_current, "pruned", "unpruned",
             f"{B} (course {big}; the questions whose gold is in current documents)"),
     f"{len(old_gold)} of the {grew.n} questions have their gold in a superseded document; "
-    "pruning by metadata takes it out of the index, so they can only lose.",
+    "pruning by metadata takes those documents out of the index, so their gold is credited only "
+    "where identical text stands in a kept document (a copy earns the gold's credit): "
+    + after_colon(finding(pruning.versus((big, True), (big, False), on=list(old_gold)),
+                          "pruned", "unpruned", f"{B} (those questions)")),
     f"The flattened-table rule drops {flat_dropped} chunks at the largest size: the garbled "
     f"copy has {flat_copy}"
     + (f"; the other {flat_dropped - flat_copy} are chunks of Chroma's corpora that the rule "
