@@ -422,7 +422,7 @@ for c in baselines:
     whole = sum(any(ch.start <= g.start and g.end <= ch.end for ch in by_doc.get(g.doc_id, []))
                 for g in units)
     fit.append({"strategy": c.label, "gold units whole in one chunk": whole / len(units),
-                "pass@5": outcomes[("anthropic", c.label)].means["recall@k"]})
+                "pass@5": outcomes[("anthropic", c.label)].means["pass@k"]})
 print(f"{len(units)} gold units (upstream's chunks), median {unit_chars.median():,.0f} "
       "characters; "
       f"upstream's own chunks hold every unit whole: Pass@5 {upstream_pass5:.1f} %")

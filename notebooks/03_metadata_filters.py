@@ -99,7 +99,7 @@ for retriever in ("dense", "bm25"):
             label=f"{chunker.label} · {mode}")
         out.record(rec, experiment="filters", k=5, filter=mode,
                    embedder=embedder.name if retriever == "dense" else "bm25")
-PASS = "recall@k"  # the column that holds pass@k (glossary); "recall" holds span recall@k
+PASS = "pass@k"  # the glossary's pass@k; "recall" holds span recall@k
 metrics = ["recall", "iou", PASS, "mrr@k", "ndcg@10"]
 HEADERS = {"recall": "span recall@5", "iou": "IoU@5", PASS: "pass@5", "mrr@k": "MRR@5",
            "ndcg@10": "nDCG@10"}  # one name per metric, the glossary's, in every table below

@@ -306,22 +306,22 @@ swept = pd.DataFrame([
     for r in naive_vs_late(benches["course"], minilm, sweep_chunker, k=K, window=w, overlap=o,
                            tag=f" · w{w}/o{o}", recorder=rec)])
 sweep = swept[swept["mode"] == "late"]
-naive_recall = swept.loc[swept["mode"] == "naive", "recall@k"].iloc[0]  # no window: one value
-fig = lines(sweep.drop(columns=["per_query", "hits"]), "window", "recall@k", "windows",
+naive_recall = swept.loc[swept["mode"] == "naive", "pass@k"].iloc[0]  # no window: one value
+fig = lines(sweep.drop(columns=["per_query", "hits"]), "window", "pass@k", "windows",
             title="Late chunking on the course corpus: window and overlap",
             reference=("naive (each chunk alone)", naive_recall))
 ax = fig.axes[0]
 ax.set_xlabel("window (MiniLM tokens)")
 bands = {}  # each point's pass@5 with its 95 % bootstrap interval over the questions
 for (w, o), r in zip(sweep[["window", "overlap"]].itertuples(index=False), sweep.itertuples()):
-    bands[w, o] = interval(r.per_query["recall@k"].dropna())
+    bands[w, o] = interval(r.per_query["pass@k"].dropna())
 colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
 for (w, o), (m, lo_, hi_) in bands.items():
     ax.errorbar(w, 100 * m, yerr=[[100 * (m - lo_)], [100 * (hi_ - m)]], fmt="none", capsize=3,
                 ecolor=colors.get("overlap: a quarter" if o else "overlap: none"), lw=1)
 show_figure(fig, "05_late_window_sweep")
-percent_frame(sweep[["window", "overlap", "recall", "iou", "recall@k", "ndcg@10"]],
-              shares=["recall", "iou", "recall@k", "ndcg@10"])
+percent_frame(sweep[["window", "overlap", "recall", "iou", "pass@k", "ndcg@10"]],
+              shares=["recall", "iou", "pass@k", "ndcg@10"])
 
 # %% [markdown]
 # ## A second encoder: EmbeddingGemma-300M
@@ -472,12 +472,12 @@ from ragkit.experiments.late import (late_quality_comparison, late_quality_setti
 from ragkit.report import Decision, claim_sentences, finding, pct, ranked_closing
 
 claims = check_claims(*rec.frames(), claims=claims_for("jina-late", "seed002-late"))  # + Gemma's
-best = sweep.loc[sweep["recall@k"].idxmax()]
+best = sweep.loc[sweep["pass@k"].idxmax()]
 best_band = bands[best["window"], best["overlap"]]
 gemma_sens = late_vs_naive(gemma_rows, "ndcg@10") if gemma_rows else None
 windowed = sum(windowed_documents(r.flags) for r in late_rows.itertuples())
 same_spans, untuned = "naive vectors of the same spans", "all questions, nothing here is tuned"
-pass_sens = late_vs_naive(rows, "recall@k")  # the per-query column that holds pass@k
+pass_sens = late_vs_naive(rows, "pass@k")  # the per-query column that holds pass@k
 
 
 def minilm_call(label):
@@ -523,7 +523,7 @@ display(Markdown(ranked_closing(decisions, [
     *claim_sentences(claims),
     f"Window sweep (course, {sweep_chunker.label}): the best of {len(sweep)} settings is at "
     f"window {best['window']:.0f}, overlap {best['overlap']:.0f}: pass@{K} "
-    f"{pct(best['recall@k'])} [{100 * best_band[1]:.1f}, {100 * best_band[2]:.1f}] against "
+    f"{pct(best['pass@k'])} [{100 * best_band[1]:.1f}, {100 * best_band[2]:.1f}] against "
     f"{pct(naive_recall)} naive"
     + (" (that is the default, the encoder's whole room with a quarter overlap, which the "
        "tables above used untuned; it being the sweep's best is read on the same questions)."

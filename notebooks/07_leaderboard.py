@@ -72,7 +72,7 @@ from ragkit.retrieve import LateDenseRetriever, ParentChildRetriever
 rec = Recorder("07_leaderboard")
 embedder = Embedder()
 K = 5
-metrics = ["recall@B1024", "pass@B1024", "iou@B1024", "recall", "recall@k", "ndcg@10"]
+metrics = ["recall@B1024", "pass@B1024", "iou@B1024", "recall", "pass@k", "ndcg@10"]
 combo_rows, combo_outcomes = [], {}
 for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic"):
     bench = load(name).for_profile()
@@ -96,7 +96,7 @@ for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic")
         combo_outcomes[(name, label)] = out
         combo_rows.append(out.row(metrics, strict=True))
 combos = pd.DataFrame(combo_rows)
-percent_frame(combos, shares=metrics)  # recall = span recall at k = 5; recall@k = pass@k
+percent_frame(combos, shares=metrics)  # recall: span recall at k = 5, headed recall@k
 
 # %% [markdown]
 # Each step against the row it builds on (the side branches against plain structure), paired
@@ -260,7 +260,7 @@ show(claims[claims.role == "claim"], brief=True)
 # ## ragas, offline
 # ragas' ID-based context precision and recall need no LLM: they compare retrieved ids with
 # reference ids. On Anthropic's own chunks (ids = upstream chunks) they must agree exactly with
-# ragkit's precision@k and recall@k scored against the anchored gold alone. ragkit's own rule
+# ragkit's precision@k and pass@k scored against the anchored gold alone. ragkit's own rule
 # also credits a retrieved chunk whose text is word for word a gold chunk's (Anthropic's files
 # repeat licence headers; see docs/glossary.md): the last column, and the only difference. The
 # LLM-judged metrics (faithfulness, answer relevancy) run only when an API key is configured;
@@ -289,8 +289,8 @@ anchored = pd.DataFrame([query_scores(replace(q, copies=()), out.retrieved(q.id)
 ragas_table = pd.DataFrame({
     "metric": ["context precision (ids)", "context recall (ids)"],
     "ragas": [sum(p_ragas) / len(p_ragas), sum(r_ragas) / len(r_ragas)],
-    "ragkit, anchored gold": [anchored["precision@k"].mean(), anchored["recall@k"].mean()],
-    "ragkit, identical text credited": [out.means["precision@k"], out.means["recall@k"]]})
+    "ragkit, anchored gold": [anchored["precision@k"].mean(), anchored["pass@k"].mean()],
+    "ragkit, identical text credited": [out.means["precision@k"], out.means["pass@k"]]})
 assert (ragas_table["ragas"] - ragas_table["ragkit, anchored gold"]).abs().max() < 1e-9, \
     "ragas' ID metrics and ragkit's anchored-gold metrics disagree"
 for r in ragas_table.itertuples():

@@ -218,3 +218,21 @@ def test_temporaries_left_by_a_killed_writer_are_swept_and_live_ones_kept(tmp_pa
     store.get(["k"])  # the first read of the folder sweeps it
     assert not left.exists() and live.exists() and keep.exists()
     assert sweep_temporaries(tmp_path, older_than=-1) == 1 and not live.exists()
+
+
+def test_renamed_metrics_read_under_their_current_name(tmp_path):
+    """Rows and per-query tables written when pass@k was stored as "recall@k" read as pass@k;
+    span recall ("recall") and every other name are left alone."""
+    import pandas as pd
+
+    from ragkit.report.results import RENAMED_METRICS, read_scores
+
+    p = tmp_path / "old.jsonl"
+    p.write_text('{"metric": "recall@k", "value": 0.5}\n{"metric": "recall", "value": 0.7}\n'
+                 '{"metric": "diff_recall@k", "value": -0.1}\n')
+    assert [r["metric"] for r in read_rows(p)] == ["pass@k", "recall", "diff_pass@k"]
+    q = tmp_path / "old.scores.parquet"
+    pd.DataFrame({"metric": ["recall@k", "recall@B", "recall"], "value": [1.0, 0.5, 0.2]}
+                 ).to_parquet(q)
+    assert read_scores(q).metric.tolist() == ["pass@k", "recall@B", "recall"]
+    assert set(RENAMED_METRICS.values()).isdisjoint(RENAMED_METRICS)

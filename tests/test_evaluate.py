@@ -44,7 +44,7 @@ def test_multi_span_gold_across_documents():
     assert m["recall"] == pytest.approx((10 + 10) / 30)
     assert m["precision"] == pytest.approx(20 / 60)
     assert m["iou"] == pytest.approx(20 / (60 + 10))
-    assert m["recall@k"] == 0.5  # the first unit is inside the top 3, the second only half
+    assert m["pass@k"] == 0.5  # the first unit is inside the top 3, the second only half
     assert m["hit@k"] == 0.0
 
 
@@ -52,7 +52,7 @@ def test_empty_retrieval_scores_zero():
     q = Query("q", "?", gold=(Span("d", 0, 10),))
     m = query_scores(q, [], k=5)
     assert m["recall"] == 0.0 and m["precision"] == 0.0 and m["iou"] == 0.0
-    assert m["recall@k"] == 0.0 and m["hit@k"] == 0.0
+    assert m["pass@k"] == 0.0 and m["hit@k"] == 0.0
 
 
 def test_only_top_k_are_scored():
@@ -88,7 +88,7 @@ def test_refusal_threshold_separates_answerable_from_not():
 
 
 def test_id_based_numbers_agree_with_ragas():
-    """When chunks are the gold units, recall@k / precision@k are ragas' ID-based metrics."""
+    """When chunks are the gold units, pass@k / precision@k are ragas' ID-based metrics."""
     import random
 
     from ragas import SingleTurnSample
@@ -104,7 +104,7 @@ def test_id_based_numbers_agree_with_ragas():
         ours = query_scores(q, top, k=5)
         sample = SingleTurnSample(retrieved_context_ids=[c.id for c in top],
                                   reference_context_ids=[c.id for c in gold_chunks])
-        assert ours["recall@k"] == pytest.approx(IDBasedContextRecall().single_turn_score(sample))
+        assert ours["pass@k"] == pytest.approx(IDBasedContextRecall().single_turn_score(sample))
         assert ours["precision@k"] == pytest.approx(
             IDBasedContextPrecision().single_turn_score(sample))
 
@@ -131,8 +131,8 @@ def test_a_unit_spanning_a_blank_line_is_whole_when_both_trimmed_chunks_are_ther
     assert covered_fraction(unit, [a, b], text) == 1.0           # whitespace left out
     assert covered_fraction(unit, [a], text) < 1.0               # half is still half
     q = Query("q", "?", (unit,))
-    assert query_scores(q, [a, b], 2, texts={"d": text})["recall@k"] == 1.0
-    assert query_scores(q, [a], 2, texts={"d": text})["recall@k"] == 0.0
+    assert query_scores(q, [a, b], 2, texts={"d": text})["pass@k"] == 1.0
+    assert query_scores(q, [a], 2, texts={"d": text})["pass@k"] == 0.0
 
 
 @needs_benchmarks()
@@ -218,7 +218,7 @@ def test_the_same_quote_twice_is_one_gold_unit_and_can_reach_full_recall():
     q = Query("q", "?", gold=(Span("d", 10, 20), Span("d", 10, 20)))
     assert q.gold == (Span("d", 10, 20),)
     m = query_scores(q, [ch(DOC, 0, 30)], k=1)
-    assert m["recall"] == 1.0 and m["hit@k"] == 1.0 and m["recall@k"] == 1.0
+    assert m["recall"] == 1.0 and m["hit@k"] == 1.0 and m["pass@k"] == 1.0
     assert span_scores([(0, 30)], [(10, 20), (10, 20)])["recall"] == 1.0
 
 
@@ -230,7 +230,7 @@ def test_overlapping_evidence_becomes_one_unit_and_touching_evidence_stays_two()
     assert q.gold == (Span("d", 10, 60), Span("e", 0, 5), Span("d", 60, 70))
     m = query_scores(q, [ch(DOC, 10, 60), ch(OTHER, 0, 5)], k=2)
     assert m["recall"] == pytest.approx(55 / 65)
-    assert m["recall@k"] == pytest.approx(2 / 3)  # two of the three units wholly retrieved
+    assert m["pass@k"] == pytest.approx(2 / 3)  # two of the three units wholly retrieved
 
 
 def test_gold_without_overlaps_is_kept_as_given():

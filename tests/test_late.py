@@ -311,7 +311,7 @@ def test_late_quality_table_reads_the_saved_paired_rows_and_their_verdicts():
 def test_late_quality_losses_say_where_late_chunking_loses_and_what_the_settings_show():
     """A loss is stated with its setting, its naive and late means and interval; beside it,
     the same pooling at every window (smallest first) and whether the difference falls as the
-    window grows, and the other pooling at the same window. The bench's ``recall@k`` column
+    window grows, and the other pooling at the same window. The bench's ``pass@k`` column
     is shown under the glossary's name, pass@k."""
     import pandas as pd
 
@@ -319,13 +319,13 @@ def test_late_quality_losses_say_where_late_chunking_loses_and_what_the_settings
 
     def paired(window, specials, value, low, high):
         return {"notebook": "bench_late_quality", "experiment": "late_quality_paired",
-                "embedder": "gemma", "metric": "diff_recall@k", "value": value,
+                "embedder": "gemma", "metric": "diff_pass@k", "value": value,
                 "params": {"window": window, "specials": specials, "subset": "all",
                            "ci95": [str(low), str(high)], "wins": 1, "losses": 2, "ties": 3}}
 
     def mean(mode, window, specials, value):
         return {"notebook": "bench_late_quality", "experiment": "late_quality",
-                "embedder": "gemma", "metric": "recall@k", "value": value,
+                "embedder": "gemma", "metric": "pass@k", "value": value,
                 "params": {"mode": mode, "window": window, "specials": specials}}
 
     rows = pd.DataFrame([
@@ -362,13 +362,13 @@ def test_late_quality_comparison_builds_a_decision_from_one_saved_setting():
 
     rows = pd.DataFrame([
         {"notebook": "bench_late_quality", "experiment": "late_quality_paired",
-         "embedder": "gemma", "metric": "diff_recall@k", "value": -0.055,
+         "embedder": "gemma", "metric": "diff_pass@k", "value": -0.055,
          "params": {"window": None, "specials": "edges", "subset": "all",
                     "ci95": ["-0.096", "-0.016"], "wins": 13, "losses": 27, "ties": 193}},
         {"notebook": "bench_late_quality", "experiment": "late_quality", "embedder": "gemma",
-         "metric": "recall@k", "value": 0.855, "params": {"mode": "naive"}},
+         "metric": "pass@k", "value": 0.855, "params": {"mode": "naive"}},
         {"notebook": "bench_late_quality", "experiment": "late_quality", "embedder": "gemma",
-         "metric": "recall@k", "value": 0.80,
+         "metric": "pass@k", "value": 0.80,
          "params": {"mode": "late", "window": None, "specials": "edges"}}])
     table, means = late_quality_table(rows), late_quality_means(rows)
     c = late_quality_comparison(table, means, "gemma", "pass@k")

@@ -14,7 +14,7 @@ from ragkit.experiments import Outcome
 from ragkit.types import Document, Query, Span
 
 
-def outcome(values: dict, metric: str = "recall@k") -> Outcome:
+def outcome(values: dict, metric: str = "pass@k") -> Outcome:
     per_query = pd.DataFrame({"query_id": list(values), "type": "lookup",
                               metric: list(values.values())})
     return Outcome("b", "s", [], {}, per_query, {metric: float(np.mean(list(values.values())))})

@@ -51,8 +51,8 @@ def test_percent_frame_reads_as_plain_text_with_the_glossary_names():
     from ragkit.report import percent_frame
 
     df = pd.DataFrame({"view": ["top 5", "256 tokens"], "recall": [0.5, float("nan")],
-                       "recall@k": [1.0, 0.25], "tokens": [912.0, 1256.0]})
-    shown = percent_frame(df, shares=["recall", "recall@k"], counts=["tokens"])
+                       "pass@k": [1.0, 0.25], "tokens": [912.0, 1256.0]})
+    shown = percent_frame(df, shares=["recall", "pass@k"], counts=["tokens"])
     text = repr(shown)
     assert "50.0%" not in repr(percent_table(df))  # a Styler's text is only its name
     assert list(shown.columns) == ["view", "recall@k", "pass@k", "tokens"]

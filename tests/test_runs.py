@@ -116,7 +116,7 @@ def test_parse_is_the_inverse_of_column(m):
     ("recall@B1024", Metric("recall", budget=1024)),
     ("ndcg@10", Metric("ndcg", k=10)),
     ("recall", Metric("recall")),
-    ("recall@k", Metric("recall@k")),
+    ("pass@k", Metric("pass@k")),
     ("precision_omega", Metric("precision_omega")),
     ("tokens@B512", Metric("tokens", budget=512)),
 ])
@@ -126,7 +126,7 @@ def test_parse_reads_the_keys_the_course_writes(key, expected):
 
 @pytest.mark.parametrize("key", ["", "recall@", "recall@B", "recall@Bx", "recall@-3",
                                  "@B1024", "recall@B1024@5", "recall@B01", "re call",
-                                 "recall@k@5", "recall@K", None, 3])
+                                 "pass@k@5", "recall@K", None, 3])
 def test_parse_rejects_a_bad_key_clearly(key):
     with pytest.raises(ValueError, match="not a metric key"):
         Metric.parse(key)

@@ -1,7 +1,7 @@
 """Evaluate: retrieved chunks scored against gold character spans, with intervals.
 
 - `metrics`: every metric of a run's queries: span metrics (recall, precision, IoU,
-  precision_Ω), rank metrics (recall@k, MRR, nDCG@10), budgeted metrics and refusal
+  precision_Ω), rank metrics (pass@k, MRR, nDCG@10), budgeted metrics and refusal
   (`evaluate_retrieval`, `query_scores`); `spans`: the character-span arithmetic they stand on
   (`span_scores`, `covered_fraction`); `budget`: the context packed at a token budget
   (`pack_context`, `BUDGETS`);

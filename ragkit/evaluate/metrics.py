@@ -17,7 +17,7 @@ precision_Ω and doc_hit@k. Chroma's own code credits only the anchored copy:
 Rank metrics treat a chunk as relevant when its body overlaps a gold span:
 
 - hit@k        = 1 when the top k together contain all the gold text;
-- recall@k     = fraction of gold units (spans) fully contained in the top k — Anthropic's
+- pass@k       = fraction of gold units (spans) fully contained in the top k — Anthropic's
                  "Pass@k" when the gold units are their chunks (= ragas' IDBasedContextRecall);
 - precision@k  = fraction of the top k chunks that overlap the gold (= ragas'
                  IDBasedContextPrecision when chunks are the gold units);
@@ -61,14 +61,14 @@ def query_scores(query: Query, ranked: Sequence[Chunk], k: int,
                  chunks_by_doc: Mapping[str, Sequence[Chunk]] | None = None,
                  texts: Mapping[str, str] | None = None) -> dict[str, float]:
     """Every per-query metric for one answerable query's ranked chunks (top k are used).
-    `texts` (doc id -> text) lets recall@k ignore whitespace (see `covered_fraction`)."""
+    `texts` (doc id -> text) lets pass@k ignore whitespace (see `covered_fraction`)."""
     top = list(ranked[:k])
     gold = list(query.gold)
     out = _span_scores([(c.doc_id, c.start, c.end) for c in top],
                        [(g.doc_id, g.start, g.end) for g in gold], query.copies)
     units = [covered_fraction(g, top, texts.get(g.doc_id) if texts else None, query.copies)
              for g in gold]
-    out["recall@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
+    out["pass@k"] = float(np.mean([u >= 1.0 for u in units])) if units else 0.0
     out["hit@k"] = float(out["recall"] >= 1.0 - 1e-12)
     out["precision@k"] = float(np.mean([overlaps(c, gold, query.copies) for c in top])) \
         if top else 0.0

@@ -53,7 +53,7 @@ BUDGETED = "@B"  # a budgeted metric's suffix in the long tables (``recall@B``, 
 class Metric:
     """A typed metric key: ``Metric("recall", budget=1024)`` is span recall of the context a
     1,024-token budget lets through; ``Metric("ndcg", k=10)`` a fixed-k metric; a bare name
-    (``Metric("recall")``, ``Metric("recall@k")``) a metric at the run's own k.
+    (``Metric("recall")``, ``Metric("pass@k")``) a metric at the run's own k.
 
     >>> Metric("recall", budget=1024).column, Metric("ndcg", k=10).column
     ('recall@B1024', 'ndcg@10')

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 
-LATE_METRICS = ("recall", "iou", "recall@k", "mrr@k", "ndcg@10")
+LATE_METRICS = ("recall", "iou", "pass@k", "mrr@k", "ndcg@10")
 
 
 def naive_vs_late(bench, embedder: Embedder, chunker, *, k: int = 5, window: int | None = None,
@@ -91,9 +91,9 @@ def late_vs_naive(rows: Sequence[Mapping[str, Any]], metric: str = "ndcg@10"):
 
 def late_quality_table(rows) -> "pd.DataFrame":
     """The paired rows of ``ragkit bench late-quality`` (``results/bench_late_quality.jsonl``,
-    experiment ``late_quality_paired``) as one table: per encoder, metric (the glossary's name:
-    the bench's ``recall@k`` column is pass@k; with the question subset it was scored on), window (``limit``: the encoder's own) and pooling of the special
-    tokens, late − naive with its 95 % interval, wins / losses / ties, and the verdict read
+    experiment ``late_quality_paired``) as one table: per encoder, metric (the glossary's name,
+    with the question subset it was scored on), window (``limit``: the encoder's own) and
+    pooling of the special tokens, late − naive with its 95 % interval, wins / losses / ties, and the verdict read
     from the interval (`ragkit.report.verdict`: late "beats", "loses" or "no measurable
     difference" against naive). `rows` is `ragkit.report.load_results()` or any frame with
     those columns; rows of other experiments are ignored.

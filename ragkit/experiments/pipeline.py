@@ -238,7 +238,7 @@ def _encoder_name(embedder: Any, retriever: Any) -> str:
 
 def recall_at(outcome: Outcome, queries: Sequence[Query], ks: Sequence[int],
               per_query: bool = False) -> dict[str, float]:
-    """Mean recall@k over gold units (Anthropic's Pass@k) for several k from one ranking; a
+    """Mean pass@k over gold units (Anthropic's Pass@k) for several k from one ranking; a
     unit counts when the top k hold all of its non-whitespace characters. With
     ``per_query=True`` the per-query values are also added to ``outcome.per_query`` (columns
     ``pass@5`` …) so they are saved with the run."""
@@ -263,7 +263,7 @@ def compare(benches: Sequence[Benchmark], chunkers: Sequence, embedder, recorder
             k: int = 5, experiment: str = "compare", retriever: str = "dense",
             metrics: Sequence[str] = (f"recall@B{DEFAULT_BUDGET}", f"pass@B{DEFAULT_BUDGET}",
                                       f"iou@B{DEFAULT_BUDGET}", "recall", "precision", "iou",
-                                      "precision_omega", "recall@k", "mrr@k", "ndcg@10",
+                                      "precision_omega", "pass@k", "mrr@k", "ndcg@10",
                                       "n_chunks"),
             return_outcomes: bool = False) -> Any:
     """Every chunker on every benchmark: a tidy DataFrame (and results rows if a recorder).

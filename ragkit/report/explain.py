@@ -299,7 +299,7 @@ def score_views(query: Query, hits: Sequence[Hit], k: int = 5,
     rows = [{"view": f"top {k} chunks", "chunks": len(top),
              "tokens": sum(count_tokens(c.text) + count_tokens(c.prefix) for c in top),
              "recall": fixed["recall"], "precision": fixed["precision"], "iou": fixed["iou"],
-             "pass": fixed["recall@k"]}]
+             "pass": fixed["pass@k"]}]
     for b in budgets:
         packed = pack_context(ranked, b)
         sc = budget_scores(query, packed, texts)

@@ -142,17 +142,17 @@ def what_we_measured(findings: Iterable[str], title: str = "What we measured") -
 
 
 # The glossary's one name for each fixed-k metric, shown in table headers: the per-query column
-# ``recall`` is span recall at k, and ``recall@k`` is the share of gold units wholly inside
-# the top k, pass@k (docs/glossary.md).
-DISPLAY_NAMES = {"recall": "recall@k", "recall@k": "pass@k"}
+# ``recall`` is span recall at k, headed ``recall@k`` (docs/glossary.md). Its neighbour
+# ``pass@k``, the share of gold units wholly inside the top k, keeps its name.
+DISPLAY_NAMES = {"recall": "recall@k"}
 
 
 def percent_table(df, shares: Sequence[str] | None = None, counts: Sequence[str] = (),
                   digits: int = 1):
     """A pandas Styler showing `shares` as percentages and `counts` as integers (the values
     are unchanged). By default every float column whose values lie in [0, 1] is a share.
-    Headers show the glossary's names (`DISPLAY_NAMES`: span recall at k as ``recall@k``, the
-    gold units wholly inside as ``pass@k``); the data keep their column names."""
+    Headers show the glossary's names (`DISPLAY_NAMES`: span recall at k as ``recall@k``); the
+    data keep their column names."""
     if shares is None:
         shares = [c for c in df.columns if df[c].dtype.kind == "f"
                   and df[c].dropna().between(0, 1).all() and c not in counts]
@@ -188,9 +188,9 @@ def percent_frame(df, shares: Sequence[str] | None = None, counts: Sequence[str]
     percentages, counts as integers, headers with the glossary's names (`DISPLAY_NAMES`).
 
     >>> import pandas as pd
-    >>> t = percent_frame(pd.DataFrame({"recall@k": [0.5], "n": [1200.0]}), counts=["n"])
+    >>> t = percent_frame(pd.DataFrame({"recall": [0.5], "n": [1200.0]}), counts=["n"])
     >>> t.columns.tolist(), t.iloc[0].tolist()
-    (['pass@k', 'n'], ['50.0%', '1,200'])
+    (['recall@k', 'n'], ['50.0%', '1,200'])
     """
     if shares is None:
         shares = [c for c in df.columns if df[c].dtype.kind == "f"

@@ -36,6 +36,12 @@ SCHEMA = ("notebook", "experiment", "benchmark", "strategy", "params", "embedder
           "depth", "metric", "value", "n_queries", "run", "profile", "seed", "device", "flags",
           "ragkit_version", "git_sha", "timestamp")
 VOLATILE = ("timestamp", "git_sha")
+# Metric names that rows once used, and the names they are read as now. Until 2026-12-06 the
+# share of gold units wholly inside the top k was stored as "recall@k", beside span recall at k
+# stored as "recall"; it is stored as "pass@k" since. Rows and per-query tables written
+# before then are read under the new name (`read_rows`, `read_scores`), and a run that keeps
+# saved rows (`Recorder.keep_saved`) writes them back under it.
+RENAMED_METRICS = {"recall@k": "pass@k", "diff_recall@k": "diff_pass@k"}
 
 
 @lru_cache(maxsize=1)
@@ -165,7 +171,7 @@ class Recorder:
         for kind, store in (("hits", self.hits), ("scores", self.scores)):
             saved = runs_path(self.notebook, kind)
             if runs and saved.exists():
-                frame = pd.read_parquet(saved)
+                frame = read_scores(saved) if kind == "scores" else pd.read_parquet(saved)
                 for run, part in frame[frame.run.isin(runs)].groupby("run", sort=True):
                     store.setdefault(run, part.reset_index(drop=True))
         self.rows.extend(kept)
@@ -199,13 +205,32 @@ def write_parquet(path: Path, runs: Mapping[str, Any]) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+def read_scores(path: str | Path):
+    """One per-query scores file (``runs/<notebook>.scores.parquet``), with the metric names
+    of `RENAMED_METRICS` read under their current names.
+
+    >>> import pandas as pd, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "x.scores.parquet"
+    ...     pd.DataFrame({"metric": ["recall@k", "recall"], "value": [1.0, 0.5]}).to_parquet(path)
+    ...     read_scores(path).metric.tolist()
+    ['pass@k', 'recall']
+    """
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    if "metric" in frame:
+        frame["metric"] = frame["metric"].replace(RENAMED_METRICS)
+    return frame
+
+
 def load_scores(folder: str | Path | None = None):
     """Every per-query metric value under `folder` (default: the results dir), long format:
     run, query_id, type, metric, budget, value (budget -1 for fixed-k metrics)."""
     import pandas as pd
 
     folder = Path(folder or get_settings().results_dir) / "runs"
-    parts = [pd.read_parquet(p) for p in sorted(folder.glob("*.scores.parquet"))]
+    parts = [read_scores(p) for p in sorted(folder.glob("*.scores.parquet"))]
     cols = ["run", "query_id", "type", "metric", "budget", "value"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
@@ -257,7 +282,8 @@ class ResultsFileError(ValueError):
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a results file; `ResultsFileError` naming file and line for a line that is
     not a JSON object. Lines are split on "\\n" only (never `str.splitlines()`, which breaks
-    inside JSON strings holding U+2028, U+2029 or U+0085)."""
+    inside JSON strings holding U+2028, U+2029 or U+0085). A metric named in `RENAMED_METRICS`
+    is read under its current name."""
     out = []
     for n, raw in enumerate(Path(path).read_bytes().split(b"\n"), 1):
         if not raw.strip():
@@ -270,6 +296,9 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
             raise ResultsFileError(f"{path}:{n}: not a JSON row ({e})") from None
         if not isinstance(row, dict):
             raise ResultsFileError(f"{path}:{n}: not a JSON row (a {type(row).__name__})")
+        metric = row.get("metric")
+        if isinstance(metric, str) and metric in RENAMED_METRICS:
+            row["metric"] = RENAMED_METRICS[metric]
         out.append(row)
     return out
 

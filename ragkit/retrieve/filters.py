@@ -198,7 +198,7 @@ def readings_report(queries: Sequence, hits_by_query: Mapping[str, Sequence], ca
 
 
 def filter_flips(queries: Sequence, catalog: Catalog, before, after,
-                 read: Any = None, metric: str = "recall@k"):
+                 read: Any = None, metric: str = "pass@k"):
     """The questions whose per-query `metric` differs between two runs of the same questions
     (`ragkit.experiments.Outcome`: `before` without a filter, `after` with one), one row each:
     the question in full, the filter the golden set needs, the filter `read(query)` returned

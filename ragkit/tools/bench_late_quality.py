@@ -31,7 +31,7 @@ from ..report.tables import text_table
 from .common import MAX_SIZE, add_smoke, names, numbers, run_script
 
 SPECIALS = ("edges", "exclude", "every")
-METRICS = (("recall@k", "all"), ("ndcg@10", "all"), ("precision@k", "cross_reference"))
+METRICS = (("pass@k", "all"), ("ndcg@10", "all"), ("precision@k", "cross_reference"))
 
 
 def fitting(windows: Sequence[int], bare: int, limit: int) -> tuple[list[int], list[int]]:

@@ -323,7 +323,7 @@ def cmd_eval(a) -> int:
     table = table.sort_values(["recall", "iou", "strategy"], ascending=[False, False, True])
     print(f"\n{len(bench.documents)} documents, {len(answerable)} answerable questions, "
           f"k = {a.k}\n")
-    cols = ["recall", "precision", "iou", "recall@k", "mrr@k", "ndcg@10"]
+    cols = ["recall", "precision", "iou", "pass@k", "mrr@k", "ndcg@10"]
     width = max(len(s) for s in table.strategy)
     print(f"{'#':>2}  {'strategy':<{width}}  " + "  ".join(f"{c:>9}" for c in cols)
           + "  chunks  flags")
@@ -354,7 +354,7 @@ def _eval_index(a, bench, emb, rec, results, errors, problems) -> int:
     means = out.means
     print(f"\n{shown(a.index)}: {len([q for q in bench.queries if q.gold])} answerable questions, "
           f"k = {a.k} (searched {out.depth} deep for nDCG@10 and the budgets)")
-    for m in ("recall", "precision", "iou", "recall@k", "mrr@k", "ndcg@10",
+    for m in ("recall", "precision", "iou", "pass@k", "mrr@k", "ndcg@10",
               *(f"{m}@B{b}" for b in out.budgets for m in ("recall", "pass", "iou"))):
         print(f"  {m:<12} {100 * means.get(m, float('nan')):6.1f}%")
     out.record(rec, experiment="eval_index", embedder=emb.name, k=a.k)

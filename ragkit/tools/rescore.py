@@ -76,7 +76,7 @@ def rescore(source: Path, notebook: str, encoder: str, sha: str,
     from ..evaluate.benchmarks import load
     from ..evaluate.metrics import evaluate_retrieval
     from ..experiments.pipeline import Outcome
-    from ..report.results import Recorder, read_rows
+    from ..report.results import Recorder, read_rows, read_scores
     from ..retrieve.base import Hit
 
     old = [r for r in read_rows(source / f"{notebook}.jsonl")
@@ -87,7 +87,7 @@ def rescore(source: Path, notebook: str, encoder: str, sha: str,
     today = {(r["strategy"], r["benchmark"], r.get("experiment")) for r in rec.rows
              if r.get("embedder") == encoder}
     hits = pd.read_parquet(source / "runs" / f"{notebook}.hits.parquet")
-    scores = pd.read_parquet(source / "runs" / f"{notebook}.scores.parquet")
+    scores = read_scores(source / "runs" / f"{notebook}.scores.parquet")
     lines, benches = [], {}
     for run in sorted({r["run"] for r in old}):
         rows = [r for r in old if r["run"] == run]
