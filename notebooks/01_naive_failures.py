@@ -92,6 +92,7 @@ import json
 
 from ragkit.report import (chunk_view, clip_lines, hits_text, holding_rank, save_page,
                            staged_case_html)
+from ragkit.report.pdf_lesson import header_row, table_cuts
 
 staged = json.loads((settings.data_dir / "golden" / "staged_failures.json").read_text())
 by_id = {q.id: q for q in course.queries}
@@ -118,6 +119,12 @@ for g in q.gold:
           + ", ".join(f"{n} {r if r else 'none'}" for n, r in where.items()) + "):")
     print(clip_lines(chunk_view(docs[g.doc_id], dense[chunker.label].chunks, g, fmt="text"), 8,
                      focus=r"^── ")[0])
+    cut = table_cuts(docs[g.doc_id], g, [chunker])[0]
+    if header_row(docs[g.doc_id], g):  # a table row: does its header reach the model with it?
+        print(f"the table's header row ({header_row(docs[g.doc_id], g)[:60]}…) is "
+              + ("in the chunk that holds the gold row." if cut["header with it"] else
+                 "not in the chunk that holds the gold row: that chunk starts below it, so the "
+                 "row reaches the model without its column names."))
 for name, out in ((f"dense {embedder.name}", dense), ("TF-IDF", tfidf)):
     print(f"══ {name}, top {K}:\n" + hits_text(q, out[chunker.label].hits[q.id], k=K, lines=2))
 print(f"all {len(pages)} cases, each in full (why each was staged, every chunk around the gold, "
@@ -381,8 +388,9 @@ repro_df = pd.DataFrame(repro, columns=["chunker", "recall", "published recall",
 # `10 %` of that value (for IoU values of a few percent, a few tenths of a point, not the
 # three points that would let almost any configuration pass); **consistent, not shown** when
 # it does not but our 95 % bootstrap interval contains the published value; **not held**
-# otherwise. The interval decides only between the last two. The last two columns below are
-# the distance and the tolerance each verdict reads.
+# otherwise. The interval decides only between the last two. Of the last three columns below,
+# two are the distance and the tolerance each verdict reads; the third says whether the
+# published value lies inside our 95 % interval, a stricter reading that decides nothing.
 
 # %%
 from ragkit.report import check_claims, claims_for, load_results, load_scores, show
@@ -391,11 +399,33 @@ from ragkit.report.claims import TOLERANCE
 
 checked = check_claims(load_results(), load_scores(), claims=claims_for("chroma"))
 claims = show(checked)
-claims.assign(**{"|ours − claimed|": [f"{100 * abs(o - c):.2f}" for o, c in
-                                     zip(checked.ours, checked.claimed)],
-                 f"tolerance ({TOLERANCE:.0%})": [f"{100 * TOLERANCE * abs(c):.2f}"
-                                                 for c in checked.claimed]}).drop(
-    columns=["source", "subset", "baseline", "reason"])
+inside = [lo <= c <= hi for lo, hi, c in zip(checked.low, checked.high, checked.claimed)]
+display(claims.assign(**{"|ours − claimed|": [f"{100 * abs(o - c):.2f}" for o, c in
+                                             zip(checked.ours, checked.claimed)],
+                         f"tolerance ({TOLERANCE:.0%})": [f"{100 * TOLERANCE * abs(c):.2f}"
+                                                         for c in checked.claimed],
+                         "published in our 95 % CI": ["yes" if x else "no" for x in inside]}
+                      ).drop(columns=["source", "subset", "baseline", "reason"]))
+# the stricter reading, and what the misses are not
+strict = {m: [x for x, mm in zip(inside, checked.metric) if mm == m] for m in ("recall", "iou")}
+wide = 100 * TOLERANCE * checked.claimed[checked.metric == "recall"]
+missed = checked[checked.verdict == "not held"]
+token_rows = repro_df[repro_df.chunker.str.startswith("token")]
+copies_effect = (token_rows["IoU"] - token_rows["IoU, anchored gold"]).abs().max()  # points
+misses_alike = (len(missed) and set(missed.metric) == {"iou"}
+                and missed.claim.str.startswith("fixed_tokens").all()
+                and (missed.ours > missed.claimed).all())
+display(Markdown(
+    f"A tolerance of a tenth is wide for recall ({wide.min():.1f} to {wide.max():.1f} points). "
+    "The stricter reading is the last column: the published value lies inside our 95 % "
+    "interval for " + " and ".join(f"{sum(v)} of {len(v)} {m} values"
+                                   for m, v in strict.items()) + ". "
+    + (f"The {len(missed)} values outside the tolerance are all IoU of fixed-token splitters, "
+       f"ours higher than published by {100 * (missed.ours - missed.claimed).min():.2f} to "
+       f"{100 * (missed.ours - missed.claimed).max():.2f} points. Scored by Chroma's own rule "
+       "(anchored gold only, the reproduction's last columns), the token splitters' IoU moves "
+       f"by at most {copies_effect:.1f} point, so crediting identical copies is not the "
+       "cause; this notebook does not find it." if misses_alike else "")))
 
 # %%
 anthropic_rows = pd.DataFrame(anthropic_baseline(smoke=settings.smoke),
@@ -421,12 +451,24 @@ for c in baselines:
         by_doc.setdefault(ch.doc_id, []).append(ch)
     whole = sum(any(ch.start <= g.start and g.end <= ch.end for ch in by_doc.get(g.doc_id, []))
                 for g in units)
+    out_c = outcomes[("anthropic", c.label)]
+    one = [sum(any(h.chunk.doc_id == g.doc_id and h.chunk.start <= g.start
+                   and g.end <= h.chunk.end for h in out_c.hits[q.id][:5]) for g in q.gold)
+           / len(q.gold) for q in anth.queries if q.gold and q.id in out_c.hits]
     fit.append({"strategy": c.label, "gold units whole in one chunk": whole / len(units),
-                "pass@5": outcomes[("anthropic", c.label)].means["pass@k"]})
+                "pass@5": out_c.means["pass@k"],
+                "pass@5, one chunk holding the unit": sum(one) / len(one)})
 print(f"{len(units)} gold units (upstream's chunks), median {unit_chars.median():,.0f} "
       "characters; "
       f"upstream's own chunks hold every unit whole: Pass@5 {upstream_pass5:.1f} %")
 percent_frame(pd.DataFrame(fit))
+
+# %% [markdown]
+# pass@5 counts a gold unit when the top five chunks *together* hold all of its characters,
+# so a unit the splitter cut in two still counts when both pieces are retrieved. The last
+# column asks one chunk of the top five to hold the whole unit; where pass@5 is above it, the
+# difference is units whose pieces were retrieved together, and where few units fit in one
+# chunk (the first column), that is most of pass@5.
 
 # %% [markdown]
 # Everything above is saved as rows:

@@ -122,29 +122,47 @@ print("Notebook 04 read the structural preamble on recursive chunks with no brea
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
-# The course question whose recall drops the most when the structural
-# preamble is added to the breadcrumbed chunks (if any does). The top hits of both, in full,
-# with the prefix each chunk was embedded with (`[prefix]`) and the gold between `⟦ ⟧`:
+# The course question whose recall drops the most when the structural preamble is added to
+# the breadcrumbed chunks (ties: the one whose gold-holding chunk falls furthest). For each
+# list, where the chunk holding the gold ranks and what outranks it, with the question's words
+# each hit shares; then the first hit with the preamble, as it was embedded (`[prefix]` is
+# the breadcrumb; the line under it is the preamble).
 
 # %%
-from ragkit.report import hits_text, outranked
+from ragkit.report import gold_rank, hits_text, largest_loss, outranked
 
 with_pre = combo_outcomes[("course", "+ structural preamble")]
 without = combo_outcomes[("course", "structure + breadcrumbs")]
-loss = (with_pre.values("recall", 1024) - without.values("recall", 1024)).sort_values()
-qid = loss.index[0]
-q = {x.id: x for x in load("course").for_profile().queries}[qid]
-display(Markdown(f"**{q.id}: {q.text}** — recall at `1024` tokens: breadcrumbs "
-                 f"{without.values('recall', 1024)[qid]:.0%}, + structural preamble "
-                 f"{with_pre.values('recall', 1024)[qid]:.0%}. " + (
-                     f"{int((loss < 0).sum())} of {len(loss)} questions lose recall with the "
-                     f"preamble, {int((loss > 0).sum())} gain." if loss.iloc[0] < 0 else
-                     "No question loses recall with the preamble here.")))
-texts = {d.id: d.text for d in load("course").for_profile().documents}
-print("=== the gold:", " | ".join(texts[g.doc_id][g.start:g.end] for g in q.gold))
-for label, out in (("structure + breadcrumbs", without), ("+ structural preamble", with_pre)):
-    print(f"=== {label}\n{hits_text(q, out.hits[qid], k=2, lines=4)}")
-print("=== why, with the preamble:\n" + outranked(q, with_pre.hits[qid], k=2))
+course_questions = {x.id: x for x in load("course").for_profile().queries}
+before, after = without.values("recall", 1024), with_pre.values("recall", 1024)
+qid = largest_loss(before, after, course_questions, without.hits, with_pre.hits)
+if qid is None:
+    display(Markdown("No question loses recall with the preamble here."))
+else:
+    q = course_questions[qid]
+    loss = (after - before).dropna()
+    display(Markdown(
+        f"**{q.id}: {q.text}** — recall at `1024` tokens: breadcrumbs {before[qid]:.0%}, "
+        f"+ structural preamble {after[qid]:.0%}; the gold-holding chunk ranks "
+        f"{gold_rank(q, without.hits[qid])} without the preamble and "
+        f"{gold_rank(q, with_pre.hits[qid])} with it. Over all {len(loss)} questions, "
+        f"{int((loss < 0).sum())} lose recall with the preamble and {int((loss > 0).sum())} "
+        "gain."))
+    texts = {d.id: d.text for d in load("course").for_profile().documents}
+    print("=== the gold:", " | ".join(f"{texts[g.doc_id][g.start:g.end]} ({g.doc_id})"
+                                      for g in q.gold))
+    for label, out in (("structure + breadcrumbs", without),
+                       ("+ structural preamble", with_pre)):
+        print(f"=== {label}\n{outranked(q, out.hits[qid], k=3)}")
+    print("=== + structural preamble, the first hit as embedded:\n"
+          + hits_text(q, with_pre.hits[qid], k=1, lines=5))
+
+# %% [markdown]
+# A structural preamble repeats a document's opening lines in front of every chunk of that
+# document. When those lines share a word with the question, every chunk of the document
+# moves toward the question at once, and together they can push the chunk that holds the
+# answer out of the budget. Here the breadcrumb already names each chunk's document and
+# section, so what the preamble adds on top of it is mostly the opening's words.
 
 # %% [markdown]
 # ## The leaderboard, at an equal context budget
@@ -157,7 +175,10 @@ print("=== why, with the preamble:\n" + outranked(q, with_pre.hits[qid], k=2))
 # questions (no setting was chosen on them; *(tuned)* marks rows whose settings were chosen
 # on the other half; the stack's design came after all-question results were read, see
 # docs/method.md) with its 95 % bootstrap interval; `n` is the number of questions
-# scored. Rows may differ in several factors at once, so the order is not the effect of any
+# scored; *(gold units as chunks)* marks rows that retrieve Anthropic's own chunks, which are
+# also its gold units, so a hit there is a whole gold unit by construction (close to an
+# oracle: no chunker you could run on your own files starts from them). Rows may differ in
+# several factors at once, so the order is not the effect of any
 # one of them (the decision guide below is); recall@5 (a fixed number of hits,
 # whatever their size) is kept as a secondary column. (Run `make reproduce` first; in the
 # smoke profile this reads the smoke results.)
@@ -189,7 +210,8 @@ for name, b in boards.items():
 from ragkit.report import ranked_intervals, show_figure
 
 for name, b in boards.items():
-    shown = b.assign(strategy=[s if e == "all-MiniLM-L6-v2" else f"{s} · {e}"
+    shown = b.assign(strategy=[(s if e == "all-MiniLM-L6-v2" else f"{s} · {e}")
+                               + (" (gold units as chunks)" if lb.is_gold_units(s) else "")
                                for s, e in zip(b.strategy, b.embedder)])
     show_figure(ranked_intervals(shown, top=12, highlight=lb.is_baseline,
                                  title=f"{name}: span recall at {BUDGET:,} tokens",
@@ -300,6 +322,14 @@ percent_frame(ragas_table, shares=["ragas", "ragkit, anchored gold",
                                    "ragkit, identical text credited"])
 
 # %% [markdown]
+# ## Answers, not only retrieval: two experiments that need a stronger model
+# Everything above scores the retrieved text, not an answer written from it. Two experiments
+# would score answers: a judge's faithfulness scores, and the position of the evidence in the
+# prompt. Each needs a model this machine does not have (an API judge; a local model that can
+# answer from the gold passage alone), so each cell below checks for it first and, without
+# it, records a skipped row with the reason instead of a number. The course's verdicts do not
+# rest on either.
+#
 # ### Judged by an LLM: faithfulness and answer relevancy
 # Seed 002's second claim: answers from small-to-big contexts are more faithful (≈ 0.91) than
 # from big chunks (≈ 0.79). The local SmolLM2 answers the same course questions from each
@@ -334,7 +364,7 @@ else:
     display(Markdown(f"Faithfulness and answer relevancy: **{skip}**."))
 
 # %% [markdown]
-# ## Lost in the middle
+# ### Lost in the middle
 # Liu et al. (2023) reports that a model answers worse when the gold passage sits in the middle
 # of many distractors than at either end. Measuring that here needs a local model that answers
 # well from the gold passage alone, or there is nothing for the position to take away:
@@ -614,7 +644,7 @@ if closing_calls:
         "(its first line)." if "chunker" not in top.technique else
         "**The opening question, answered:** " + guide_findings(found, BUDGET)[0]))
 display(Markdown(ranked_closing(
-    closing_calls, none="no complete `ragkit bench design` effect in "
+    closing_calls, most=len(closing_calls), none="no complete `ragkit bench design` effect in "
     "these results (the smoke profile has none)", findings=
     guide_findings(found, BUDGET)
     + step_findings(steps)

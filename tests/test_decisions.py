@@ -160,6 +160,13 @@ def test_effect_decisions_group_ragkits_effects_per_factor_and_configuration():
                         "6 ms, index 9.4 against 4.7 MiB on a, in one CPU process")
     assert next(d for d in effect_decisions(found, 1024, costs)
                 if d.technique.startswith("gemma")).cost == ""
+    for c in enc_costs:  # with the chunk count, the whole benchmark's encoding is weighed
+        c["chunks"] = 600
+    enc = next(d for d in effect_decisions(found, 1024, costs, enc_costs)
+               if d.technique.startswith("gemma"))
+    assert enc.cost.startswith("1.4 s to encode a chunk against 14 ms (101 times the time: the "
+                               "benchmark's 600 chunks at those rates take about 14 min "
+                               "against 8 s), a question 95 ms p50")
 
 
 def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_does_not_keep():
@@ -211,3 +218,14 @@ def test_gold_ranks_read_the_first_hit_that_touches_the_gold():
 
     ranks = gold_ranks([q1, q2], [[hit(30, 40), hit(15, 25)], [hit(0, 5)]])
     assert ranks["q1"] == 2 and ranks.isna()["q2"]
+
+
+def test_a_decision_over_chunkings_counts_chunkings_not_benchmarks():
+    use = Decision("bm25", "dense", "Pass@20", {"code": UP, "prose": UP}, over="chunking")
+    assert "beats on 2 of 2 chunkings;" in use.line()
+    null = Decision("x", "y", "Pass@20", {"code": FLAT}, over="chunking")
+    assert "no chunking of 1 differs measurably" in null.line()
+    scoped = Decision("x", "y", "Pass@20", {"code": DOWN, "prose": FLAT}, over="chunking")
+    assert scoped.line().startswith("**Do not use on code:**")
+    assert "it beats on no chunking" in scoped.line()
+    assert "beats on 2 of 2;" in Decision("bm25", "dense", "m", {"a": UP, "b": UP}).line()

@@ -63,6 +63,8 @@ class Decision:
     unstable: tuple[str, ...] = ()
     # the choice the call assumes ("you chunk by structure"): the line opens "If <condition>:"
     condition: str = ""
+    # what the keys of `by_benchmark` are, in the line's counts ("beats on 4 of 4 chunkings")
+    over: str = "benchmark"
 
     def __post_init__(self) -> None:
         if not self.by_benchmark:
@@ -142,13 +144,14 @@ class Decision:
             head = head[:-2] + ":**"
         elif self.call == "do not use" and len(self.loses) < n:  # scoped to where it loses
             head = f"**Do not use on {', '.join(self.loses)}:**"
+        unit = "" if self.over == "benchmark" else f" {self.over}s"
         if self.call == "use":
-            why = (f"beats on {n} of {n}; cost: {self.cost or 'not measured'}")
+            why = (f"beats on {n} of {n}{unit}; cost: {self.cost or 'not measured'}")
         elif self.call == "do not use":
             tied = [b for b in self.by_benchmark if b not in self.loses]
-            why = (f"loses on {n} of {n}" if not tied else
+            why = (f"loses on {n} of {n}{unit}" if not tied else
                    f"loses on {', '.join(self.loses)}; no measurable difference on "
-                   f"{', '.join(tied)}; it beats on no benchmark")
+                   f"{', '.join(tied)}; it beats on no {self.over}")
         elif self.call == "depends":
             tied = [b for b in self.by_benchmark if b not in self.beats and b not in self.loses]
             parts = [f"beats on {', '.join(self.beats)} only",
@@ -158,10 +161,10 @@ class Decision:
             why = "; ".join(p for p in parts if p)
         elif self.unstable:
             why = (f"the held-out difference on {', '.join(self.unstable)} is reversed "
-                   "measurably on the tune half, so it is not a stable effect; no other "
-                   "benchmark differs measurably")
+                   f"measurably on the tune half, so it is not a stable effect; no other "
+                   f"{self.over} differs measurably")
         else:
-            why = (f"no benchmark of {n} differs measurably; {self._decider(c)}")
+            why = (f"no {self.over} of {n} differs measurably; {self._decider(c)}")
         if self.condition:
             head = f"*If {self.condition}:* " + head
         return (f"{head} {self.technique} over {self.against}: {number}; {why}"
@@ -195,8 +198,9 @@ def ranked(decisions: Iterable[Decision], most: int = MOST) -> list[Decision]:
 
 def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
                    title: str = "What we measured",
-                   none: str = "these results hold no comparison to decide on") -> str:
-    """The closing section as Markdown: the ranked decisions (at most five lines), then every
+                   none: str = "these results hold no comparison to decide on",
+                   most: int = MOST) -> str:
+    """The closing section as Markdown: the ranked decisions (at most `most` lines), then every
     other finding in a collapsed list ("Every finding"). Without a decision (a run that
     measured none: the smoke profile, a folder with no simple baseline) the section says why
     (`none`) and lists the findings open."""
@@ -204,7 +208,7 @@ def ranked_closing(decisions: Iterable[Decision], findings: Iterable[str] = (),
     clash = contradictions(decisions)
     if clash:
         raise ValueError("a closing holds contradicting calls: " + "; ".join(clash))
-    lines = [d.line() for d in ranked(decisions)]
+    lines = [d.line() for d in ranked(decisions, most)]
     rest = [f for f in findings if f]
     if not lines:
         if not rest:
@@ -309,10 +313,27 @@ def _encoder_cost(costs, bench: str, treated: str, base: str) -> str:
     if treated not in got or base not in got:
         return ""
     a, b = got[treated], got[base]
+    whole = ""
+    if a.get("chunks") and a["chunk_encode_ms"] and b["chunk_encode_ms"]:
+        n = int(a["chunks"])
+        whole = (f" ({a['chunk_encode_ms'] / b['chunk_encode_ms']:,.0f} times the time: the "
+                 f"benchmark's {n:,} chunks at those rates take about "
+                 f"{_duration(n * a['chunk_encode_ms'])} against "
+                 f"{_duration(n * b['chunk_encode_ms'])})")
     return (f"{_ms(a['chunk_encode_ms'])} to encode a chunk against "
-            f"{_ms(b['chunk_encode_ms'])}, a question {_ms(a['query_encode_p50_ms'])} p50 "
+            f"{_ms(b['chunk_encode_ms'])}{whole}, a question {_ms(a['query_encode_p50_ms'])} p50 "
             f"against {_ms(b['query_encode_p50_ms'])}, index {a['index_mb']:.1f} against "
             f"{b['index_mb']:.1f} MiB on {bench}, in one CPU process")
+
+
+def _duration(ms: float) -> str:
+    """A duration in milliseconds as seconds, minutes or hours, whichever reads best.
+
+    >>> _duration(18_764), _duration(2_562_370), _duration(7_200_000)
+    ('19 s', '43 min', '2.0 h')
+    """
+    s = ms / 1000
+    return f"{s:,.0f} s" if s < 120 else f"{s / 60:,.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
 def _ms(value: float) -> str:

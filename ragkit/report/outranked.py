@@ -10,7 +10,7 @@ are tables, and which of the question's words each one shares with it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..evaluate.spans import overlaps
 
@@ -115,6 +115,42 @@ def holding_rank(hits: Sequence, span) -> int | None:
     """The 1-based rank of the first hit whose chunk holds all of `span`; None when none does."""
     return next((i for i, h in enumerate(hits, 1) if h.chunk.doc_id == span.doc_id
                  and h.chunk.start <= span.start and span.end <= h.chunk.end), None)
+
+
+def gold_rank(query, hits: Sequence) -> int | None:
+    """The 1-based rank of the first hit that holds a whole gold unit of `query`; None when
+    no hit does."""
+    ranks = [r for g in query.gold if (r := holding_rank(hits, g)) is not None]
+    return min(ranks) if ranks else None
+
+
+def largest_loss(before: Mapping[str, float], after: Mapping[str, float], queries: Mapping,
+                 hits_before: Mapping[str, Sequence], hits_after: Mapping[str, Sequence]):
+    """The question a change hurts most: the largest drop from `before` to `after` (a metric
+    per question id), ties broken by how far its gold-holding chunk falls (`gold_rank`, a
+    chunk never found counting as below every rank), then by id. None when no question drops.
+
+    >>> from types import SimpleNamespace as NS
+    >>> from ragkit.types import Span
+    >>> hit = lambda s, e: NS(chunk=NS(doc_id="d", start=s, end=e))
+    >>> qs = {i: NS(gold=[Span("d", 0, 5)]) for i in ("a", "b")}
+    >>> largest_loss({"a": 1.0, "b": 1.0}, {"a": 0.0, "b": 0.0}, qs,
+    ...              {"a": [hit(0, 9)], "b": [hit(0, 9)]},
+    ...              {"a": [hit(9, 20), hit(0, 9)], "b": [hit(9, 20)] * 3 + [hit(0, 9)]})
+    'b'
+    >>> import pandas as pd  # per-question Series, as `Outcome.values` gives them
+    >>> largest_loss(pd.Series({"a": 1.0, "b": 0.5}), pd.Series({"a": 0.0, "b": 0.0}), qs,
+    ...              {}, {})
+    'a'
+    """
+    far = 10 ** 9
+    drops = {q: after[q] - before[q] for q in before.keys()
+             if q in after.keys() and after[q] < before[q]}
+    if not drops:
+        return None
+    fall = {q: (gold_rank(queries[q], hits_after.get(q, ())) or far)
+            - (gold_rank(queries[q], hits_before.get(q, ())) or far) for q in drops}
+    return min(drops, key=lambda q: (drops[q], -fall[q], q))
 
 
 def prefix_reading(with_prefix: Sequence, without: Sequence, span) -> str:
