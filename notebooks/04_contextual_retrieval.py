@@ -380,7 +380,7 @@ display(Markdown("\n".join(
 # %% [markdown]
 # The same comparisons as a chart: each dot is a generator's preamble against basic retrieval
 # on the same chunks (points of Pass@20), its whisker the paired 95 % interval; a whisker that
-# crosses the grey line at zero is no measurable difference.
+# crosses the grey line at zero does not separate the two.
 
 # %%
 from ragkit.report import ranked_intervals, show_figure

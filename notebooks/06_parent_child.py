@@ -191,7 +191,7 @@ else:
 # %%
 import os
 
-from ragkit.report import check_claims, claims_for, show
+from ragkit.report import check_claims, claims_for, pct, show
 
 gemma_dir = str(get_settings().gemma_dir or "")
 if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
@@ -204,7 +204,20 @@ if gemma_dir and os.path.exists(os.path.join(gemma_dir, "modules.json")):
         out = run_experiment(course, embedder=gemma, k=K, label=label, **kw)
         out.record(rec, experiment="parent_child", embedder=gemma.name, k=K)
 claim = check_claims(*rec.frames(), claims=claims_for("seed002-small-to-big"))
-show(claim)
+display(show(claim))
+measured = claim[(claim.role == "claim") & (claim.n > 0)]
+display(Markdown(
+    "How to read it: " + ("; ".join(
+        f"precision@5 of the children {pct(r.ours)} against {pct(r.baseline)} for the parents "
+        f"searched directly (both embedded with EmbeddingGemma, which reads a parent whole), "
+        f"n = {r.n}: the seed expects the children ahead by about {100 * r.claimed:.0f} points; "
+        + ("here they are ahead" if r.low > 0 else "here they are measurably behind"
+           if r.high < 0 else "here they do not differ measurably")
+        + f" ({100 * (r.ours - r.baseline):+.1f} points, 95 % CI [{100 * r.low:+.1f}, "
+        f"{100 * r.high:+.1f}])"
+        for r in measured.itertuples()) + "." if len(measured) else
+        "not measured in this run; it needs `RAGKIT_GEMMA_DIR` (an assembled EmbeddingGemma), "
+        "so that the big chunks are embedded whole.")))
 
 # %% [markdown]
 # ## The rule and its caveat — chunk by chunk
@@ -328,7 +341,7 @@ print(rec.save())
 from dataclasses import replace
 
 from ragkit.experiments import decide
-from ragkit.report import after_colon, ci, pct, ranked_closing
+from ragkit.report import after_colon, ci, claim_sentences, pct, ranked_closing
 
 decisions = [d for d in (
     decide.against(outcomes, "small-to-big", "small (children)", budget=B,
@@ -389,9 +402,7 @@ display(Markdown(ranked_closing(decisions,
        + " (a parent fills a small budget with text around the match)."]
     + [f"Children per returned parent (last query batch): "
        + ", ".join(f"{b} {s.mean():.2f} on average" for b, s in collapse.items()) + ".",
-       f"Seed 002's precision@5 claim: " + "; ".join(
-           f"{r.verdict}" + (f" ({r.reason})" if r.reason else "")
-           for r in claim[claim.role == "claim"].itertuples()) + ".",
+       *claim_sentences(claim),
        f"The rule-and-caveat question {q.id}: children {pct(case['small (children)'])}, "
        f"small-to-big {pct(case['small-to-big'])}, sentence window "
        f"{pct(case['sentence window'])} span recall at {B:,} tokens; "

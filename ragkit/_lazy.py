@@ -43,6 +43,12 @@ def surface(package: str, exports: dict[str, tuple[str, ...]]
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(import_module(f"{package}.{module}"), name)
         setattr(sys.modules[package], name, value)
+        # importing a submodule binds its name on the package; where a public name is spelt
+        # like that submodule (``report.outranked``, the function, in ``report/outranked.py``)
+        # the name, not the module, is what the package gives
+        if module in home:
+            setattr(sys.modules[package], module,
+                    getattr(import_module(f"{package}.{home[module]}"), module))
         return value
 
     def __dir__() -> list[str]:
