@@ -118,7 +118,7 @@ from ragkit.experiments import flag_count
 
 S2B = (("small-to-big", "small (children)"), ("small-to-big", "big (parents)"))
 pairs = step_table(outcomes, S2B, budget=B)
-display(step_display(pairs))
+display(step_display(pairs, name=f"recall@B{B} difference, points [95 % CI]"))
 cut = {(b, side): flag_count(outcomes[(b, side)].flags) for b in pairs.benchmark.unique()
        for side in ("big (parents)", "small (children)")}
 print("Truncation at MiniLM's input limit, texts cut of those embedded: " + "; ".join(
@@ -172,6 +172,9 @@ if len(gap) and gap.min() < 0:
         units = hits_table(wq, outcomes[("course", label)].hits[worst], k=K, budgets=(B,))
         said[label] = budget_reading(units, B)
         print(f"\n=== {label}\n{units.to_string(index=False)}")
+    wdocs = course.docs_by_id()
+    print("\n=== the gold (the characters `gold chars held` counts):\n" + "\n".join(
+        f"{g.doc_id} [{g.start}:{g.end}]: {wdocs[g.doc_id].text[g.start:g.end]}" for g in wq.gold))
     display(Markdown(f"With the children, {said['small (children)']}; with auto-merging, "
                      f"{said['auto-merging']}. The merged parents are longer, so fewer units fit "
                      "and the gold's unit competes for the budget with whole sections above it."))
@@ -301,7 +304,8 @@ print(f"{y.strategy}: recall@B{B} {y.means[f'recall@B{B}']:.1%}, IoU@B{B} "
 #    compare small-to-big with its children at `512` tokens instead (nothing is re-embedded).
 
 # %%
-step_display(step_table(outcomes, S2B, budget=512))
+step_display(step_table(outcomes, S2B, budget=512),
+             name="recall@B512 difference, points [95 % CI]")
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answers to exercises 1 and 2 (expand to read), with the values they suggest beside the

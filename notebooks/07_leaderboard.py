@@ -107,29 +107,40 @@ from ragkit.experiments import flag_count
 from ragkit.report import ci, step_display, step_table
 
 steps = step_table(combo_outcomes, budget=1024)
-display(step_display(steps))
+display(step_display(steps, name="recall@B1024 difference, points [95 % CI]"))
 
 
 
 pre = steps[steps.step == "+ structural preamble"]
-print("Notebook 04 read the structural preamble on recursive chunks with no breadcrumb, on "
-      "pass@20. Here two things differ, and this notebook does not separate them: the "
-      "breadcrumb already names the headings, and the longer prefix pushes more chunk texts "
-      "past MiniLM's input limit (" + "; ".join(
-          f"{r.benchmark}: {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} truncated "
-          f"without it, {flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,} with it, recall "
-          f"{100 * r.diff:+.1f} {ci(r.low, r.high)}" for r in pre.itertuples()) + ").")
+preamble_confound = (
+    "Notebook 04 read the structural preamble on recursive chunks with no breadcrumb, on "
+    "pass@20. Here two things differ, and this notebook does not separate them: the "
+    "breadcrumb already names the headings, and the longer prefix pushes more chunk texts "
+    "past MiniLM's input limit (" + "; ".join(
+        f"{r.benchmark}: {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} "
+        f"truncated without it, {flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,} "
+        f"with it, recall {100 * r.diff:+.1f} {ci(r.low, r.high)}"
+        for r in pre.itertuples()) + ").")
+print(preamble_confound)
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
-# The course question whose recall drops the most when the structural preamble is added to
-# the breadcrumbed chunks (ties: the one whose gold-holding chunk falls furthest). For each
-# list, where the chunk holding the gold ranks and what outranks it, with the question's words
-# each hit shares; then the first hit with the preamble, as it was embedded (`[prefix]` is
-# the breadcrumb; the line under it is the preamble).
+# A structural preamble puts a document's title and opening lines in front of every chunk of
+# that document before it is embedded. That changes every chunk's vector, and so every score:
+# a chunk whose own words matched the question can be diluted by the opening's words, and a
+# chunk whose opening shares the question's words can gain. Which way a ranking moves
+# depends on how each chunk's score changes against the others'.
+#
+# The case below is the course question whose recall drops the most when the preamble is
+# added to the breadcrumbed chunks (ties: the one whose gold-holding chunk falls furthest).
+# First the gold; then, for the top hits with the preamble and for the chunk holding the
+# gold, the rank and score without and with it, and how many MiniLM tokens each is embedded
+# with (MiniLM reads 256 and cuts the rest); then that first hit as embedded (`[prefix]` is
+# the breadcrumb, the line under it the preamble).
 
 # %%
-from ragkit.report import gold_rank, hits_text, largest_loss, outranked
+from ragkit.report import (first_holding_rank, hits_text, largest_loss, score_shift,
+                           text_frame)
 
 with_pre = combo_outcomes[("course", "+ structural preamble")]
 without = combo_outcomes[("course", "structure + breadcrumbs")]
@@ -144,25 +155,35 @@ else:
     display(Markdown(
         f"**{q.id}: {q.text}** — recall at `1024` tokens: breadcrumbs {before[qid]:.0%}, "
         f"+ structural preamble {after[qid]:.0%}; the gold-holding chunk ranks "
-        f"{gold_rank(q, without.hits[qid])} without the preamble and "
-        f"{gold_rank(q, with_pre.hits[qid])} with it. Over all {len(loss)} questions, "
-        f"{int((loss < 0).sum())} lose recall with the preamble and {int((loss > 0).sum())} "
-        "gain."))
+        f"{first_holding_rank(q, without.hits[qid])} without the preamble and "
+        f"{first_holding_rank(q, with_pre.hits[qid])} with it. Over all {len(loss)} "
+        f"questions, {int((loss < 0).sum())} lose recall with the preamble and "
+        f"{int((loss > 0).sum())} gain."))
     texts = {d.id: d.text for d in load("course").for_profile().documents}
     print("=== the gold:", " | ".join(f"{texts[g.doc_id][g.start:g.end]} ({g.doc_id})"
                                       for g in q.gold))
-    for label, out in (("structure + breadcrumbs", without),
-                       ("+ structural preamble", with_pre)):
-        print(f"=== {label}\n{outranked(q, out.hits[qid], k=3)}")
+    shift = score_shift(q, without.hits[qid], with_pre.hits[qid], k=3,
+                        tokens=lambda c: embedder.count_tokens([c.embedding_text()])[0])
+    display(text_frame(shift, {"score before": "{:.3f}", "score after": "{:.3f}",
+                               "score change": "{:+.3f}"}))
+    gold_row = shift[shift["holds gold"] == "yes"]
+    others = shift[shift["holds gold"] != "yes"].dropna(subset=["score change"])
+    if len(gold_row) and len(others):
+        g = gold_row.iloc[0]
+        cut = g["tokens embedded after"] > embedder.max_tokens
+        display(Markdown(
+            f"With the preamble, the gold chunk's score changes by {g['score change']:+.3f} "
+            f"and the chunks now above it by {others['score change'].min():+.3f} to "
+            f"{others['score change'].max():+.3f}: "
+            + ("it loses more than they do, so it falls. " if g["score change"] <
+               others["score change"].min() else "it does not lose more than all of them. ")
+            + f"It is embedded with {g['tokens embedded after']} MiniLM tokens, "
+            + (f"more than the encoder's {embedder.max_tokens}, so the end of the chunk is cut "
+               "before the encoder reads it: part of the fall is truncation, not dilution."
+               if cut else f"within the encoder's {embedder.max_tokens}: nothing of it is cut, "
+               "so its fall is the preamble's words diluting its own, not truncation.")))
     print("=== + structural preamble, the first hit as embedded:\n"
           + hits_text(q, with_pre.hits[qid], k=1, lines=5))
-
-# %% [markdown]
-# A structural preamble repeats a document's opening lines in front of every chunk of that
-# document. When those lines share a word with the question, every chunk of the document
-# moves toward the question at once, and together they can push the chunk that holds the
-# answer out of the budget. Here the breadcrumb already names each chunk's document and
-# section, so what the preamble adds on top of it is mostly the opening's words.
 
 # %% [markdown]
 # ## The leaderboard, at an equal context budget
@@ -420,7 +441,8 @@ if case is None:
                      "first in the stack (the smoke profile's slice is small)."))
 else:
     print(f"{case.id}: {case.text}")
-    display(walkthrough(case, parts))
+    for r in walkthrough(case, parts).itertuples(index=False):  # one step a line, uncut
+        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
     print("The stack's first hit, as text (the gold between ⟦ ⟧):")
     print(hits_text(case, parts[part_names[-1]].search([case.text], 1)[0], k=1, lines=6))
 
@@ -463,9 +485,26 @@ if q_rr is None:
     display(Markdown("No course question here has its gold second to fifth in the stack."))
 else:
     print(f"{q_rr.id}: {q_rr.text}")
-    display(walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]}))
-    print("The reranked list's first hit, as text (the gold between ⟦ ⟧):")
-    print(hits_text(q_rr, course_parts[names[-1]].search([q_rr.text], 1)[0], k=1, lines=6))
+    steps_rr = walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]})
+    for r in steps_rr.itertuples(index=False):
+        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
+    course_texts = course_part.docs_by_id()
+    print("=== the gold:", " | ".join(course_texts[g.doc_id].text[g.start:g.end]
+                                      for g in q_rr.gold))
+    reranked = course_parts[names[-1]].search([q_rr.text], 5)[0]
+    print("=== the reranked list's first hit, then its hit holding the gold (⟦ ⟧):")
+    gold_at = ranks([q_rr], course_parts[names[-1]])[q_rr.id]
+    print(hits_text(q_rr, reranked[:1], k=1, lines=4))
+    if gold_at and gold_at > 1:
+        print(hits_text(q_rr, [reranked[gold_at - 1]], k=1, lines=4)
+              .replace("── #1 ", f"── #{gold_at} ", 1))
+    before_at = int(steps_rr.iloc[0, 1]) if str(steps_rr.iloc[0, 1]).isdigit() else None
+    display(Markdown(
+        f"On this question the cross-encoder moves the gold from rank {before_at} to "
+        f"{gold_at}: " + ("a small move, inside the top five either way. " if before_at
+                          and gold_at and abs(before_at - gold_at) <= 1 else "")
+        + "One question shows the mechanism, not its worth; the step table below measures "
+        "the cross-encoder over the held-out questions."))
 
 # %% [markdown]
 # Then the lesson, measured: on the router's chunks, each step against the step before it,
@@ -610,7 +649,8 @@ pd.DataFrame(cells, columns=header)[["benchmark", "retrieval", "budget", "pick"]
 #    directions?
 
 # %%
-step_display(step_table(combo_outcomes, budget=1024, metric="iou"))
+step_display(step_table(combo_outcomes, budget=1024, metric="iou"),
+             name="IoU@B1024 difference, points [95 % CI]")
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answer to exercise 3 (expand to read): each step's recall and IoU intervals side by side.
@@ -648,6 +688,7 @@ display(Markdown(ranked_closing(
     "these results (the smoke profile has none)", findings=
     guide_findings(found, BUDGET)
     + step_findings(steps)
+    + [preamble_confound]
     + [claims_finding(claims)]
     + [s for s in claim_sentences(claims) if "not measurable here" in s]  # each with its reason
     + rerank_findings(rerank_pairs(rows, scores))

@@ -182,6 +182,8 @@ rec.add_metrics({k: v for k, v in fit.items() if k != "points"} | {"tokens_per_d
 from ragkit.report import cost_fit, show_figure
 
 _ = show_figure(cost_fit(sizes, seconds, a, b,
+                         per_item_ci=(fit["seconds_per_document_low"],
+                                      fit["seconds_per_document_high"]),
                          title="One process, one pass: seconds after each batch of documents, and the fitted line"),
                 "09_cost_fit")
 

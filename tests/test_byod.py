@@ -113,11 +113,11 @@ def test_headline_names_the_ties_and_the_margin_over_the_window_baselines():
         {"against": "chonkie", "diff": 0.15, "low": 0.093, "high": 0.215, "n": 116}])
     line = headline(steps, "structure", ["fixed_chars(1000/200)", "recursive(1000/200,chars)"],
                     "recall@B1024")
-    assert "n = 116" in line and "**structure** is tied with **router** (+1.6 [-1.8, +5.4])" in line
+    assert "n = 116" in line and "**structure** shows no measurable difference from **router** (+1.6 [-1.8, +5.4])" in line
     # ahead of it, and not a window baseline: named after the windows, so none is left out
     assert line.endswith("; against the other strategies: ahead of chonkie +15.0 [+9.3, +21.5] "
                          "points.")
-    assert "against the 2 window baselines" in line and "ahead of 2, behind 0 and tied with 0" in line
+    assert "against the 2 window baselines" in line and "ahead of 2, behind 0 and not measurably different from 0" in line
     assert line.index("fixed_chars(1000/200) +11.0 [+5.8, +16.8]") < line.index("recursive(")
     none = headline(steps.iloc[1:], "structure", [], "recall@B1024")
-    assert "tied with no other strategy" in none and "window" not in none
+    assert "differs measurably from every other strategy" in none and "window" not in none

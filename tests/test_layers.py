@@ -277,12 +277,12 @@ def test_importing_every_module_is_cheap():
 
 
 def test_a_public_name_spelt_like_its_submodule_stays_the_name_after_the_import():
-    """``from ragkit.report import gold_rank, outranked``: importing gold_rank loads the
+    """``from ragkit.report import first_holding_rank, outranked``: the first name loads the
     submodule ``report/outranked.py``; the name ``outranked`` is still the function."""
     import subprocess
     import sys
 
-    code = ("from ragkit.report import gold_rank, outranked; "
+    code = ("from ragkit.report import first_holding_rank, outranked; "
             "import inspect; print(inspect.isfunction(outranked))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"

@@ -72,3 +72,15 @@ def test_cost_fit_draws_the_points_and_the_fitted_line_from_zero():
     assert list(points.get_xdata()) == [25, 50, 100]
     assert list(line.get_xdata()) == [0, 100] and list(line.get_ydata()) == [1.5, 1.5 + 9.5]
     assert ax.get_xlim()[0] == 0 and ax.get_ylim()[0] == 0
+
+
+def test_cost_fit_shades_the_slopes_interval_when_given():
+    import matplotlib
+    matplotlib.use("Agg")
+    from ragkit.report.plots import cost_fit
+
+    ax = cost_fit([25, 50, 100], [4.0, 6.5, 11.0], 1.5, 0.095, per_item_ci=(0.08, 0.12)).axes[0]
+    band = ax.collections[0].get_paths()[0].vertices
+    assert band[:, 1].max() == 1.5 + 0.12 * 100  # the steeper slope's end, from the intercept
+    assert ax.get_ylim()[1] >= 1.5 + 0.12 * 100
+    assert not cost_fit([25, 50], [4.0, 6.5], 1.5, 0.095).axes[0].collections  # none without

@@ -34,9 +34,9 @@ def test_grow_adds_garbled_then_distractors():
     course = [_doc("a", "x"), _doc("b", "y")]
     dist = [_doc(f"d{i}", "z") for i in range(5)]
     sizes = grow(course, dist, garbled=_doc("g", "w"), n_distractors=(1, 3, 9))
-    assert list(sizes) == ["course", "+ garbled table", "+ 1 distractor corpora",
+    assert list(sizes) == ["course", "+ garbled table", "+ 1 distractor corpus",
                            "+ 3 distractor corpora"]
-    assert [d.id for d in sizes["+ 1 distractor corpora"]] == ["a", "b", "g", "d0"]
+    assert [d.id for d in sizes["+ 1 distractor corpus"]] == ["a", "b", "g", "d0"]
     assert len(grow(course, dist)["+ 3 distractor corpora"]) == 5  # no garbled copy
 
 
@@ -94,12 +94,12 @@ def test_measure_table_and_paired_values(embedder):
     res = measure(sizes, [q, Query("q2", "refuse me")], FixedCharChunker(200, 50), embedder,
                   budget=256)
     t = res.table
-    assert list(t["size"]) == ["course"] * 2 + ["+ 1 distractor corpora"] * 2
+    assert list(t["size"]) == ["course"] * 2 + ["+ 1 distractor corpus"] * 2
     assert list(t["pruned"]) == [False, True, False, True]
     assert {"n_docs", "n_chunks", "recall@B256", "dropped: superseded"} <= set(t.columns)
     assert (t[t.pruned]["n_chunks"].to_numpy() < t[~t.pruned]["n_chunks"].to_numpy()).all()
     assert list(res.values["course", False].index) == ["q1"]  # refusals left out
-    c = res.versus(("+ 1 distractor corpora", True), ("course", False))
+    c = res.versus(("+ 1 distractor corpus", True), ("course", False))
     assert c.n == 1
 
 

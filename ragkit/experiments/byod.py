@@ -126,25 +126,27 @@ def _points(r: Any) -> str:
 
 def headline(steps: Any, pick: str, windows: Sequence[str], metric: str) -> str:
     """One sentence from `held_out_steps` rows (pick minus each other strategy): the
-    strategies whose paired interval holds 0 (tied with `pick`: no evidence either way), then
-    `pick`'s difference from each of `windows` (the fixed and recursive window baselines),
-    then from every other strategy that is not tied with it (a library splitter, say), each in
-    points with its 95 % interval, the verdict read from the interval's sign: every strategy
-    compared is named once."""
+    strategies whose paired interval holds 0 (no measurable difference from `pick`: no
+    evidence either way), then `pick`'s difference from each of `windows` (the fixed and
+    recursive window baselines), then from every other strategy that differs from it
+    measurably (a library splitter, say), each in points with its 95 % interval, the verdict
+    read from the interval's sign: every strategy compared is named once."""
     rows = list(steps.itertuples())
     n = max((r.n for r in rows), default=0)
     tied = [r for r in rows if r.low <= 0 <= r.high]
     win = [r for r in rows if r.against in set(windows)]
     out = f"On the held-out half ({metric}, n = {n}), **{pick}** "
     names = [f"**{r.against}** ({_points(r)})" for r in tied]
-    out += ("is tied with " + " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
-            + ": no evidence either way" if tied else "is tied with no other strategy")
+    out += ("shows no measurable difference from "
+            + " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
+            + " (no evidence either way, not a tie)" if tied else
+            "differs measurably from every other strategy")
     if win:
         ahead = [r for r in win if r.low > 0]
         behind = [r for r in win if r.high < 0]
         out += (f"; against the {len(win)} window baselines (fixed and recursive windows) it "
-                f"is ahead of {len(ahead)}, behind {len(behind)} and tied with "
-                f"{len(win) - len(ahead) - len(behind)}: "
+                f"is ahead of {len(ahead)}, behind {len(behind)} and not measurably different "
+                f"from {len(win) - len(ahead) - len(behind)}: "
                 + "; ".join(f"{r.against} {_points(r)} points" for r in
                             sorted(win, key=lambda r: r.diff)))
     rest = [r for r in rows if r not in tied and r.against not in set(windows)]

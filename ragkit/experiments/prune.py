@@ -59,7 +59,8 @@ def grow(course: Sequence[Document], distractors: Sequence[Document],
         sizes["+ garbled table"] = base
     for n in n_distractors:
         if n <= len(distractors):
-            sizes[f"+ {n} distractor corpora"] = base + list(distractors[:n])
+            name = f"+ {n} distractor {'corpus' if n == 1 else 'corpora'}"
+            sizes[name] = base + list(distractors[:n])
     return sizes
 
 

@@ -101,7 +101,8 @@ def guide_findings(found, budget: int = 1024) -> list[str]:
            f"with one chunk per page on PDFs), "
            f"ragkit's chunker beats it in {count['beats']}, loses in {count['loses']} and shows "
            f"no measurable difference in {count['no measurable difference']} of {len(chunker)} "
-           "benchmark × retrieval × budget cells (held-out questions)."]
+           "benchmark × retrieval × budget cells (held-out questions)."
+           + _wins_read(chunker)]
     metric = f"recall@B{budget} (held-out)"
     for e in chunker:
         if e.budget == budget and e.treated.first_stage == "stack":
@@ -112,6 +113,35 @@ def guide_findings(found, budget: int = 1024) -> list[str]:
             out.append(f"On **{e.benchmark}** at {budget:,} tokens, on the router's chunks: "
                        + after_colon(finding(e.recall, e.treated.label, e.base.label, metric)))
     return out
+
+
+FEW_QUESTIONS = 30  # below this many held-out questions a win is said to rest on few
+
+
+def _wins_read(chunker) -> str:
+    """The chunker's wins one by one, each with what weakens it: a tune-half pick that the
+    held-out half's own best baseline outscores ragkit's chunker (a win that leader would not
+    give), or fewer than `FEW_QUESTIONS` questions. "" when there is no win."""
+    wins = [e for e in chunker if e.verdict == "beats"]
+    if not wins:
+        return ""
+    parts, weak = [], 0
+    for e in wins:
+        c, why = e.recall, []
+        rank = getattr(e, "split_rank", None)
+        leader = getattr(e, "split_leader", None)
+        if rank and rank[0] != 1 and leader and leader[1] >= c.mean_a:
+            why.append(f"against a pick that is {rank[0]} of {rank[1]} baselines on the "
+                       f"held-out half, whose leader there ({leader[0]}) has {100 * leader[1]:.1f} "
+                       f"against ragkit's {100 * c.mean_a:.1f}")
+        if c.n < FEW_QUESTIONS:
+            why.append(f"on {c.n} questions")
+        parts.append(f"{e.benchmark} under {e.treated.first_stage} at {e.budget:,} tokens, "
+                     f"{100 * c.diff:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}]"
+                     + (f" ({'; '.join(why)})" if why else ""))
+        weak += bool(why)
+    return (f" The wins: {'; '.join(parts)}" + (f"; {weak} of the {len(wins)} rest on a weak "
+                                                 "pick or few questions." if weak else "."))
 
 
 def after_colon(sentence: str) -> str:
@@ -165,15 +195,16 @@ def rerank_findings(pairs: list[dict]) -> list[str]:
             for p in pairs]
 
 
-def step_display(steps: pd.DataFrame, columns: Sequence[str] = ("benchmark", "step", "against")
-                 ) -> pd.DataFrame:
+def step_display(steps: pd.DataFrame, columns: Sequence[str] = ("benchmark", "step", "against"),
+                 name: str = "difference") -> pd.DataFrame:
     """`step_table` for reading: the difference in points with its interval in one column
-    (``+3.8 [+0.8, +8.4]``) and n, beside the named `columns`."""
+    (``+3.8 [+0.8, +8.4]``), headed `name` (say what it measures: "recall@B1024, points"),
+    and n, beside the named `columns`."""
     from .prose import ci
 
     shown = [f"{100 * d:+.1f} {ci(lo, hi)}" for d, lo, hi in
              zip(steps["diff"], steps.low, steps.high)] if len(steps) else []
-    return steps.assign(difference=shown)[[*columns, "difference", "n"]]
+    return steps.assign(**{name: shown})[[*columns, name, "n"]]
 
 
 def metric_agreement(first: pd.DataFrame, second: pd.DataFrame, first_name: str = "recall",

@@ -164,7 +164,8 @@ class Decision:
                    f"measurably on the tune half, so it is not a stable effect; no other "
                    f"{self.over} differs measurably")
         else:
-            why = (f"no {self.over} of {n} differs measurably; {self._decider(c)}")
+            why = (f"no measurable difference on {bench}" if n == 1 else
+                   f"no {self.over} of {n} differs measurably") + f"; {self._decider(c)}"
         if self.condition:
             head = f"*If {self.condition}:* " + head
         return (f"{head} {self.technique} over {self.against}: {number}; {why}"

@@ -232,16 +232,24 @@ def curve_runs(b: pd.DataFrame, scores, top: int = 3, budgets: Sequence[int] = B
 
 
 def plot_curves(table: pd.DataFrame, title: str):
-    """Recall against budget (log2 x axis), one line per configuration, shaded intervals."""
+    """Recall against budget (log2 x axis), one line per configuration, shaded intervals; a
+    simple baseline is dashed and says so in the legend, and a run on the benchmark's own
+    gold units says that."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for (strategy, embedder), g in table.groupby(["strategy", "embedder"], sort=False):
         g = g.sort_values("budget")
-        label = strategy if len(strategy) <= 42 else strategy[:40] + "…"
+        label = strategy if len(strategy) <= 60 else strategy[:58] + "…"
         if embedder and embedder != "all-MiniLM-L6-v2":  # two encoders' runs share a name
             label += f" · {embedder}"
-        line, = ax.plot(g.budget, 100 * g["mean"], marker="o", label=label)
+        if is_gold_units(strategy):
+            label += " (gold units as chunks)"
+        simple = bool(is_baseline(strategy))
+        if simple:
+            label += " (simple baseline)"
+        line, = ax.plot(g.budget, 100 * g["mean"], marker="o", label=label,
+                        ls="--" if simple else "-")
         ax.fill_between(g.budget, 100 * g.low, 100 * g.high, alpha=0.12,
                         color=line.get_color())
     ax.set_xscale("log", base=2)

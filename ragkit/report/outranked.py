@@ -117,17 +117,60 @@ def holding_rank(hits: Sequence, span) -> int | None:
                  and h.chunk.start <= span.start and span.end <= h.chunk.end), None)
 
 
-def gold_rank(query, hits: Sequence) -> int | None:
+def first_holding_rank(query, hits: Sequence) -> int | None:
     """The 1-based rank of the first hit that holds a whole gold unit of `query`; None when
     no hit does."""
     ranks = [r for g in query.gold if (r := holding_rank(hits, g)) is not None]
     return min(ranks) if ranks else None
 
 
+def score_shift(query, before: Sequence, after: Sequence, k: int = 3, tokens=None):
+    """How one change moved each chunk for `query`: the top `k` of `after` and the first chunk
+    holding a whole gold unit, each with its rank and score in both rankings (the same chunk
+    body, matched by document and offsets) and the change in score. `tokens` (a function from
+    a chunk to the encoder tokens it is embedded with, prefix included) adds that column for
+    the `after` side.
+
+    >>> from types import SimpleNamespace as NS
+    >>> from ragkit.types import Span
+    >>> c = lambda s, e: NS(doc_id="d", start=s, end=e, prefix="", text="x")
+    >>> q = NS(gold=[Span("d", 0, 5)], copies=())
+    >>> t = score_shift(q, [NS(chunk=c(0, 9), score=0.6), NS(chunk=c(9, 20), score=0.5)],
+    ...                 [NS(chunk=c(9, 20), score=0.55), NS(chunk=c(0, 9), score=0.4)], k=1)
+    >>> t[["chunk", "rank before", "rank after", "score change"]].values.tolist()
+    [['d[9:20]', 2, 1, 0.05], ['d[0:9]', 1, 2, -0.2]]
+    """
+    import pandas as pd
+
+    def where(hits):
+        return {(h.chunk.doc_id, h.chunk.start, h.chunk.end): (i, h) for i, h in
+                enumerate(hits, 1)}
+
+    was, now = where(before), where(after)
+    keys = [(h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in after[:k]]
+    holding = first_holding_rank(query, after)
+    if holding is not None and holding > k:
+        h = after[holding - 1].chunk
+        keys.append((h.doc_id, h.start, h.end))
+    rows = []
+    for key in keys:
+        rank_a, hit_a = now[key]
+        rank_b, hit_b = was.get(key, (None, None))
+        row = {"chunk": f"{key[0]}[{key[1]}:{key[2]}]",
+               "holds gold": "yes" if holding == rank_a else "",
+               "rank before": rank_b, "score before": None if hit_b is None else round(hit_b.score, 3),
+               "rank after": rank_a, "score after": round(hit_a.score, 3),
+               "score change": None if hit_b is None else round(hit_a.score - hit_b.score, 3)}
+        if tokens is not None:
+            row["tokens embedded after"] = tokens(hit_a.chunk)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def largest_loss(before: Mapping[str, float], after: Mapping[str, float], queries: Mapping,
                  hits_before: Mapping[str, Sequence], hits_after: Mapping[str, Sequence]):
     """The question a change hurts most: the largest drop from `before` to `after` (a metric
-    per question id), ties broken by how far its gold-holding chunk falls (`gold_rank`, a
+    per question id), ties broken by how far its gold-holding chunk falls (`first_holding_rank`, a
     chunk never found counting as below every rank), then by id. None when no question drops.
 
     >>> from types import SimpleNamespace as NS
@@ -148,8 +191,8 @@ def largest_loss(before: Mapping[str, float], after: Mapping[str, float], querie
              if q in after.keys() and after[q] < before[q]}
     if not drops:
         return None
-    fall = {q: (gold_rank(queries[q], hits_after.get(q, ())) or far)
-            - (gold_rank(queries[q], hits_before.get(q, ())) or far) for q in drops}
+    fall = {q: (first_holding_rank(queries[q], hits_after.get(q, ())) or far)
+            - (first_holding_rank(queries[q], hits_before.get(q, ())) or far) for q in drops}
     return min(drops, key=lambda q: (drops[q], -fall[q], q))
 
 

@@ -256,21 +256,28 @@ def recall_latency(rows, target: float = 0.95, metric: str = "recall@10",
 
 
 def cost_fit(sizes: Sequence[int], seconds: Sequence[float], fixed: float, per_item: float,
-             title: str | None = None, unit: str = "documents"):
+             title: str | None = None, unit: str = "documents",
+             per_item_ci: tuple[float, float] | None = None):
     """Measured seconds against corpus size (points) with the fitted line
     ``seconds = fixed + per_item x size`` drawn over the same range, both axes from 0, so a
-    reader sees how well a straight line carries the points."""
+    reader sees how well a straight line carries the points; with `per_item_ci` (the slope's
+    95 % interval) a band shows the lines of those two slopes through the same intercept."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(sizes, seconds, "o", label="measured")
     top = max(sizes)
     ax.plot([0, top], [fixed, fixed + per_item * top], "-", color="#555",
-            label=f"fit: {fixed:.1f} s + {per_item:.3f} s x {unit}")
+            label=f"fit: {fixed:.2f} s + {per_item:.3f} s x {unit}")
+    if per_item_ci is not None:
+        lo, hi = per_item_ci
+        ax.fill_between([0, top], [fixed, fixed + lo * top], [fixed, fixed + hi * top],
+                        color="#555", alpha=0.15,
+                        label=f"slope's 95 % interval: {lo:.3f} to {hi:.3f} s a {unit[:-1]}")
     ax.set_xlabel(unit)
     ax.set_ylabel("seconds")
     ax.set_xlim(0, top * 1.05)
-    ax.set_ylim(0, max(max(seconds), fixed + per_item * top) * 1.1)
+    ax.set_ylim(0, max(max(seconds), fixed + max((per_item, *(per_item_ci or ()))) * top) * 1.1)
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)

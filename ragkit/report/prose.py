@@ -97,7 +97,8 @@ def finding(c: Comparison, a: str, b: str, metric: str, digits: int = 1) -> str:
     diff, low, high = (-c.diff, -c.high, -c.low) if flip else (c.diff, c.low, c.high)
     wins, losses = (c.losses, c.wins) if flip else (c.wins, c.losses)
     detail = (f"({100 * c.confidence:.0f} % CI {ci(low, high, digits)}, n = {c.n}; "
-              f"{lead} ahead on {wins} questions, behind on {losses}, tied on {c.ties})")
+              f"{lead} ahead on {wins} question{'' if wins == 1 else 's'}, behind on {losses}, "
+              f"tied on {c.ties})")
     if not c.significant:
         return (f"No measurable difference between **{a}** and **{b}** on {metric}: "
                 f"{100 * diff:+.{digits}f} points {detail}.")

@@ -174,7 +174,8 @@ def encoder_windows(chunks: Sequence[Chunk], embedder, placement: Literal["befor
     def cut(pos: int, text: str, dress: Callable[[str], str], room: int) -> None:
         """Windows of `text`, each `dress`ed (with the prefix, or not), within `cap`."""
         spans = [tuple(o) for o in embedder.tokenizer(text, add_special_tokens=False,
-                                                      return_offsets_mapping=True)
+                                                      return_offsets_mapping=True,
+                                                      verbose=False)  # long on purpose
                  ["offset_mapping"] if o[1] > o[0]]
         i, at, first = 0, 0, len(texts)
         while at < len(text):
