@@ -122,6 +122,9 @@ preamble_confound = (
         f"with it, recall {100 * r.diff:+.1f} {ci(r.low, r.high)}"
         for r in pre.itertuples()) + ").")
 print(preamble_confound)
+cut_counts = ", ".join(
+    f"{r.benchmark} {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} to "
+    f"{flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,}" for r in pre.itertuples())
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
@@ -135,8 +138,8 @@ print(preamble_confound)
 # added to the breadcrumbed chunks (ties: the one whose gold-holding chunk falls furthest).
 # First the gold; then, for the top hits with the preamble and for the chunk holding the
 # gold, the rank and score without and with it, and how many MiniLM tokens each is embedded
-# with (MiniLM reads 256 and cuts the rest); then that first hit as embedded (`[prefix]` is
-# the breadcrumb, the line under it the preamble).
+# with (past the encoder's input limit the rest is cut); then that first hit as embedded
+# (`[prefix]` is the breadcrumb, the line under it the preamble).
 
 # %%
 from ragkit.report import (first_holding_rank, hits_text, largest_loss, score_shift,
@@ -687,8 +690,10 @@ display(Markdown(ranked_closing(
     closing_calls, most=len(closing_calls), none="no complete `ragkit bench design` effect in "
     "these results (the smoke profile has none)", findings=
     guide_findings(found, BUDGET)
-    + step_findings(steps)
-    + [preamble_confound]
+    + [f[:-1] + ("; the preamble also raises the chunk texts cut at MiniLM's input limit ("
+                 + cut_counts + "), so its words and truncation are not separated here."
+                 if f.startswith("**+ structural preamble**") else f[-1])
+       for f in step_findings(steps)]
     + [claims_finding(claims)]
     + [s for s in claim_sentences(claims) if "not measurable here" in s]  # each with its reason
     + rerank_findings(rerank_pairs(rows, scores))
