@@ -454,7 +454,13 @@ decisions = [d for d in (
                    technique="path breadcrumbs on structure chunks (the default)",
                    alternative="structure chunks with no breadcrumb",
                    condition="you chunk by structure anyway (for its whole tables, say)"),
+    # every benchmark, headings or not: where it loses is a call of its own (code files)
+    struct_all if struct_all is not None and struct_all.loses else None,
 ) if d]
+decisions = [d.with_note(f"measured on {', '.join(d.by_benchmark)} only: on "
+                         f"{', '.join(untested)} the structure chunks carry no heading path "
+                         "to add") if d.technique.startswith("path breadcrumbs") and untested
+             else d for d in decisions]
 losses = [bench for (bench, label), c in vs_fixed.items()
           if label == structure.label and c.significant and c.diff < 0]
 losses_k = [bench for bench, c in vs_fixed_k.items() if c.significant and c.diff < 0]

@@ -468,10 +468,11 @@ decisions = [  # an oracle filter (the question's own corpus) is a finding, neve
              f"{embedder.name} / BM25", over="first stage"),
     # pruning is read on its two kinds of question apart: those whose gold is in a superseded
     # document (pruning removes it) and the others, where it can only help by removing noise
-    Decision("metadata pruning of superseded and garbled documents", "the unpruned index",
-             f"{B}", {f"questions about superseded documents (course {big})":
-                      pruning.versus((big, True), (big, False), on=list(old_gold)),
-                      f"the other questions (course {big})": gave_back_current},
+    Decision(f"metadata pruning of superseded and garbled documents (index: course {big})",
+             "the unpruned index", f"{B}",
+             {"questions about superseded documents":
+              pruning.versus((big, True), (big, False), on=list(old_gold)),
+              "the other questions": gave_back_current},
              untuned, embedder.name, over="question group",
              note=f"over all questions together: {100 * gave_back.diff:+.1f} "
                   f"{ci(gave_back.low, gave_back.high)}; the flattened-table rule also drops "

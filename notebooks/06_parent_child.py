@@ -126,7 +126,9 @@ print("Truncation at MiniLM's input limit, texts cut of those embedded: " + "; "
     f"{len(outcomes[(b, 'big (parents)')].chunks):,}, children {cut[(b, 'small (children)')]:,} "
     f"of {len(outcomes[(b, 'small (children)')].chunks):,}" for b in pairs.benchmark.unique())
       + ". Small-to-big's gain over the parents searched directly is partly the parents' "
-      "truncation; against the children the handicap is smaller but not absent.")
+      "truncation. Against the children there is no such handicap on either side: "
+      "small-to-big searches those same children, cut or not, and differs only in what it "
+      "returns.")
 
 # %% [markdown]
 # How many of the retrieved children (`child_k = 20`) fall into each returned parent, on
@@ -386,8 +388,9 @@ decisions = [replace(d, cost="; ".join(x for x in (next(c for k, c in cost_of.it
 display(Markdown(
     "The calls below read the **held-out half** of each benchmark (its n in each line): the "
     "half of the questions that shares no gold passage with the half any notebook tunes on "
-    "(the glossary's *held-out half*). Nothing here is tuned, but every notebook's calls read "
-    "the same half, so calls from different notebooks compare; the tables above pair all "
+    "(the glossary's *held-out half*). Nothing here is tuned; reading that half keeps these "
+    "calls comparable with notebook 07's, which read the same half (notebooks 04 and 05, "
+    "where nothing is tuned either, read all questions). The tables above pair all "
     "questions. Every call is against the children themselves, the strongest simple "
     "alternative here, and on span recall, which counts the gold span only: the text after it "
     "that a parent or a sentence window brings along (the rule-and-caveat case above) earns "

@@ -50,6 +50,7 @@ from ragkit.report import quiet_cells
 quiet_cells()  # each cell's warnings as one line per kind
 seed_everything()
 settings = get_settings()
+BUDGET = 1024  # the headline context budget: cl100k tokens that reach the model
 
 # %% [markdown]
 # ## Combinations
@@ -96,35 +97,7 @@ for name in ("course",) if settings.smoke else ("course", "chroma", "anthropic")
         combo_outcomes[(name, label)] = out
         combo_rows.append(out.row(metrics, strict=True))
 combos = pd.DataFrame(combo_rows)
-percent_frame(combos, shares=metrics)  # recall: span recall at k = 5, headed recall@k
-
-# %% [markdown]
-# Each step against the row it builds on (the side branches against plain structure), paired
-# over the same questions at `1024` tokens:
-
-# %%
-from ragkit.experiments import flag_count
-from ragkit.report import ci, step_display, step_table
-
-steps = step_table(combo_outcomes, budget=1024)
-display(step_display(steps, name="recall@B1024 difference, points [95 % CI]"))
-
-
-
-pre = steps[steps.step == "+ structural preamble"]
-preamble_confound = (
-    "Notebook 04 read the structural preamble on recursive chunks with no breadcrumb, on "
-    "pass@20. Here two things differ, and this notebook does not separate them: the "
-    "breadcrumb already names the headings, and the longer prefix pushes more chunk texts "
-    "past MiniLM's input limit (" + "; ".join(
-        f"{r.benchmark}: {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} "
-        f"truncated without it, {flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,} "
-        f"with it, recall {100 * r.diff:+.1f} {ci(r.low, r.high)}"
-        for r in pre.itertuples()) + ").")
-print(preamble_confound)
-cut_counts = ", ".join(
-    f"{r.benchmark} {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} to "
-    f"{flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,}" for r in pre.itertuples())
+print(f"{len(combos)} runs measured; the table follows the case below")
 
 # %% [markdown]
 # ## One question, with and without the structural preamble
@@ -138,8 +111,9 @@ cut_counts = ", ".join(
 # added to the breadcrumbed chunks (ties: the one whose gold-holding chunk falls furthest).
 # First the gold; then, for the top hits with the preamble and for the chunk holding the
 # gold, the rank and score without and with it, and how many MiniLM tokens each is embedded
-# with (past the encoder's input limit the rest is cut); then that first hit as embedded
-# (`[prefix]` is the breadcrumb, the line under it the preamble).
+# with (past the encoder's input limit the rest is cut); then the first hit and the chunk
+# holding the gold as embedded (`[prefix]` is the breadcrumb, the line under it the
+# preamble).
 
 # %%
 from ragkit.report import (first_holding_rank, hits_text, largest_loss, score_shift,
@@ -187,6 +161,193 @@ else:
                "so its fall is the preamble's words diluting its own, not truncation.")))
     print("=== + structural preamble, the first hit as embedded:\n"
           + hits_text(q, with_pre.hits[qid], k=1, lines=5))
+    at = first_holding_rank(q, with_pre.hits[qid])
+    if at and at > 1:
+        print("=== + structural preamble, the chunk holding the gold as embedded:\n"
+              + hits_text(q, [with_pre.hits[qid][at - 1]], k=1, lines=5)
+              .replace("── #1 ", f"── #{at} ", 1))
+
+# %% [markdown]
+# ## The combinations, measured
+# Every combination on the three benchmarks: span recall and pass at a budget of `1024`
+# tokens, IoU, span recall and pass at `k = 5`, nDCG@10, and the flags (chunk texts cut at
+# MiniLM's input limit, documents late chunking read in several windows).
+
+# %%
+percent_frame(combos, shares=metrics)  # recall: span recall at k = 5, headed recall@k
+
+# %% [markdown]
+# Each step against the row it builds on (the side branches against plain structure), paired
+# over the same questions at `1024` tokens:
+
+# %%
+from ragkit.experiments import flag_count
+from ragkit.report import ci, step_display, step_table
+
+steps = step_table(combo_outcomes, budget=1024)
+display(step_display(steps, name="recall@B1024 difference, points [95 % CI]"))
+
+
+
+pre = steps[steps.step == "+ structural preamble"]
+preamble_confound = (
+    "Notebook 04 read the structural preamble on recursive chunks with no breadcrumb, on "
+    "pass@20. Here two things differ, and this notebook does not separate them: the "
+    "breadcrumb already names the headings, and the longer prefix pushes more chunk texts "
+    "past MiniLM's input limit (" + "; ".join(
+        f"{r.benchmark}: {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} "
+        f"truncated without it, {flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,} "
+        f"with it, recall {100 * r.diff:+.1f} {ci(r.low, r.high)}"
+        for r in pre.itertuples()) + ").")
+print(preamble_confound)
+cut_counts = ", ".join(
+    f"{r.benchmark} {flag_count(combo_outcomes[(r.benchmark, r.against)].flags):,} to "
+    f"{flag_count(combo_outcomes[(r.benchmark, r.step)].flags):,}" for r in pre.itertuples())
+
+# %% [markdown]
+# ## The retrieval stack, one change at a time
+# ragkit's stack is dense search fused with BM25 over *identifier words*, with long chunks
+# read as windows. First the mechanism, on one question of Anthropic's code set: the query
+# terms that keyword search matches in the gold chunk when words are split as prose, and when
+# `snake_case` and `camelCase` identifiers are also split into their words
+# (`ragkit.retrieve.matched_terms`).
+
+# %%
+from ragkit.retrieve import matched_terms
+
+code = load("anthropic")
+chunk_of = {(c.doc_id, c.start, c.end): c for c in code.chunks}
+for q in code.queries:
+    gold = chunk_of[(q.gold[0].doc_id, q.gold[0].start, q.gold[0].end)]
+    plain, ident = (matched_terms(q.text, gold.text, t) for t in ("words", "identifiers"))
+    if len(ident) > len(plain) + 1:
+        break
+print(q.text)
+print("matched as plain words:     ", plain)
+print("matched as identifier words:", ident)
+
+# %% [markdown]
+# Now the whole stack on one question, step by step, on the router's chunks of Anthropic's set:
+# the first question whose gold dense search leaves outside its top `k = 5` and the stack
+# ranks first. Each row is one step alone; `*` marks a hit that holds gold.
+
+# %%
+from ragkit.chunkers import Router
+from ragkit.report import fusion_table, pick, ranked_within, stack_parts, walkthrough
+from ragkit.report.stack_lesson import ranks
+
+code_part = code.for_profile()
+parts = stack_parts(Router().chunk_all(code_part.documents, progress=False), embedder)
+part_names = list(parts)
+asked = [x for x in code_part.queries if x.gold]
+case = pick(asked, ranks(asked, parts[part_names[0]]), ranks(asked, parts[part_names[-1]]))
+if case is None:
+    display(Markdown("No question in this slice has its gold outside dense search's top 5 and "
+                     "first in the stack (the smoke profile's slice is small)."))
+else:
+    print(f"{case.id}: {case.text}")
+    for r in walkthrough(case, parts).itertuples(index=False):  # one step a line, uncut
+        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
+    print("The stack's first hit, as text (the gold between ⟦ ⟧):")
+    print(hits_text(case, parts[part_names[-1]].search([case.text], 1)[0], k=1, lines=6))
+
+# %% [markdown]
+# The stack's last step is arithmetic. Dense search over windows and BM25 over identifier words
+# each rank their candidates; every chunk gets `0.5 / rank` from each list it is in (the
+# stack's equal weights: reciprocal-rank fusion with `constant = 0`), and the sums are ranked.
+# Below, every chunk in either list's top `k = 5`, with its rank in each whole list: the sums
+# are the stack's own scores.
+
+# %%
+if case is not None:
+    stack = parts[part_names[-1]]
+    fusion = fusion_table(case, stack.dense.search([case.text], stack.candidates)[0],
+                          stack.bm25.search([case.text], stack.candidates)[0],
+                          ("dense, windows", "BM25, identifiers"), stack.weights,
+                          stack.constant)
+    display(fusion)
+    g = fusion[fusion["holds gold"] == "yes"].iloc[0]
+    display(Markdown(
+        f"The gold chunk is {g['rank, dense, windows']} in dense search and "
+        f"{g['rank, BM25, identifiers']} in BM25: "
+        f"{g['sum']:.4f} in all, rank {g['fused rank']} after fusion. A chunk ranked high by "
+        "one list and absent from the other gets only half the weight."))
+
+# %% [markdown]
+# Finally the cross-encoder, which reads the question and each of the stack's first hits
+# together and reorders them by its own score (`candidates = 20`; source code keeps the stack's
+# order, and the course corpus is prose, so it applies). On the first course question whose
+# gold the stack ranks below first but inside its top `k = 5`:
+
+# %%
+course_part = load("course").for_profile()
+course_parts = stack_parts(Router().chunk_all(course_part.documents, progress=False), embedder,
+                           rerank="packaged")
+names = list(course_parts)
+asked = [x for x in course_part.queries if x.gold]
+q_rr = ranked_within(asked, ranks(asked, course_parts[names[-2]]), 2, 5)
+if q_rr is None:
+    display(Markdown("No course question here has its gold second to fifth in the stack."))
+else:
+    print(f"{q_rr.id}: {q_rr.text}")
+    steps_rr = walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]})
+    for r in steps_rr.itertuples(index=False):
+        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
+    course_texts = course_part.docs_by_id()
+    print("=== the gold:", " | ".join(course_texts[g.doc_id].text[g.start:g.end]
+                                      for g in q_rr.gold))
+    reranked = course_parts[names[-1]].search([q_rr.text], 5)[0]
+    print("=== the reranked list's first hit, then its hit holding the gold (⟦ ⟧):")
+    gold_at = ranks([q_rr], course_parts[names[-1]])[q_rr.id]
+    print(hits_text(q_rr, reranked[:1], k=1, lines=4))
+    if gold_at and gold_at > 1:
+        print(hits_text(q_rr, [reranked[gold_at - 1]], k=1, lines=4)
+              .replace("── #1 ", f"── #{gold_at} ", 1))
+    before_at = int(steps_rr.iloc[0, 1]) if str(steps_rr.iloc[0, 1]).isdigit() else None
+    display(Markdown(
+        f"On this question the cross-encoder moves the gold from rank {before_at} to "
+        f"{gold_at}: " + ("a small move, inside the top five either way. " if before_at
+                          and gold_at and abs(before_at - gold_at) <= 1 else "")
+        + "One question shows the mechanism, not its worth; the step table below measures "
+        "the cross-encoder over the held-out questions."))
+
+# %% [markdown]
+# Then the lesson, measured: on the router's chunks, each step against the step before it,
+# all else fixed — BM25 over plain words added to dense search, identifier words instead of
+# plain ones, windows so that no chunk is cut at the encoder's input limit (this is the full
+# stack), and a cross-encoder over the stack's first hits. Points of span recall at `1024`
+# tokens on the held-out half of each benchmark's questions, with paired 95 % intervals
+# (`ragkit.experiments.design.stack_steps`, runs of `ragkit bench design`).
+
+# %%
+from ragkit.experiments.design import STACK_STEPS, saved_runs, stack_steps
+from ragkit.report import diff_ci
+
+lesson_steps = stack_steps(saved_runs())
+what = dict(STACK_STEPS) | {"stack+cross-encoder": "+ cross-encoder over the top 20"}
+lesson = pd.DataFrame([{
+    "step": what[e.treated.label.split("+", 1)[1] if e.factor == "reranker"
+                 else e.treated.first_stage],
+    "benchmark": e.benchmark,
+    "recall@B diff [95 % CI]": diff_ci(e.recall),
+    "n": e.recall.n} for e in lesson_steps if e.budget == BUDGET])
+if lesson.empty:
+    display(Markdown("No stack-lesson runs in these results: run `ragkit bench design "
+                     "--steps` (the smoke profile has none)."))
+else:
+    display(lesson.pivot(index="step", columns="benchmark",
+                         values="recall@B diff [95 % CI]").reindex(
+        [w for w in what.values() if w in set(lesson.step)]).fillna("not run"))
+    if lesson.pivot(index="step", columns="benchmark", values="n").isna().any().any():
+        display(Markdown("*not run*: a step `ragkit bench design` did not measure there. The "
+                         "stack's cross-encoder keeps source code in the first stage's order "
+                         "(`ragkit.retrieve.is_code`), so on Anthropic's code set it has no "
+                         "step to measure."))
+    hurts = [f"{what[e.treated.first_stage] if e.factor != 'reranker' else 'the cross-encoder'}"
+             f" on {e.benchmark} ({diff_ci(e.recall)})"
+             for e in lesson_steps if e.budget == BUDGET and e.recall.high < 0]
+    display(Markdown("Steps whose interval lies below zero at this budget: "
+                     + ("; ".join(hurts) if hurts else "none") + "."))
 
 # %% [markdown]
 # ## The leaderboard, at an equal context budget
@@ -213,7 +374,6 @@ from ragkit.report import (leaderboard as lb, load_results, load_scores, percent
                            save_table)
 
 rows, scores = load_results(), load_scores()
-BUDGET = 1024
 boards = {b: lb.board(rows, scores, b, BUDGET, split="held-out") for b in lb.MAIN_BENCHMARKS
           if (rows.benchmark == b).any()}
 SHOWN = 8  # each board's leading rows; every row goes to a file
@@ -235,8 +395,9 @@ from ragkit.report import ranked_intervals, show_figure
 
 for name, b in boards.items():
     shown = b.assign(strategy=[(s if e == "all-MiniLM-L6-v2" else f"{s} · {e}")
+                               + (" (tuned)" if t else "")
                                + (" (gold units as chunks)" if lb.is_gold_units(s) else "")
-                               for s, e in zip(b.strategy, b.embedder)])
+                               for s, e, t in zip(b.strategy, b.embedder, b.tuned)])
     show_figure(ranked_intervals(shown, top=12, highlight=lb.is_baseline,
                                  title=f"{name}: span recall at {BUDGET:,} tokens",
                                  xlabel=f"span recall@B{BUDGET} (%), held-out mean and 95 % "
@@ -401,151 +562,6 @@ from ragkit.report import answer_floor_choice
 
 lost_line = answer_floor_choice().line("the lost-in-the-middle experiment")
 display(Markdown(lost_line))
-
-# %% [markdown]
-# ## The retrieval stack, one change at a time
-# ragkit's stack is dense search fused with BM25 over *identifier words*, with long chunks
-# read as windows. First the mechanism, on one question of Anthropic's code set: the query
-# terms that keyword search matches in the gold chunk when words are split as prose, and when
-# `snake_case` and `camelCase` identifiers are also split into their words
-# (`ragkit.retrieve.matched_terms`).
-
-# %%
-from ragkit.retrieve import matched_terms
-
-code = load("anthropic")
-chunk_of = {(c.doc_id, c.start, c.end): c for c in code.chunks}
-for q in code.queries:
-    gold = chunk_of[(q.gold[0].doc_id, q.gold[0].start, q.gold[0].end)]
-    plain, ident = (matched_terms(q.text, gold.text, t) for t in ("words", "identifiers"))
-    if len(ident) > len(plain) + 1:
-        break
-print(q.text)
-print("matched as plain words:     ", plain)
-print("matched as identifier words:", ident)
-
-# %% [markdown]
-# Now the whole stack on one question, step by step, on the router's chunks of Anthropic's set:
-# the first question whose gold dense search leaves outside its top `k = 5` and the stack
-# ranks first. Each row is one step alone; `*` marks a hit that holds gold.
-
-# %%
-from ragkit.chunkers import Router
-from ragkit.report import fusion_table, pick, ranked_within, stack_parts, walkthrough
-from ragkit.report.stack_lesson import ranks
-
-code_part = code.for_profile()
-parts = stack_parts(Router().chunk_all(code_part.documents, progress=False), embedder)
-part_names = list(parts)
-asked = [x for x in code_part.queries if x.gold]
-case = pick(asked, ranks(asked, parts[part_names[0]]), ranks(asked, parts[part_names[-1]]))
-if case is None:
-    display(Markdown("No question in this slice has its gold outside dense search's top 5 and "
-                     "first in the stack (the smoke profile's slice is small)."))
-else:
-    print(f"{case.id}: {case.text}")
-    for r in walkthrough(case, parts).itertuples(index=False):  # one step a line, uncut
-        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
-    print("The stack's first hit, as text (the gold between ⟦ ⟧):")
-    print(hits_text(case, parts[part_names[-1]].search([case.text], 1)[0], k=1, lines=6))
-
-# %% [markdown]
-# The stack's last step is arithmetic. Dense search over windows and BM25 over identifier words
-# each rank their candidates; every chunk gets `0.5 / rank` from each list it is in (the
-# stack's equal weights: reciprocal-rank fusion with `constant = 0`), and the sums are ranked.
-# Below, every chunk in either list's top `k = 5`, with its rank in each whole list: the sums
-# are the stack's own scores.
-
-# %%
-if case is not None:
-    stack = parts[part_names[-1]]
-    fusion = fusion_table(case, stack.dense.search([case.text], stack.candidates)[0],
-                          stack.bm25.search([case.text], stack.candidates)[0],
-                          ("dense, windows", "BM25, identifiers"), stack.weights,
-                          stack.constant)
-    display(fusion)
-    g = fusion[fusion["holds gold"] == "yes"].iloc[0]
-    display(Markdown(
-        f"The gold chunk is {g['rank, dense, windows']} in dense search and "
-        f"{g['rank, BM25, identifiers']} in BM25: "
-        f"{g['sum']:.4f} in all, rank {g['fused rank']} after fusion. A chunk ranked high by "
-        "one list and absent from the other gets only half the weight."))
-
-# %% [markdown]
-# Finally the cross-encoder, which reads the question and each of the stack's first hits
-# together and reorders them by its own score (`candidates = 20`; source code keeps the stack's
-# order, and the course corpus is prose, so it applies). On the first course question whose
-# gold the stack ranks below first but inside its top `k = 5`:
-
-# %%
-course_part = load("course").for_profile()
-course_parts = stack_parts(Router().chunk_all(course_part.documents, progress=False), embedder,
-                           rerank="packaged")
-names = list(course_parts)
-asked = [x for x in course_part.queries if x.gold]
-q_rr = ranked_within(asked, ranks(asked, course_parts[names[-2]]), 2, 5)
-if q_rr is None:
-    display(Markdown("No course question here has its gold second to fifth in the stack."))
-else:
-    print(f"{q_rr.id}: {q_rr.text}")
-    steps_rr = walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]})
-    for r in steps_rr.itertuples(index=False):
-        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
-    course_texts = course_part.docs_by_id()
-    print("=== the gold:", " | ".join(course_texts[g.doc_id].text[g.start:g.end]
-                                      for g in q_rr.gold))
-    reranked = course_parts[names[-1]].search([q_rr.text], 5)[0]
-    print("=== the reranked list's first hit, then its hit holding the gold (⟦ ⟧):")
-    gold_at = ranks([q_rr], course_parts[names[-1]])[q_rr.id]
-    print(hits_text(q_rr, reranked[:1], k=1, lines=4))
-    if gold_at and gold_at > 1:
-        print(hits_text(q_rr, [reranked[gold_at - 1]], k=1, lines=4)
-              .replace("── #1 ", f"── #{gold_at} ", 1))
-    before_at = int(steps_rr.iloc[0, 1]) if str(steps_rr.iloc[0, 1]).isdigit() else None
-    display(Markdown(
-        f"On this question the cross-encoder moves the gold from rank {before_at} to "
-        f"{gold_at}: " + ("a small move, inside the top five either way. " if before_at
-                          and gold_at and abs(before_at - gold_at) <= 1 else "")
-        + "One question shows the mechanism, not its worth; the step table below measures "
-        "the cross-encoder over the held-out questions."))
-
-# %% [markdown]
-# Then the lesson, measured: on the router's chunks, each step against the step before it,
-# all else fixed — BM25 over plain words added to dense search, identifier words instead of
-# plain ones, windows so that no chunk is cut at the encoder's input limit (this is the full
-# stack), and a cross-encoder over the stack's first hits. Points of span recall at `1024`
-# tokens on the held-out half of each benchmark's questions, with paired 95 % intervals
-# (`ragkit.experiments.design.stack_steps`, runs of `ragkit bench design`).
-
-# %%
-from ragkit.experiments.design import STACK_STEPS, saved_runs, stack_steps
-from ragkit.report import diff_ci
-
-lesson_steps = stack_steps(saved_runs())
-what = dict(STACK_STEPS) | {"stack+cross-encoder": "+ cross-encoder over the top 20"}
-lesson = pd.DataFrame([{
-    "step": what[e.treated.label.split("+", 1)[1] if e.factor == "reranker"
-                 else e.treated.first_stage],
-    "benchmark": e.benchmark,
-    "recall@B diff [95 % CI]": diff_ci(e.recall),
-    "n": e.recall.n} for e in lesson_steps if e.budget == BUDGET])
-if lesson.empty:
-    display(Markdown("No stack-lesson runs in these results: run `ragkit bench design "
-                     "--steps` (the smoke profile has none)."))
-else:
-    display(lesson.pivot(index="step", columns="benchmark",
-                         values="recall@B diff [95 % CI]").reindex(
-        [w for w in what.values() if w in set(lesson.step)]).fillna("not run"))
-    if lesson.pivot(index="step", columns="benchmark", values="n").isna().any().any():
-        display(Markdown("*not run*: a step `ragkit bench design` did not measure there. The "
-                         "stack's cross-encoder keeps source code in the first stage's order "
-                         "(`ragkit.retrieve.is_code`), so on Anthropic's code set it has no "
-                         "step to measure."))
-    hurts = [f"{what[e.treated.first_stage] if e.factor != 'reranker' else 'the cross-encoder'}"
-             f" on {e.benchmark} ({diff_ci(e.recall)})"
-             for e in lesson_steps if e.budget == BUDGET and e.recall.high < 0]
-    display(Markdown("Steps whose interval lies below zero at this budget: "
-                     + ("; ".join(hurts) if hurts else "none") + "."))
 
 # %% [markdown]
 # ## The decision guide

@@ -119,10 +119,11 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
 
 def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
                      bases: Mapping[str, str]) -> Decision:
-    """`d` with a note when, on its deciding benchmark, the encoder cut more texts on the side
-    that is behind than on the side ahead (their runs' ``truncated:N`` flags): the difference
-    is then partly what the encoder never read. When the side ahead was cut as much or more,
-    truncation cannot explain its lead, and no note is added."""
+    """`d` with a note when, on its deciding benchmark, the encoder cut a larger share of the
+    texts on the side that is behind than on the side ahead (their runs' ``truncated:N`` flags
+    over the chunks each embedded; the counts where a run does not say how many it embedded):
+    the difference is then partly what the encoder never read. When the side ahead was cut as
+    much or more, truncation cannot explain its lead, and no note is added."""
     from .pipeline import flag_count
 
     bench = d.decisive[0]
@@ -130,12 +131,17 @@ def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
     if t is None or b is None:
         return d
     cut = [flag_count(getattr(o, "flags", ()) or ()) for o in (t, b)]
+    made = [len(getattr(o, "chunks", None) or ()) for o in (t, b)]
+    share = [c / m if m else c for c, m in zip(cut, made)]
     behind = 0 if d.decisive[1].diff < 0 else 1  # the side the deciding difference is against
-    if cut[behind] <= cut[1 - behind]:  # the side ahead was cut as much or more: no excuse
+    if share[behind] <= share[1 - behind]:  # the side ahead was cut as much or more: no excuse
         return d
-    return d.with_note(f"on {bench}, the encoder cut {cut[0]:,} of the texts this side embedded "
-                       f"and {cut[1]:,} of the baseline's (longer than it reads), so part of the "
-                       "difference is text the encoder never saw")
+    first = (f"{cut[0]:,} of the {made[0]:,} texts this side embedded" if made[0] else
+             f"{cut[0]:,} of the texts this side embedded")
+    second = (f"{cut[1]:,} of the baseline's {made[1]:,}" if made[1] else
+              f"{cut[1]:,} of the baseline's")
+    return d.with_note(f"on {bench}, the encoder cut {first} and {second} (longer than it "
+                       "reads), so part of the difference is text the encoder never saw")
 
 
 def _encoders(outcomes: Outcomes, treated: str) -> str:

@@ -193,6 +193,13 @@ def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
                     capsize=2, lw=1, ms=4)
     if is_marked.any():
         ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
+        from matplotlib.lines import Line2D
+
+        ax.legend(handles=[
+            Line2D([], [], marker="o", color="#4c72b0", lw=1, ms=4, label="configuration"),
+            Line2D([], [], marker="o", color="#dd8452", lw=1, ms=4, label="simple baseline"),
+            Line2D([], [], color="#dd8452", ls=":", lw=1, label="best simple baseline shown")],
+            fontsize=7, loc="lower right")
     ax.set_yticks(y)
     ax.set_yticklabels(names, fontsize=7)
     ax.set_xlabel(xlabel or f"{_shown(value)} (%), mean and 95 % interval")

@@ -407,7 +407,7 @@ def ray_reading(rates: dict[str, dict[str, float]], documents: int) -> str:
            f" s that every job pays (a one-document job: two actors created, each loading its "
            f"encoder, Ray Data's planning), so {fixed:.1f} s of fixed cost in all; the "
            f"documents themselves took {rest:.1f} s (the job run again, less the one-document "
-           "job)")
+           f"job: {max(documents - 1, 1)} documents)")
     if not two:
         return out + "."
     ray_doc = rest / max(documents - 1, 1)
