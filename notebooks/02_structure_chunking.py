@@ -484,8 +484,9 @@ if struct_d is not None:  # the fixed-window comparison above and the closing, s
                   for bench, pick in picks.items() if pick.startswith("langchain markdown"))
         + (f" Only {', '.join(sorted(with_heads))} has headings for it to parse (no structure "
            f"chunk on {', '.join(sorted(set(struct_d.by_benchmark) - with_heads))} carries a "
-           "heading path: code files and plain text), so the closing's call on structure "
-           "chunking reads that benchmark alone; the others stay in its findings."
+           "heading path: code files and plain text), so the closing makes two calls: one on "
+           "documents with headings, read on that benchmark alone, and one over every "
+           "benchmark, which says where structure chunking loses."
            if set(struct_d.by_benchmark) - with_heads else "")))
 
 
