@@ -99,6 +99,11 @@ def test_a_call_notes_chunks_the_encoder_cut_on_its_deciding_benchmark(halves):
     assert against({("course", "x"): x, ("course", "y"): y}, "x", "y").note == ""
     x.flags, y.flags = ["truncated:40"], []  # the side ahead was cut more: no excuse
     assert against({("course", "x"): x, ("course", "y"): y}, "x", "y").note == ""
+    # the same count cut on both sides (small-to-big returns parents but embeds the children
+    # its baseline embeds): no note, whatever the returned units' counts
+    x.flags, y.flags = ["truncated:294"], ["truncated:294"]
+    x.chunks, y.chunks = [None] * 382, [None] * 1728
+    assert against({("course", "x"): x, ("course", "y"): y}, "x", "y").note == ""
     # shares, not counts: the side behind cut 304 of its 334 texts, the side ahead 490 of 641
     x.flags, y.flags = ["truncated:490"], ["truncated:304"]
     x.chunks, y.chunks = [None] * 641, [None] * 334

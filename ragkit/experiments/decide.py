@@ -121,9 +121,11 @@ def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
                      bases: Mapping[str, str]) -> Decision:
     """`d` with a note when, on its deciding benchmark, the encoder cut a larger share of the
     texts on the side that is behind than on the side ahead (their runs' ``truncated:N`` flags
-    over the chunks each embedded; the counts where a run does not say how many it embedded):
+    over the chunks each returns; the counts where a run does not say how many it returns):
     the difference is then partly what the encoder never read. When the side ahead was cut as
-    much or more, truncation cannot explain its lead, and no note is added."""
+    much or more, truncation cannot explain its lead, and no note is added; nor when both
+    sides report the same number cut, which a side that searches the other's units (the
+    children of small-to-big, returned as parents) does by construction."""
     from .pipeline import flag_count
 
     bench = d.decisive[0]
@@ -131,6 +133,8 @@ def _with_truncation(d: Decision, outcomes: Outcomes, treated: str,
     if t is None or b is None:
         return d
     cut = [flag_count(getattr(o, "flags", ()) or ()) for o in (t, b)]
+    if cut[0] == cut[1]:  # as many cut on each side: taken as the same texts (small-to-big
+        return d          # embeds its children, so both sides read the very same vectors)
     made = [len(getattr(o, "chunks", None) or ()) for o in (t, b)]
     share = [c / m if m else c for c, m in zip(cut, made)]
     behind = 0 if d.decisive[1].diff < 0 else 1  # the side the deciding difference is against
