@@ -367,7 +367,7 @@ pruning_findings = [
     f"{len(old_gold)} of the {grew.n} questions have their gold in a superseded document; "
     "pruning by metadata takes those documents out of the index, so their gold is credited only "
     "where identical text stands in a kept document (a copy earns the gold's credit): "
-    + after_colon(finding(pruning.versus((big, True), (big, False), on=list(old_gold)),
+    + after_colon(finding(pruning.versus((big, True), (big, False), on=sorted(old_gold)),
                           "pruned", "unpruned", f"{B} (those questions)")),
     f"The flattened-table rule drops {flat_dropped} chunks at the largest size: the garbled "
     f"copy has {flat_copy}"
@@ -471,7 +471,7 @@ decisions = [  # an oracle filter (the question's own corpus) is a finding, neve
     Decision(f"metadata pruning of superseded and garbled documents (index: course {big})",
              "the unpruned index", f"{B}",
              {"questions about superseded documents":
-              pruning.versus((big, True), (big, False), on=list(old_gold)),
+              pruning.versus((big, True), (big, False), on=sorted(old_gold)),
               "the other questions": gave_back_current},
              untuned, embedder.name, over="question group",
              note=f"over all questions together: {100 * gave_back.diff:+.1f} "

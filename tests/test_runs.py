@@ -320,3 +320,20 @@ def test_no_module_or_notebook_calls_or_imports_the_bootstrap_outside_its_homes(
             elif isinstance(node, ast.ImportFrom) and any(a.name == "paired" for a in node.names):
                 found.append(f"{rel}:{node.lineno}: import")
     assert not found, found
+
+
+def test_a_set_of_question_ids_is_compared_in_one_order_whatever_the_set_order():
+    """A set has no order (string hashing differs between processes), and the bootstrap
+    resamples by position: `common` sorts a set of ids, so the interval is the same in every
+    run."""
+    import pandas as pd
+
+    from ragkit.evaluate.runs import common, versus
+
+    ids = [f"q{i:03d}" for i in range(40)]
+    a = pd.Series([float(i % 3 == 0) for i in range(40)], index=ids)
+    b = pd.Series([float(i % 5 == 0) for i in range(40)], index=ids)
+    x, _ = common(a, b, on=set(reversed(ids)))
+    assert list(x.index) == sorted(ids)
+    forward, backward = versus(a, b, on=set(ids)), versus(a, b, on=frozenset(reversed(ids)))
+    assert (forward.low, forward.high) == (backward.low, backward.high)

@@ -220,11 +220,13 @@ def _series(x, metric: Metric | str | None):
 def common(a, b, metric: Metric | str | None = None, *, on: Iterable[str] | None = None,
            split: str = "all"):
     """(a, b) on the same questions, in the same order: the ids both scored, in `a`'s order
-    (or the ids `on`, in their order: each must be scored by both), then only those on `split`
-    (``"tune"``, ``"held-out"``) unless it is ``"all"``. `a` and `b` are Series indexed by
-    query id, or `Run`s with a `metric`."""
+    (or the ids `on`, in their order: each must be scored by both; a set of ids, which has no
+    order of its own, sorted, so that the bootstrap draws the same questions in every run),
+    then only those on `split` (``"tune"``, ``"held-out"``) unless it is ``"all"``. `a` and
+    `b` are Series indexed by query id, or `Run`s with a `metric`."""
     x, y = _series(a, metric), _series(b, metric)
-    ids = x.index.intersection(y.index) if on is None else list(on)
+    ids = (x.index.intersection(y.index) if on is None else
+           sorted(on) if isinstance(on, (set, frozenset)) else list(on))
     if split != "all":
         ids = [q for q in ids if side_of(q) == split]
     return x.loc[ids], y.loc[ids]
