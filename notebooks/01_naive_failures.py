@@ -452,8 +452,7 @@ for c in baselines:
     whole = sum(any(ch.start <= g.start and g.end <= ch.end for ch in by_doc.get(g.doc_id, []))
                 for g in units)
     out_c = outcomes[("anthropic", c.label)]
-    one = [sum(any(h.chunk.doc_id == g.doc_id and h.chunk.start <= g.start
-                   and g.end <= h.chunk.end for h in out_c.hits[q.id][:5]) for g in q.gold)
+    one = [sum(holding_rank(out_c.hits[q.id][:5], g) is not None for g in q.gold)
            / len(q.gold) for q in anth.queries if q.gold and q.id in out_c.hits]
     fit.append({"strategy": c.label, "gold units whole in one chunk": whole / len(units),
                 "pass@5": out_c.means["pass@k"],

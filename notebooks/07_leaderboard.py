@@ -233,7 +233,8 @@ print("matched as identifier words:", ident)
 
 # %%
 from ragkit.chunkers import Router
-from ragkit.report import fusion_table, pick, ranked_within, stack_parts, walkthrough
+from ragkit.report import (fusion_table, pick, ranked_within, stack_parts,
+                           walkthrough_text)
 from ragkit.report.stack_lesson import ranks
 
 code_part = code.for_profile()
@@ -246,8 +247,7 @@ if case is None:
                      "first in the stack (the smoke profile's slice is small)."))
 else:
     print(f"{case.id}: {case.text}")
-    for r in walkthrough(case, parts).itertuples(index=False):  # one step a line, uncut
-        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
+    print(walkthrough_text(case, parts))
     print("The stack's first hit, as text (the gold between ⟦ ⟧):")
     print(hits_text(case, parts[part_names[-1]].search([case.text], 1)[0], k=1, lines=6))
 
@@ -290,9 +290,7 @@ if q_rr is None:
     display(Markdown("No course question here has its gold second to fifth in the stack."))
 else:
     print(f"{q_rr.id}: {q_rr.text}")
-    steps_rr = walkthrough(q_rr, {n: course_parts[n] for n in names[-2:]})
-    for r in steps_rr.itertuples(index=False):
-        print(f"{r[0]}: gold's rank {r[1]}\n    top 5 (* holds gold): {r[2]}")
+    print(walkthrough_text(q_rr, {n: course_parts[n] for n in names[-2:]}))
     course_texts = course_part.docs_by_id()
     print("=== the gold:", " | ".join(course_texts[g.doc_id].text[g.start:g.end]
                                       for g in q_rr.gold))
@@ -303,7 +301,7 @@ else:
     if gold_at and gold_at > 1:
         print(hits_text(q_rr, [reranked[gold_at - 1]], k=1, lines=4)
               .replace("── #1 ", f"── #{gold_at} ", 1))
-    before_at = int(steps_rr.iloc[0, 1]) if str(steps_rr.iloc[0, 1]).isdigit() else None
+    before_at = ranks([q_rr], course_parts[names[-2]])[q_rr.id]
     display(Markdown(
         f"On this question the cross-encoder moves the gold from rank {before_at} to "
         f"{gold_at}: " + ("a small move, inside the top five either way. " if before_at

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..evaluate.runs import per_query, versus
 from ..evaluate.stats import Comparison
+from .decisions import weak_pick
 
 # notebook 07's combinations: (row, the row it is compared with)
 STACK = (("structure + breadcrumbs", "structure"),
@@ -128,10 +129,9 @@ def _wins_read(chunker) -> str:
     parts, weak = [], 0
     for e in wins:
         c, why = e.recall, []
-        rank = getattr(e, "split_rank", None)
-        leader = getattr(e, "split_leader", None)
-        if rank and rank[0] != 1 and leader and leader[1] >= c.mean_a:
-            why.append(f"against a pick that is {rank[0]} of {rank[1]} baselines on the "
+        if weak_pick(e):  # the same test as the closing's leader note
+            (rank, of), leader = e.split_rank, e.split_leader
+            why.append(f"against a pick that is {rank} of {of} baselines on the "
                        f"held-out half, whose leader there ({leader[0]}) has {100 * leader[1]:.1f} "
                        f"against ragkit's {100 * c.mean_a:.1f}")
         if c.n < FEW_QUESTIONS:

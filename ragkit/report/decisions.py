@@ -272,6 +272,15 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
     return _cross_retrieval_notes(out, groups)
 
 
+def weak_pick(e) -> bool:
+    """Whether a chunker effect's win is against a weak pick: the tune half's baseline is not
+    the simple baselines' leader on the held-out half, and that leader scores at least what
+    ragkit's chunker does there, so it would not give the win."""
+    rank, leader = getattr(e, "split_rank", None), getattr(e, "split_leader", None)
+    return bool(rank and rank[0] != 1 and leader and e.recall.low > 0
+                and leader[1] >= e.recall.mean_a)
+
+
 def _leader_note(effects) -> str:
     """For a chunker's decision: where the tune half's pick ranks among the simple baselines
     on the held-out half itself, when it is not their leader there (the comparison is then
@@ -281,7 +290,7 @@ def _leader_note(effects) -> str:
         return ""
     rank, of = e.split_rank
     name, value = e.split_leader
-    weak = (e.recall.low > 0 and value >= e.recall.mean_a)
+    weak = weak_pick(e)
     return (f"on {e.benchmark} the tune half's pick is {rank} of {of} simple baselines on the "
             f"held-out half, whose own leader there, {name}, has {100 * value:.1f} against "
             f"ragkit's {100 * e.recall.mean_a:.1f}"

@@ -89,6 +89,14 @@ def walkthrough(query: Query, parts: Mapping[str, Any], k: int = 5, depth: int =
     return pd.DataFrame(rows)
 
 
+def walkthrough_text(query: Query, parts: Mapping[str, Any], k: int = 5, depth: int = 50
+                     ) -> str:
+    """`walkthrough` as text, one step a line and its top `k` on the next, uncut (a table
+    column would clip the hits)."""
+    return "\n".join(f"{r[0]}: gold's rank {r[1]}\n    top {k} (* holds gold): {r[2]}"
+                     for r in walkthrough(query, parts, k, depth).itertuples(index=False))
+
+
 def fusion_table(query: Query, first: Sequence[Any], second: Sequence[Any],
                  names: tuple[str, str] = ("dense", "BM25"),
                  weights: tuple[float, float] = (0.5, 0.5), constant: float = 0.0, k: int = 5):
