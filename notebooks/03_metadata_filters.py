@@ -74,7 +74,8 @@ display(Markdown(f"{len(filtered)} golden questions need a filter "
 #   the top k does); **nDCG@10**: the top ten ranked by the share of new gold each adds.
 #
 # The comparisons and the verdict below read pass@5: the question is whether the whole piece of
-# evidence reaches the model.
+# evidence reaches the model. The next cell runs the six searches (two retrievers, three
+# filters); one question comes first, to show what a filter does, then the means.
 
 # %%
 import pandas as pd
@@ -103,6 +104,43 @@ PASS = "pass@k"  # the glossary's pass@k; "recall" holds span recall@k
 metrics = ["recall", "iou", PASS, "mrr@k", "ndcg@10"]
 HEADERS = {"recall": "span recall@5", "iou": "IoU@5", PASS: "pass@5", "mrr@k": "MRR@5",
            "ndcg@10": "nDCG@10"}  # one name per metric, the glossary's, in every table below
+display(Markdown(f"{len(outcomes)} searches run, each over {len(filtered)} questions."))
+
+# %% [markdown]
+# ## One question fixed, one broken
+# Before any mean, what the self-query filter does to single questions. `filter_flips` lists the
+# questions whose pass@5 changes when the filter is applied to the dense search; below are the
+# first it fixes and the first it breaks, with the top two hits without a filter and with the
+# filter read off the question: each hit's header, its prefix, and one line of it (the line
+# that holds the gold, between ⟦ and ⟧; else its first line).
+
+# %%
+from ragkit.report import hits_text
+from ragkit.retrieve import DenseRetriever, filter_flips, flip_reason
+
+flips = {r: filter_flips(filtered, catalog, outcomes[r, "no filter"], outcomes[r, "self-query"])
+         for r in ("dense", "bm25")}
+dense = DenseRetriever(chunks, embedder)
+by_id = {q.id: q for q in filtered}
+for change in ("fixed", "broken"):
+    rows = flips["dense"][flips["dense"].change == change]
+    if rows.empty:
+        display(Markdown(f"_No question is {change} by the self-query filter in this run._"))
+        continue
+    q = by_id[rows.query_id.iloc[0]]
+    where = catalog.read_question(q.text)
+    display(Markdown(f"### {change}: {q.id} · {q.text}\nNeeds `{dict(q.context)}`; the rules "
+                     f"read `{where.describe()}`; gold in `{rows.gold_docs.iloc[0]}`."))
+    for label, flt in (("no filter", None), ("self-query", where)):
+        print(f"══ {label}\n" + hits_text(q, dense.search([q.text], 2, flt)[0], k=2, lines=1))
+    display(Markdown(flip_reason(q, where, rows["gold kept"].iloc[0], change)))
+
+# %% [markdown]
+# ## Over all the questions that need a filter
+# The six searches' means, and each mean's difference from no filter on the same retriever
+# (Δ, in points).
+
+# %%
 filters_table = pd.DataFrame([{"retriever": r, "filter": m, **{x: o.means[x] for x in metrics}}
                               for (r, m), o in outcomes.items()])
 for x in ("recall", PASS):  # each mean's paired difference from no filter, unrounded first
@@ -129,16 +167,13 @@ display(Markdown("\n".join(
     "- " + finding(c, m, "no filter", f"pass@5 ({r})") for (r, m), c in comparisons.items())))
 
 # %% [markdown]
-# ## Which questions change
+# ## How many questions change
 # A mean does not say how many questions move. Below, every question whose pass@5 changes when the
-# self-query filter is applied to the dense search: the filter read off the question, the
-# filter the golden set needs, and whether the filter read keeps the gold document at all.
+# self-query filter is applied to the dense search (the two above among them): the filter read
+# off the question, the filter the golden set needs, and whether the filter read keeps the gold
+# document at all.
 
 # %%
-from ragkit.retrieve import filter_flips
-
-flips = {r: filter_flips(filtered, catalog, outcomes[r, "no filter"], outcomes[r, "self-query"])
-         for r in ("dense", "bm25")}
 for r, f in flips.items():
     fixed, broken = (f.change == "fixed").sum(), (f.change == "broken").sum()
     display(Markdown(
@@ -148,31 +183,6 @@ for r, f in flips.items():
         "searched."))
 pd.set_option("display.max_colwidth", None)
 flips["dense"]
-
-# %% [markdown]
-# ## A fixed question and a broken one
-# The first fixed and the first broken question of the dense search, with the top two hits
-# without a filter and with the filter read off the question: each hit's header, its prefix,
-# and one line of it (the line that holds the gold, between ⟦ and ⟧; else its first line).
-
-# %%
-from ragkit.report import hits_text
-from ragkit.retrieve import DenseRetriever, flip_reason
-
-dense = DenseRetriever(chunks, embedder)
-by_id = {q.id: q for q in filtered}
-for change in ("fixed", "broken"):
-    rows = flips["dense"][flips["dense"].change == change]
-    if rows.empty:
-        display(Markdown(f"_No question is {change} by the self-query filter in this run._"))
-        continue
-    q = by_id[rows.query_id.iloc[0]]
-    where = catalog.read_question(q.text)
-    display(Markdown(f"### {change}: {q.id} · {q.text}\nNeeds `{dict(q.context)}`; the rules "
-                     f"read `{where.describe()}`; gold in `{rows.gold_docs.iloc[0]}`."))
-    for label, flt in (("no filter", None), ("self-query", where)):
-        print(f"══ {label}\n" + hits_text(q, dense.search([q.text], 2, flt)[0], k=2, lines=1))
-    display(Markdown(flip_reason(q, where, rows["gold kept"].iloc[0], change)))
 
 # %% [markdown]
 # ## Does the self-query read the questions right?
@@ -206,6 +216,8 @@ agree[~(agree["region ok"] & agree["year ok"])]
 # unambiguous question is wrongly flagged.
 
 # %%
+from ragkit.evaluate import wilson
+from ragkit.report import ci, pct
 from ragkit.retrieve import BM25Retriever, readings_report, readings_summary
 
 bm25 = BM25Retriever(chunks)
@@ -220,12 +232,19 @@ readings = readings_summary(report)
 for metric in ("ambiguous_flagged", "ambiguous_gold_docs_named", "unambiguous_flagged"):
     rec.add(experiment="readings", benchmark="course", strategy=chunker.label, metric=metric,
             value=readings[metric], embedder="bm25", k=20, n_queries=len(qs))
+
+
+def flagged(summary, kind):
+    """The share of `kind` questions flagged, with its Wilson 95 % interval, as words."""
+    n = int(summary[f"n_{kind}"])
+    share, low, high = wilson(round(summary[f"{kind}_flagged"] * n), n)
+    return f"{pct(share)} of {n} {ci(low, high, signed=False)}"
+
+
 display(Markdown(
-    f"Ambiguous questions flagged: **{readings['ambiguous_flagged']:.0%}** of "
-    f"{readings['n_ambiguous']:.0f}; their readings name "
-    f"{readings['ambiguous_gold_docs_named']:.0%} of the gold documents. Unambiguous lookups "
-    f"wrongly flagged: {readings['unambiguous_flagged']:.0%} of "
-    f"{readings['n_unambiguous']:.0f}."))
+    f"Ambiguous questions flagged: **{flagged(readings, 'ambiguous')}**; their readings name "
+    f"{pct(readings['ambiguous_gold_docs_named'])} of the gold documents. Unambiguous lookups "
+    f"wrongly flagged: {flagged(readings, 'unambiguous')} (Wilson 95 % intervals, in %)."))
 text_of = {q.id: q for q in qs}
 for r in report[report.type == "ambiguous"].itertuples():  # two lines per question
     q = text_of[r.query_id]
@@ -377,6 +396,30 @@ pruning_findings = [
 display(Markdown("\n".join("- " + s for s in pruning_findings)))
 
 # %% [markdown]
+# ## Each rule on its own
+# The three rules were applied together above, so a gain from one could hide a loss from
+# another. Here each rule alone prunes the largest index, against the same index unpruned, on
+# the questions that rule can serve: the metadata rule is read on the questions whose gold is in
+# current documents (on the others it deletes the gold by design, shown apart); the two other
+# rules on every question.
+
+# %%
+from ragkit.experiments.prune import measure_rules
+from ragkit.report import diff_ci
+
+each_rule = measure_rules(sizes[big], small.queries, fixed, embedder, budget=pruning.budget)
+unpruned = pruning.values[big, False]
+rule_on = {"superseded": current, "garbled or empty": None, "duplicate": None}
+rule_vs = {r: versus(v, unpruned, on=rule_on[r]) for r, (v, _) in each_rule.items()}
+old_vs = versus(each_rule["superseded"][0], unpruned, on=sorted(old_gold))
+pd.DataFrame([{"rule (alone)": r, "chunks dropped": each_rule[r][1],
+               "questions": "gold in current documents" if rule_on[r] else "all",
+               f"Δ {B}": diff_ci(c), "n": c.n} for r, c in rule_vs.items()]
+             + [{"rule (alone)": "superseded", "chunks dropped": each_rule["superseded"][1],
+                 "questions": "gold in superseded documents", f"Δ {B}": diff_ci(old_vs),
+                 "n": old_vs.n}])
+
+# %% [markdown]
 # ## Exercises
 # 1. **Keep superseded documents when no year is read.** The broken question above fails
 #    because the self-query excludes superseded documents by default. Set
@@ -386,8 +429,9 @@ display(Markdown("\n".join("- " + s for s in pruning_findings)))
 #    what comes back with and without it. Try a year written without "in" ("the 2022 fee
 #    schedule").
 # 3. **Loosen the readings.** Raise the margin (defined with the readings above): does the
-#    share of ambiguous questions flagged move at all, and what happens to the unambiguous lookups wrongly flagged? (The answers compare two
-#    margins; a looser margin can cost precision without finding any more ambiguity.)
+#    share of ambiguous questions flagged move at all, and what happens to the unambiguous
+#    lookups wrongly flagged? (The answers compare two margins, each share with its Wilson
+#    interval; a looser margin can cost precision without finding any more ambiguity.)
 
 # %%
 # Exercise 1: the self-query filter, keeping superseded documents when no year is read
@@ -431,20 +475,21 @@ for keep in (False, True):
     fl = filter_flips(filtered, catalog, outcomes["dense", "no filter"], v, read=read_keep)
     keep_counts[keep] = int((fl.change == "fixed").sum()), int((fl.change == "broken").sum())
     print(f"1. include_superseded={keep}: fixes {keep_counts[keep][0]}, breaks "
-          f"{keep_counts[keep][1]}")
+          f"{keep_counts[keep][1]}; pass@5 against no filter (dense) "
+          f"{diff_ci(versus(v.values(PASS), outcomes['dense', 'no filter'].values(PASS)))}")
 for text in ("In 2022, how much did the Priority support add-on cost?",
              "How much did Priority support cost in the 2022 fee schedule?"):
     print(f"2. {text!r} reads: {catalog.read_question(text).describe() or 'no filter'}")
 loose = {}
 for m in (0.25, 0.5):
     loose[m] = r = readings_summary(readings_report(qs, hits, catalog, margin=m))
-    print(f"3. margin {m}: ambiguous flagged {r['ambiguous_flagged']:.1%}, unambiguous wrongly "
-          f"flagged {r['unambiguous_flagged']:.1%}")
-moved = loose[0.5]["ambiguous_flagged"] - loose[0.25]["ambiguous_flagged"]
-print("   the looser margin " + (f"flags {moved:+.1%} more of the ambiguous questions" if moved
-                                 else "flags no more of the ambiguous questions")
-      + f" and {loose[0.5]['unambiguous_flagged'] - loose[0.25]['unambiguous_flagged']:+.1%} "
-      "more of the unambiguous ones")
+    print(f"3. margin {m}: ambiguous flagged {flagged(r, 'ambiguous')}, unambiguous wrongly "
+          f"flagged {flagged(r, 'unambiguous')}")
+moved = 100 * (loose[0.5]["ambiguous_flagged"] - loose[0.25]["ambiguous_flagged"])
+more = 100 * (loose[0.5]["unambiguous_flagged"] - loose[0.25]["unambiguous_flagged"])
+print("   the looser margin " + (f"flags {moved:+.1f} points more of the ambiguous questions"
+                                 if moved else "flags no more of the ambiguous questions")
+      + f" and {more:+.1f} points more of the unambiguous ones")
 
 # %%
 print(rec.save())
@@ -466,20 +511,27 @@ decisions = [  # an oracle filter (the question's own corpus) is a finding, neve
               "course, BM25": comparisons["bm25", "self-query"]},
              "all questions that need a filter, nothing here is tuned",
              f"{embedder.name} / BM25", over="first stage"),
-    # pruning is read on its two kinds of question apart: those whose gold is in a superseded
-    # document (pruning removes it) and the others, where it can only help by removing noise
-    Decision(f"metadata pruning of superseded and garbled documents (index: course {big})",
-             "the unpruned index", f"{B}",
-             {"questions about superseded documents":
-              pruning.versus((big, True), (big, False), on=sorted(old_gold)),
-              "the other questions": gave_back_current},
+    # each prune rule alone, on the questions it can serve; the metadata rule deletes the gold
+    # of the questions about superseded documents by design, so that loss is its note
+    Decision(f"pruning superseded documents (the metadata rule alone; index: course {big})",
+             "the unpruned index", B,
+             {"questions whose gold is in current documents": rule_vs["superseded"]},
              untuned, embedder.name, over="question group",
-             note=f"over all questions together: {100 * gave_back.diff:+.1f} "
-                  f"{ci(gave_back.low, gave_back.high)}; the flattened-table rule also drops "
-                  f"{flat_dropped - flat_copy} chunks of Chroma's corpora"
-                  if flat_dropped > flat_copy else
-                  f"over all questions together: {100 * gave_back.diff:+.1f} "
-                  f"{ci(gave_back.low, gave_back.high)}"),
+             note=f"it drops {each_rule['superseded'][1]} chunks; by design it deletes the gold "
+                  f"of the {old_vs.n} questions about superseded documents, "
+                  f"{diff_ci(old_vs)} on those, so it suits only a system where no one asks "
+                  "about an old version"),
+    Decision(f"dropping chunks that look like flattened tables (alone; index: course {big})",
+             "the unpruned index", B, {"all course questions": rule_vs["garbled or empty"]},
+             untuned, embedder.name, over="question group",
+             note=f"it drops {each_rule['garbled or empty'][1]} chunks, of which the garbled "
+                  f"copy has {flat_copy}; the rest are chunks of other documents it also reads as "
+                  "flattened tables"),
+    *([Decision(f"dropping duplicate chunks (alone; index: course {big})",
+                "the unpruned index", B, {"all course questions": rule_vs["duplicate"]},
+                untuned, embedder.name, over="question group",
+                note=f"it drops {each_rule['duplicate'][1]} chunks")]
+      if each_rule["duplicate"][1] else []),  # a rule that drops nothing is not a decision
 ]
 display(Markdown(ranked_closing(decisions, [
     f"Without any filter, dense search already finds {pct(no_filter)} of the gold units in the "
@@ -513,6 +565,11 @@ display(Markdown(ranked_closing(decisions, [
     finding(chroma_c, "oracle corpus", "no filter",
             "pass@5 (Chroma, searching the question's own corpus)"),
     *pruning_findings,
+    "Each prune rule alone at the largest size: " + "; ".join(
+        f"{r}: {each_rule[r][1]} chunks dropped, {B} {diff_ci(c)} (n = {c.n})"
+        for r, c in rule_vs.items()) + "."
+    + (" The duplicate rule drops no chunk of this index, so it is not judged here."
+       if not each_rule["duplicate"][1] else ""),
     "Seed 002's \"more documents do not monotonically improve retrieval\": "
     + {"held": f"held here; the largest index measurably lowers {B}.",
        "not held": f"not held here; the largest index measurably raises {B}.",

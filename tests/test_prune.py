@@ -1,5 +1,7 @@
 """Tests for ragkit.experiments.prune: distractors, the three prune rules, and the measurement."""
 
+import pytest
+
 from ragkit.chunkers import FixedCharChunker
 from ragkit.experiments import garble, gold_in_superseded, grow
 from ragkit.experiments.prune import dedupe, looks_garbled, measure, prune, superseded, verdict
@@ -112,3 +114,37 @@ def test_gold_in_superseded_and_verdict():
     assert verdict(paired([0.0] * 20, [1.0] * 20)) == "held"
     assert verdict(paired([1.0] * 20, [0.0] * 20)) == "not held"
     assert verdict(paired([1.0, 0.0] * 10, [0.0, 1.0] * 10)) == "no measurable difference"
+
+
+def test_prune_rules_apply_one_at_a_time():
+    flat = "Plan Price Seats Team $15 3 Business $29 10 Enterprise 50 " * 10
+    docs = [_doc("old", "old text", superseded_by="new", effective_date="2021-01-01"),
+            _doc("new", "new text", effective_date="2024-01-01"),
+            _doc("copy", "new text", effective_date="2023-01-01"),
+            _doc("flat", flat, effective_date="2024-01-01")]
+    chunks = [Chunk.make(d, 0, len(d.text), strategy="x") for d in docs]
+    only = {r: prune(chunks, docs, rules=(r,)) for r in ("superseded", "garbled or empty",
+                                                          "duplicate")}
+    assert [c.doc_id for c in only["superseded"].chunks] == ["new", "copy", "flat"]
+    assert [c.doc_id for c in only["garbled or empty"].chunks] == ["old", "new", "copy"]
+    assert [c.doc_id for c in only["duplicate"].chunks] == ["old", "new", "flat"]
+    assert only["duplicate"].dropped == {"duplicate": 1}
+    with pytest.raises(ValueError, match="unknown prune rule"):
+        prune(chunks, docs, rules=("typo",))
+
+
+def test_measure_rules_reads_each_rule_alone(embedder):
+    from ragkit.experiments.prune import measure_rules
+
+    text = "Annual plans can be cancelled within 30 days of purchase for a full refund.\n" * 3
+    docs = [_doc("refund", text, effective_date="2024-01-01"),
+            _doc("refund-old", text.replace("30", "14"), superseded_by="refund",
+                 effective_date="2022-01-01")]
+    s = text.index("Annual")
+    q = Query("q1", "How long is the refund window?", (Span("refund-old", s, s + 60),))
+    res = measure_rules(docs, [q], FixedCharChunker(200, 50), embedder, budget=256)
+    assert set(res) == {"superseded", "garbled or empty", "duplicate"}
+    values, dropped = res["superseded"]
+    assert list(values.index) == ["q1"] and dropped > 0
+    assert values["q1"] < 1.0  # its gold document is pruned away (only a copy can earn credit)
+    assert res["garbled or empty"][1] == 0

@@ -15,7 +15,8 @@ that on the course questions:
   (whitespace only, as the linter's ``empty`` check), and `dedupe` (the same text after
   whitespace normalisation: the newest document's copy by ``effective_date`` is kept).
 - `measure` runs `ragkit.experiments.run_experiment` on each corpus size, pruned and not, and
-  returns a tidy table plus the per-query recall at a fixed budget for paired comparisons.
+  returns a tidy table plus the per-query recall at a fixed budget for paired comparisons;
+  `measure_rules` applies each rule alone to one index, so each rule is decided on its own.
 
 Gold text in a pruned document is still scored: pruning removes chunks from the index, not
 documents from the benchmark, so a question whose gold lies in a superseded document loses
@@ -117,18 +118,28 @@ class Pruned:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
-def prune(chunks: Sequence[Chunk], docs: Sequence[Document], before: str | None = None
-          ) -> Pruned:
-    """Apply the three rules in order: superseded / out-of-date documents, garbled or empty
-    chunks, duplicate text."""
+RULES = ("superseded", "garbled or empty", "duplicate")  # in the order `prune` applies them
+
+
+def prune(chunks: Sequence[Chunk], docs: Sequence[Document], before: str | None = None,
+          rules: Sequence[str] = RULES) -> Pruned:
+    """Apply the `rules` (all three by default) in `RULES` order: superseded / out-of-date
+    documents, garbled or empty chunks, duplicate text. `dropped` counts each rule applied."""
+    unknown = set(rules) - set(RULES)
+    if unknown:
+        raise ValueError(f"unknown prune rule(s) {sorted(unknown)}; the rules are {RULES}")
     catalog = Catalog(docs)
     meta = {d.id: {**d.metadata, "doc_id": d.id} for d in docs}
-    current = [c for c in chunks if not superseded(meta.get(c.doc_id, {}), catalog, before)]
-    clean = [c for c in current if not looks_garbled(c.text)]
-    unique = dedupe(clean, {d: effective_date(m) for d, m in meta.items()})
-    return Pruned(unique, {"superseded": len(chunks) - len(current),
-                           "garbled or empty": len(current) - len(clean),
-                           "duplicate": len(clean) - len(unique)})
+    steps = {"superseded": lambda cs: [c for c in cs if not superseded(
+                 meta.get(c.doc_id, {}), catalog, before)],
+             "garbled or empty": lambda cs: [c for c in cs if not looks_garbled(c.text)],
+             "duplicate": lambda cs: dedupe(cs, {d: effective_date(m) for d, m in meta.items()})}
+    kept, dropped = list(chunks), {}
+    for rule in RULES:
+        if rule in rules:
+            after = steps[rule](kept)
+            dropped[rule], kept = len(kept) - len(after), after
+    return Pruned(kept, dropped)
 
 
 @dataclass
@@ -179,6 +190,27 @@ def measure(sizes: Mapping[str, Sequence[Document]], queries: Sequence, chunker,
                                                        for k, v in p.dropped.items()},
                          f"recall@B{budget}": float(vals.mean())})
     return PruningResult(pd.DataFrame(rows).fillna(0), values, outcomes, budget)
+
+
+def measure_rules(docs: Sequence[Document], queries: Sequence, chunker, embedder,
+                  budget: int = 1024, before: str | None = None) -> dict[str, tuple[Any, int]]:
+    """Each prune rule applied alone to the index of `docs`: rule -> (per-query recall@B
+    `budget`, in `queries` order as `measure`'s values, chunks the rule drops). Compare each
+    with `measure`'s unpruned values at the same size to read one rule at a time."""
+    from ..evaluate.benchmarks import Benchmark
+    from .pipeline import run_experiment
+
+    answerable = [q for q in queries if q.gold]
+    chunks = chunker.chunk_all(list(docs))
+    bench = Benchmark("course", list(docs), answerable)
+    out = {}
+    for rule in RULES:
+        p = prune(chunks, docs, before, rules=(rule,))
+        run = run_experiment(bench, chunker, embedder, k=5, chunks=p.chunks,
+                             budgets=(budget,), label=chunker.label)
+        out[rule] = (run.values("recall", budget).reindex([q.id for q in answerable]),
+                     p.dropped[rule])
+    return out
 
 
 def gold_in_superseded(queries: Sequence, docs: Sequence[Document], before: str | None = None
