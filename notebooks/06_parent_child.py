@@ -405,7 +405,12 @@ display(Markdown(
 at_512 = step_table(outcomes, S2B[:1], budget=512)
 display(Markdown(ranked_closing(decisions,
     [f"On **{r.benchmark}**, at {B:,} tokens: " + after_colon(
-        finding(r.comparison, r.step, r.against, f"recall@B{B}")) for r in pairs.itertuples()]
+        finding(r.comparison, r.step, r.against, f"recall@B{B}"))
+     + (f" The parents are searched cut: {cut[(r.benchmark, r.against)]:,} of "
+        f"{len(outcomes[(r.benchmark, r.against)].chunks):,} exceed MiniLM's `256`-token input, "
+        "so this difference is partly truncation, not the strategy."
+        if r.against == "big (parents)" and cut[(r.benchmark, r.against)] else "")
+     for r in pairs.itertuples()]
     + [f"At 512 tokens, small-to-big against its children: " + "; ".join(
         f"{r.benchmark} {100 * r.diff:+.1f} {ci(r.low, r.high)}" for r in at_512.itertuples())
        + " (a parent fills a small budget with text around the match)."]

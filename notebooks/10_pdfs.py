@@ -300,7 +300,7 @@ else:
 
 # %%
 from ragkit.evaluate.runs import Metric
-from ragkit.report import contrast, hit_text, load_hits
+from ragkit.report import budget_reading, contrast, hit_text, hits_table, load_hits, saved_hits
 from ragkit.report.pdf_lesson import board_place, fiscal_year_note, pass_reading, stack_reading
 from ragkit.text.tokens import count_tokens
 
@@ -324,7 +324,8 @@ else:
 
 # %% [markdown]
 # What that contrast depends on: the length of FinanceBench's gold passages against the
-# chunks' sizes; and what the stack, which reads a long chunk in windows, does with pages.
+# chunks' sizes; and what the stack, which reads a long chunk in windows, does with pages,
+# read from the saved ranking of the same question (`saved_hits`, packed again to the budget).
 
 # %%
 if fb is not None and all(p in by_label for p in pair) and qid is not None:
@@ -339,6 +340,16 @@ if fb is not None and all(p in by_label for p in pair) and qid is not None:
           f"this question was chosen for that contrast, and over the board "
           f"{board_place(board(runs, 'financebench', BUDGET), pair[0])}.")
     print(stack_reading(found, "pages", BUDGET))
+    if "pages+stack" in by_label:  # the same question under the stack, packed again from its hits
+        col = Metric("recall", BUDGET).column
+        stack_hits = saved_hits(hits, by_label["pages+stack"].name, q.id, fb.docs_by_id())
+        held = by_label["pages+stack"].values(col, "held-out")
+        packed = hits_table(q, stack_hits, k=3, budgets=(BUDGET,))
+        print(f"Under pages+stack on this question {budget_reading(packed, BUDGET)}"
+              f" (rank 1 is a page of {stack_hits[0].chunk.doc_id}): span recall "
+              f"{by_label['pages+stack'].values(col, 'all')[q.id]:.0%}. A page whose tokens fill "
+              f"most of the budget leaves no room for a second; pages+stack has span recall "
+              f"above 0 on {int((held > 0).sum())} of {len(held)} held-out questions.")
 
 # %% [markdown]
 # What pass@B (the share of gold passages wholly inside the context) can reach on this board,

@@ -55,6 +55,10 @@ def test_the_deciding_number_follows_the_call():
     assert line.endswith("beats on 1 of 1; cost: not measured.")
     costed = Decision("s", "f", "m", {"a": UP}, cost="13.0 ms p50 against 10.0 ms").line()
     assert "cost: 13.0 ms p50 against 10.0 ms" in costed
+    for changes in ({"a": DOWN}, {"a": FLAT}):  # a cost is weighed beside every call
+        other = Decision("s", "f", "m", changes, cost="13.0 ms p50 against 10.0 ms").line()
+        assert other.endswith("; cost: 13.0 ms p50 against 10.0 ms.")
+    assert "cost" not in Decision("s", "f", "m", {"a": FLAT}).line()  # none measured, none said
 
 
 def test_a_null_says_what_would_decide_it():
@@ -231,3 +235,18 @@ def test_a_decision_over_chunkings_counts_chunkings_not_benchmarks():
     assert scoped.line().startswith("**Do not use on code:**")
     assert "it beats on no chunking" in scoped.line()
     assert "beats on 2 of 2;" in Decision("bm25", "dense", "m", {"a": UP, "b": UP}).line()
+
+
+def test_a_win_against_a_weak_pick_is_said_and_not_counted():
+    alone = Decision("router", "best baseline", "m", {"course": UP}, weak=("course",))
+    assert alone.call == "no evidence either way" and alone.beats == []
+    line = alone.line()
+    assert line.startswith("**No evidence either way:** router over best baseline: m +5.0")
+    assert "the win on course is against a weak pick" in line and "not counted" in line
+    mixed = Decision("router", "best", "m", {"course": UP, "chroma": UP, "anthropic": FLAT},
+                     weak=("course",))
+    assert mixed.call == "depends" and mixed.beats == ["chroma"]
+    assert "no measurable difference on anthropic" in mixed.line()
+    assert "no measurable difference on course" not in mixed.line()
+    assert mixed.call_phrase() == ("better on chroma, better only against a weak pick on course"
+                                   " and not measurably different on anthropic")

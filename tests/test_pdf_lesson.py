@@ -281,3 +281,26 @@ def test_the_header_answer_changes_only_the_chunker():
     answer, _ = header_answer(found, 1024, {})
     assert not answer.startswith("no evidence") and "router+stack" in answer
     assert header_answer([], 1024, {}) == ("", "")
+
+
+def test_saved_hits_rebuild_a_ranking_that_packs_like_the_run(sample):
+    from ragkit.report import budget_reading, hits_table, saved_hits
+
+    gold = _gold(sample, "| Deferred revenue, non-current | 21.7 | 18.2 |")
+    q = Query("q", "?", (gold,))
+    hits = pd.DataFrame([
+        {"run": "a", "query_id": "q", "rank": 1, "doc_id": sample.id, "start": gold.start - 400,
+         "end": gold.end + 5, "score": 0.5, "tokens": 0, "prefix_tokens": 0},
+        {"run": "a", "query_id": "q", "rank": 0, "doc_id": sample.id, "start": 0, "end": 1200,
+         "score": 0.9, "tokens": 0, "prefix_tokens": 0},
+        {"run": "b", "query_id": "q", "rank": 0, "doc_id": sample.id, "start": 0, "end": 10,
+         "score": 0.9, "tokens": 0, "prefix_tokens": 3}])
+    got = saved_hits(hits, "a", "q", {sample.id: sample})
+    assert [(h.chunk.start, h.score) for h in got] == [(0, 0.9), (gold.start - 400, 0.5)]
+    assert got[1].chunk.text == sample.text[gold.start - 400:gold.end + 5]
+    table = hits_table(q, got, k=2, budgets=(500,))
+    assert 300 < table.tokens.iloc[0] < 500  # the first hit fills most of a 500-token context
+    reading = budget_reading(table, 500)
+    assert "at rank 2" in reading and "ends inside it" in reading  # ... which ends in the gold's
+    with pytest.raises(ValueError, match="prefixes"):
+        saved_hits(hits, "b", "q", {sample.id: sample})

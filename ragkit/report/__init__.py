@@ -24,7 +24,8 @@ from .._lazy import surface
 
 _EXPORTS = {  # submodule -> the names it gives this package
     "results": ("Recorder", "ResultsFileError", "append_rows", "comparable", "load_hits",
-                "load_results", "load_scores", "read_rows", "show_figure", "write_rows"),
+                "load_results", "load_scores", "read_rows", "saved_hits", "show_figure",
+                "write_rows"),
     "prose": ("ci", "finding", "mean_ci", "pct", "percent_table", "quiet_cells", "speed_sentence",
               "verdict", "what_we_measured", "diff_ci", "percent_frame", "text_frame"),
     "decisions": ("Decision", "ranked_closing", "effect_decisions"),

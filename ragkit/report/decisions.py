@@ -6,7 +6,8 @@ comparisons (`ragkit.evaluate.Comparison`). Its call follows one rule for the wh
 read from the intervals alone:
 
 - **use** only when it beats its alternative on *every* benchmark measured (the interval above
-  0 on each), with its measured cost stated beside it (or "cost not measured");
+  0 on each), with its measured cost stated beside it (or "cost not measured"); any other
+  call states a measured cost too, when there is one;
 - **do not use** when it loses on at least one benchmark and beats on none: no benchmark
   shows an upside, at least one a measured cost; the line names where it loses and where no
   difference was measured (a null alone is never *do not use*), and where it does not lose
@@ -19,7 +20,10 @@ read from the intervals alone:
 
 A benchmark whose held-out difference the *tune* half of the questions measurably reverses
 (`unstable`) counts as neither a win nor a loss: a result that flips between two halves of the
-same questions is not a stable effect. A call that assumes an earlier choice (breadcrumbs *if*
+same questions is not a stable effect. Nor does a win against a weak pick (`weak`, read by
+`weak_pick`): a chunker ahead of the baseline the tune half chose, where the held-out half
+ranks another baseline above that pick and level with or above the chunker, has not beaten
+the best baseline measured. A call that assumes an earlier choice (breadcrumbs *if*
 you chunk by structure) says so first (`condition`), so it does not read as contradicting a
 call against that choice.
 
@@ -65,6 +69,8 @@ class Decision:
     condition: str = ""
     # what the keys of `by_benchmark` are, in the line's counts ("beats on 4 of 4 chunkings")
     over: str = "benchmark"
+    # benchmarks whose win is against a weak pick (`weak_pick`): said, and not counted as a win
+    weak: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.by_benchmark:
@@ -86,7 +92,8 @@ class Decision:
 
     @property
     def beats(self) -> list[str]:
-        return [b for b, c in self.by_benchmark.items() if c.low > 0 and b not in self.unstable]
+        return [b for b, c in self.by_benchmark.items()
+                if c.low > 0 and b not in self.unstable and b not in self.weak]
 
     @property
     def loses(self) -> list[str]:
@@ -101,10 +108,11 @@ class Decision:
     def call_phrase(self) -> str:
         """Where it is better, worse and not measurably different, as words for a sentence:
         ``'worse on anthropic and not measurably different on chroma, course'``."""
-        tied = [b for b in self.by_benchmark if b not in self.beats and b not in self.loses]
+        tied = [b for b in self.by_benchmark
+                if b not in self.beats and b not in self.loses and b not in self.weak]
         parts = [f"{word} on {', '.join(names)}" for word, names in (
-            ("better", self.beats), ("worse", self.loses),
-            ("not measurably different", tied)) if names]
+            ("better", self.beats), ("better only against a weak pick", self.weak),
+            ("worse", self.loses), ("not measurably different", tied)) if names]
         return (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
 
     @property
@@ -134,6 +142,13 @@ class Decision:
         return (f"a difference this size would need about {need:,} questions (here {c.n}) "
                 "to be told from 0")
 
+    def _weak_words(self) -> str:
+        if not self.weak:
+            return ""
+        return (f"the win on {', '.join(self.weak)} is against a weak pick (a baseline the "
+                "held-out half ranks below one that scores at least as much as this "
+                "technique there), so it is not counted as a win")
+
     def line(self) -> str:
         bench, c = self.decisive
         n = len(self.by_benchmark)
@@ -153,12 +168,18 @@ class Decision:
                    f"loses on {', '.join(self.loses)}; no measurable difference on "
                    f"{', '.join(tied)}; it beats on no {self.over}")
         elif self.call == "depends":
-            tied = [b for b in self.by_benchmark if b not in self.beats and b not in self.loses]
+            tied = [b for b in self.by_benchmark
+                    if b not in self.beats and b not in self.loses and b not in self.weak]
             parts = [f"beats on {', '.join(self.beats)} only",
+                     self._weak_words(),
                      f"loses on {', '.join(self.loses)}" if self.loses else "",
                      f"no measurable difference on {', '.join(tied)}" if tied else "",
                      f"cost: {self.cost}" if self.cost else ""]
             why = "; ".join(p for p in parts if p)
+        elif self.weak:
+            others = len(self.by_benchmark) - len(self.weak)
+            why = self._weak_words() + (f"; no other {self.over} of {others} differs measurably"
+                                        if others else "")
         elif self.unstable:
             why = (f"the held-out difference on {', '.join(self.unstable)} is reversed "
                    f"measurably on the tune half, so it is not a stable effect; no other "
@@ -166,6 +187,8 @@ class Decision:
         else:
             why = (f"no measurable difference on {bench}" if n == 1 else
                    f"no {self.over} of {n} differs measurably") + f"; {self._decider(c)}"
+        if self.cost and self.call in ("do not use", "no evidence either way"):
+            why += f"; cost: {self.cost}"  # what it would cost, weighed beside any call
         if self.condition:
             head = f"*If {self.condition}:* " + head
         return (f"{head} {self.technique} over {self.against}: {number}; {why}"
@@ -251,9 +274,9 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
             "chunker": (f"ragkit's chunker ({t.chunker}) under {retrieval}",
                         "the best simple baseline under the same retrieval (chosen on the tune "
                         "half)"),
-            "first_stage": (f"the {t.first_stage} (first stage) on {t.chunker} chunks, "
-                            f"{t.encoder} vectors",
-                            f"{e.base.first_stage} on the same chunks"),
+            "first_stage": (f"{t.first_stage} as the first stage on {t.chunker} chunks",
+                            f"{e.base.first_stage} on the same chunks (both with {t.encoder} "
+                            "vectors)"),
             "reranker": (f"the {t.reranker} reranker on {t.chunker} + {t.first_stage}",
                          "no reranker on the same first stage"),
             "encoder": (f"{t.encoder} in place of {e.base.encoder} (measured on {t.chunker} "
@@ -261,7 +284,11 @@ def effect_decisions(found, budget: int = 1024, costs=(), encoder_costs=()) -> l
                         f"{e.base.encoder} on the same chunks and retrieval"),
         }.get(e.factor, (t.label, e.base.label))
         encoder = (f"{t.encoder} vs {e.base.encoder}" if e.factor == "encoder" else t.encoder)
-        d = Decision(technique, against, f"recall@B{budget}", g["by"], "held-out half", encoder)
+        weak = tuple(sorted({x.benchmark for x in found if x.budget == budget
+                             and x.factor == "chunker" == e.factor
+                             and x.treated.label == t.label and weak_pick(x)} & set(g["by"])))
+        d = Decision(technique, against, f"recall@B{budget}", g["by"], "held-out half", encoder,
+                     weak=weak)
         bench = d.decisive[0]
         cost = (_encoder_cost(encoder_costs, bench, t.encoder, e.base.encoder)
                 if e.factor == "encoder" else _cost(costs, bench, t.label, g["base"][bench],

@@ -245,6 +245,21 @@ def load_hits(folder: str | Path | None = None):
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+def saved_hits(hits, run: str, query_id: str, docs: Mapping[str, Any]) -> list:
+    """The hits `load_hits` saved for `run` and one question, rebuilt in rank order as
+    `ragkit.retrieve.Hit`s over `docs` (doc id -> Document), so a saved ranking can be packed
+    and read again (`ragkit.report.hits_table`). The rows keep a prefix's tokens but not its
+    text, so a run whose hits carry a prefix is refused rather than read without it."""
+    from ..retrieve.base import Hit
+    from ..types import Chunk
+
+    rows = hits[(hits.run == run) & (hits.query_id == query_id)].sort_values("rank")
+    if (rows.prefix_tokens > 0).any():
+        raise ValueError(f"run {run}: its saved hits carry prefixes, whose text is not saved")
+    return [Hit(Chunk.make(docs[r.doc_id], int(r.start), int(r.end), "saved"), float(r.score))
+            for r in rows.itertuples()]
+
+
 def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
     rows = sorted(rows, key=_sort_key)
     atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
