@@ -204,7 +204,7 @@ views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
                     texts=example.texts)
 # span recall, precision, IoU and pass of each view, in % (the views' own rows, plain text)
 percent_frame(views.rename(columns={"recall": "span recall"}),
-              shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "tokens"])
+              shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "cl100k tokens"])
 
 # %% [markdown]
 # ## Exercise
@@ -228,7 +228,7 @@ display(hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFA
 display(percent_frame(score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],),
                                   texts=example.texts).rename(columns={"recall": "span recall"}),
                       shares=["span recall", "precision", "iou", "pass"],
-                      counts=["chunks", "tokens"]))
+                      counts=["chunks", "cl100k tokens"]))
 print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=BUDGETS[0],
                                      texts=example.texts))
 
@@ -256,7 +256,7 @@ display(Markdown(what_we_measured([
     f"tokens) places two phrasings of one refund rule closer (cosine {related:.3f}) than a "
     f"different rule ({unrelated:.3f}); it runs on `{device}` with the `{embedder.backend}` "
     "backend.",
-    f"For {question.id}, the top 5 chunks send {top['tokens']:.0f} tokens and cover "
+    f"For {question.id}, the top 5 chunks send {top['cl100k tokens']:.0f} tokens and cover "
     f"{pct(top['recall'])} of the gold at precision {pct(top['precision'])}; a "
     f"{BUDGETS[0]:,}-token context covers {pct(small['recall'])}, a {DEFAULT_BUDGET:,}-token "
     f"one {pct(default['recall'])} at precision {pct(default['precision'])}.",

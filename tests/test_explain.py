@@ -134,7 +134,7 @@ def test_score_views_scores_one_ranking_at_k_and_at_budgets():
     assert views.view.tolist() == [f"top {len(gold_chunks)} chunks", "8 tokens", "4096 tokens"]
     top, tiny, big = views.to_dict("records")
     assert top["recall"] == 1.0 and top["pass"] == 1.0
-    assert tiny["tokens"] == 8 and tiny["recall"] < 1.0      # the budget cuts the evidence
+    assert tiny["cl100k tokens"] == 8 and tiny["recall"] < 1.0      # the budget cuts the evidence
     assert big["recall"] == 1.0 and big["precision"] < top["precision"]  # more text, diluted
 
 

@@ -299,7 +299,7 @@ def test_saved_hits_rebuild_a_ranking_that_packs_like_the_run(sample):
     assert [(h.chunk.start, h.score) for h in got] == [(0, 0.9), (gold.start - 400, 0.5)]
     assert got[1].chunk.text == sample.text[gold.start - 400:gold.end + 5]
     table = hits_table(q, got, k=2, budgets=(500,))
-    assert 300 < table.tokens.iloc[0] < 500  # the first hit fills most of a 500-token context
+    assert 300 < table["cl100k tokens"].iloc[0] < 500  # the first hit fills most of a 500-token context
     reading = budget_reading(table, 500)
     assert "at rank 2" in reading and "ends inside it" in reading  # ... which ends in the gold's
     with pytest.raises(ValueError, match="prefixes"):

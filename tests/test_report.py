@@ -117,3 +117,19 @@ def test_save_table_writes_every_row_where_the_notebook_says(tmp_path, monkeypat
     assert "| s49 | +4.9% |" in text and text.count("\n| s") == 51  # the header, then 50
     assert save_table("| a |\n|---|\n| 1 |", "md") == str(tmp_path / "tables" / "md.md")
     assert markdown_table(df.head(1)) == "| setting | diff |\n|---|---|\n| s0 | 0 |"
+
+
+def test_summarize_warnings_leaves_out_only_the_pairs_named():
+    import io
+    import warnings
+
+    from ragkit.report.prose import summarize_warnings
+
+    out = io.StringIO()
+    with summarize_warnings(stream=out, ignore=[(ResourceWarning, "unclosed file <x")]):
+        warnings.warn("unclosed file <x name='/dev/null'>", ResourceWarning)
+        warnings.warn("unclosed socket <y>", ResourceWarning)
+        warnings.warn("unclosed file <x again>", UserWarning)
+    text = out.getvalue()
+    assert "unclosed socket" in text and "UserWarning: unclosed file <x again>" in text
+    assert "/dev/null" not in text

@@ -297,13 +297,14 @@ def score_views(query: Query, hits: Sequence[Hit], k: int = 5,
     top = ranked[:k]
     fixed = query_scores(query, top, k, texts=texts)
     rows = [{"view": f"top {k} chunks", "chunks": len(top),
-             "tokens": sum(count_tokens(c.text) + count_tokens(c.prefix) for c in top),
+             "cl100k tokens": sum(count_tokens(c.text) + count_tokens(c.prefix) for c in top),
              "recall": fixed["recall"], "precision": fixed["precision"], "iou": fixed["iou"],
              "pass": fixed["pass@k"]}]
     for b in budgets:
         packed = pack_context(ranked, b)
         sc = budget_scores(query, packed, texts)
-        rows.append({"view": f"{b} tokens", "chunks": packed.units, "tokens": packed.tokens,
+        rows.append({"view": f"{b} tokens", "chunks": packed.units,
+                     "cl100k tokens": packed.tokens,
                      "recall": sc["recall"], "precision": sc["precision"], "iou": sc["iou"],
                      "pass": sc["pass"]})
     return pd.DataFrame(rows)
@@ -340,11 +341,11 @@ def views_reason(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 25
                 f"than {budget:,}, so the context never reaches the first gold hit"
                 if packed.examined < first else
                 "so the gold after that cut, and at any rank below it, stays out")
-               + f"; the top {k} take {k} whole chunks ({int(top.tokens):,} tokens) whatever "
+               + f"; the top {k} take {k} whole chunks ({int(top['cl100k tokens']):,} tokens) whatever "
                "their size, so they hold more")
     elif ctx.recall > top.recall:
         beyond = [r for r in gold if k < r <= packed.examined]
-        why = (f"the top {k} chunks use only {int(top.tokens):,} tokens, so the context reads "
+        why = (f"the top {k} chunks use only {int(top['cl100k tokens']):,} tokens, so the context reads "
                f"past rank {k}" + (f" to the gold at rank {', '.join(map(str, beyond))}"
                                    if beyond else "") + ", and holds more")
     else:
@@ -370,7 +371,7 @@ def hits_table(query: Query, hits: Sequence[Hit], k: int = 5,
         held = sum(x[1] - x[0] for g in query.gold if g.doc_id == c.doc_id
                    for x in [intersect(c.span, g.span)] if x)
         row = {"rank": i + 1, "chunk": f"{c.doc_id} [{c.start}:{c.end}]",
-               "tokens": count_tokens(c.text) + count_tokens(c.prefix),
+               "cl100k tokens": count_tokens(c.text) + count_tokens(c.prefix),
                "gold chars held": held, f"in top {k}": "yes" if i < k else "no"}
         for b, p in packs.items():
             inside = [e - s for d, s, e in p.spans if d == c.doc_id and s < c.end and c.start < e]

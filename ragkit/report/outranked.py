@@ -223,7 +223,7 @@ def budget_reading(table, budget: int) -> str:
     reaches it, as a clause.
 
     >>> import pandas as pd
-    >>> t = pd.DataFrame({"rank": [1, 2], "tokens": [414, 914], "gold chars held": [0, 120],
+    >>> t = pd.DataFrame({"rank": [1, 2], "cl100k tokens": [414, 914], "gold chars held": [0, 120],
     ...                   "in 1024 tokens": ["yes", "cut"]})
     >>> budget_reading(t, 1024)
     'the first unit holding gold is at rank 2, after 414 tokens of units above it, and the 1,024-token context ends inside it'
@@ -232,7 +232,7 @@ def budget_reading(table, budget: int) -> str:
     if gold.empty:
         return "no unit it reads holds gold"
     first = gold.iloc[0]
-    above = int(table[table["rank"] < first["rank"]].tokens.sum())
+    above = int(table[table["rank"] < first["rank"]]["cl100k tokens"].sum())
     state = {"yes": "holds it whole", "cut": "ends inside it",
              "no": "ends before it"}[first[f"in {budget} tokens"]]
     return (f"the first unit holding gold is at rank {int(first['rank'])}, after {above:,} "

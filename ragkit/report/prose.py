@@ -226,10 +226,12 @@ def summary_lines(caught: Sequence[warnings.WarningMessage], width: int = 160,
 
 
 @contextlib.contextmanager
-def summarize_warnings(stream: TextIO | None = None, width: int = 160
+def summarize_warnings(stream: TextIO | None = None, width: int = 160,
+                       ignore: Sequence[tuple[type, str]] = ()
                        ) -> Iterator[list[warnings.WarningMessage]]:
     """Collect every warning raised inside the block, then print one line per kind (a third
-    party's deprecation notice is left out: `third_party_deprecation`).
+    party's deprecation notice is left out: `third_party_deprecation`; so is a warning of a
+    category and message start named in `ignore`, which its caller states in code).
 
     >>> import sys, warnings
     >>> with summarize_warnings(stream=sys.stdout):
@@ -240,7 +242,9 @@ def summarize_warnings(stream: TextIO | None = None, width: int = 160
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield caught
-    for line in summary_lines([w for w in caught if not third_party_deprecation(w)], width):
+    for line in summary_lines([w for w in caught if not third_party_deprecation(w) and not any(
+            issubclass(w.category, cat) and str(w.message).startswith(start)
+            for cat, start in ignore)], width):
         print(line, file=stream or sys.stderr)
 
 
@@ -256,9 +260,9 @@ def third_party_deprecation(w: warnings.WarningMessage) -> bool:
             and not str(Path(w.filename).resolve()).startswith(_PACKAGE))
 
 
-def quiet_cells(ip=None) -> bool:
-    """In IPython/Jupyter, summarize each cell's warnings (see `summarize_warnings`) instead of
-    printing every one, and print a table one line per row in its plain-text form (what a
+def quiet_cells(ip=None, ignore: Sequence[tuple[type, str]] = ()) -> bool:
+    """In IPython/Jupyter, summarize each cell's warnings (see `summarize_warnings`, which
+    leaves out the `ignore` pairs of category and message start) instead of printing every one, and print a table one line per row in its plain-text form (what a
     text renderer shows; pandas otherwise wraps a wide table into blocks of columns, so 24
     rows read as a hundred lines). Returns False outside IPython (nothing to do)."""
     import pandas as pd
@@ -276,7 +280,7 @@ def quiet_cells(ip=None) -> bool:
     state: dict = {}
 
     def pre(*_):
-        state["cm"] = summarize_warnings()
+        state["cm"] = summarize_warnings(ignore=ignore)
         state["cm"].__enter__()
 
     def post(*_):
