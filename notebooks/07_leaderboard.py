@@ -588,6 +588,12 @@ shown_here = [e for e in headline if e.benchmark != "financebench"]  # its cells
 display(Markdown(f"At the headline budget of {BUDGET:,} tokens (every budget, and the costs: "
                  f"`{guide_file}`; FinanceBench's PDFs: notebook 10):\n\n"
                  + guide.sections(shown_here, level=3, which=(1,))))
+display(Markdown("Every cell the closing's opening answer counts, at every budget and on every "
+                 "benchmark, FinanceBench included: ragkit's chunker minus the tune half's pick, "
+                 "recall@B in points on the held-out half, marked where the interval excludes 0 "
+                 "(a win against a weak pick is marked so and not counted as a win in the "
+                 "closing's calls):"))
+display(guide.chunker_grid(found))
 
 # %% [markdown]
 # The second question holds the chunks fixed and changes the retrieval: the stack against

@@ -191,7 +191,8 @@ def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_do
     found = [eff("chunker", router, cfg("fixed", simple=True), split_rank=(3, 7),
                  split_leader=("langchain", 0.952)),
              eff("encoder", cfg("router", "dense", "gemma"), cfg("router", "dense")),
-             eff("encoder", cfg("router", "stack", "gemma"), router, c=FLAT)]
+             eff("encoder", cfg("router", "stack", "gemma"), router, c=FLAT),
+             eff("first_stage", router, cfg("router", "dense"))]
     ds = effect_decisions(found, 1024)
     chunker = next(d for d in ds if "chunker" in d.technique)
     assert chunker.note == ("on a the tune half's pick is 3 of 7 simple baselines on the "
@@ -199,10 +200,15 @@ def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_do
                             "against ragkit's 55.0: a win against a weak pick, which that "
                             "leader would not give")
     assert chunker.line().endswith(f"({chunker.note}).")
+    assert chunker.call == "no evidence either way" and chunker.weak == ("a",)
+    assert "the win on a is against a weak pick" in chunker.line()
     dense = next(d for d in ds if d.technique.startswith("gemma in place of minilm (measured on router chunks + dense)"))
     assert dense.call == "use" and dense.note.startswith(
         "under stack instead: no evidence either way, recall@B1024 +1.0 [-2.0, +4.0] on a")
     assert dense.line().startswith("*If your first stage is dense:* **Use** gemma in place of")
+    assert dense.note.endswith("to weigh it by: keeping minilm and changing the first stage "
+                               "instead (stack as the first stage on router chunks) is use, "
+                               "recall@B1024 +5.0 [+2.0, +8.0] on a")
     stack = next(d for d in ds if d.technique.startswith("gemma in place of minilm (measured on router chunks + stack)"))
     assert stack.note.startswith("under dense instead: use, recall@B1024 +5.0")
     assert stack.condition == "your first stage is stack"

@@ -222,3 +222,13 @@ def test_pick_changes_say_which_cells_turn_when_read_on_all_questions(tmp_path, 
     assert len(changed) == n and changed.turned.all()
     assert (changed["pick a"].map(guide.pick_side) == "ragkit ahead").all()
     assert (changed["pick b"].map(guide.pick_side) == "baseline ahead").all()
+
+
+def test_chunker_grid_holds_every_cell_the_opening_answer_counts(tmp_path, monkeypatch):
+    found = effects(_saved(tmp_path, monkeypatch))
+    grid = guide.chunker_grid(found)
+    _, rows = guide.chunker_rows(found)
+    assert list(grid.columns) == [f"{b:,} tokens" for b in BUDGETS]
+    assert grid.size == len(rows)  # one cell per benchmark × retrieval × budget
+    assert grid.loc[("course", "dense"), "1,024 tokens"].endswith(" ahead")  # router beats
+    assert not grid.loc[("course", "stack"), "1,024 tokens"].endswith(("ahead", "behind"))

@@ -330,6 +330,9 @@ def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Deci
     differ the line opens with the first stage it holds for ("If your first stage is dense:")."""
     enc = {g["e"].treated.first_stage: d for d, g in zip(decisions, groups.values())
            if g["e"].factor == "encoder"}
+    # the first stage changed with the old encoder kept: a cheaper change to weigh an encoder by
+    stages = {(g["e"].treated.encoder, g["e"].treated.chunker): d
+              for d, g in zip(decisions, groups.values()) if g["e"].factor == "first_stage"}
     out = []
     for d, g in zip(decisions, groups.values()):
         stage = g["e"].treated.first_stage
@@ -339,6 +342,14 @@ def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Deci
             d = replace(d.with_note(f"under {other_stage} instead: {other.call}, {other.metric} "
                                     f"{bound(c.diff)} {ci(c.low, c.high)} on {b}"),
                         condition=f"your first stage is {stage}")
+        cheaper = stages.get((g["e"].base.encoder, g["e"].treated.chunker))
+        if g["e"].factor == "encoder" and stage == "dense" and cheaper is not None \
+                and cheaper.call in ("use", "depends"):
+            b, c = cheaper.decisive
+            d = d.with_note(f"to weigh it by: keeping {g['e'].base.encoder} and changing the "
+                            f"first stage instead ({cheaper.technique}) is {cheaper.call}, "
+                            f"{cheaper.metric} {bound(c.diff)} {ci(c.low, c.high)} on {b}"
+                            + (f", cost {cheaper.cost}" if cheaper.cost else ""))
         out.append(d)
     return out
 

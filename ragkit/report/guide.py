@@ -79,6 +79,29 @@ def chunker_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
     return header, rows
 
 
+def chunker_grid(found: Sequence[Any]):
+    """Every chunker cell the opening answer counts, one row per benchmark and retrieval and
+    one column per budget: the held-out recall@B difference against the tune half's pick, with
+    its interval, marked ``ahead`` or ``behind`` where the interval excludes 0 (and ``weak
+    pick`` where `decisions.weak_pick` says the win is against one). A DataFrame."""
+    import pandas as pd
+
+    from .decisions import weak_pick
+    from .prose import diff_ci
+
+    cells = {}
+    for e in questions(found)["chunker"]:
+        if not e.complete:
+            continue
+        mark = (" ahead (weak pick)" if e.verdict == "beats" and weak_pick(e) else
+                " ahead" if e.verdict == "beats" else " behind" if e.verdict == "loses" else "")
+        cells.setdefault((e.benchmark, e.treated.first_stage), {})[f"{e.budget:,} tokens"] = (
+            diff_ci(e.recall) + mark)
+    grid = pd.DataFrame.from_dict(cells, orient="index").fillna("–")
+    grid.index = pd.MultiIndex.from_tuples(grid.index, names=["benchmark", "retrieval"])
+    return grid[sorted(grid.columns, key=lambda c: int(c.split()[0].replace(",", "")))]
+
+
 def pick_side(pick: str) -> str:
     """Which way a chunker pick (`chunker_rows`' ``pick`` column) reads: ragkit's chunker ahead,
     a baseline ahead, no difference, or undecided.
