@@ -110,3 +110,16 @@ def test_a_call_notes_chunks_the_encoder_cut_on_its_deciding_benchmark(halves):
     assert against({("course", "x"): x, ("course", "y"): y}, "x", "y").note.startswith(
         "on course, the encoder cut 490 of the 641 texts this side embedded and 304 of the "
         "baseline's 334")
+
+
+def test_a_cost_counts_what_each_side_embeds_not_what_it_returns(halves):
+    """Small-to-big returns parents but embeds its children: its cost is the children."""
+    tune, held = halves
+    children = Out({**{q: 0.5 for q in tune}, **{q: 0.6 for q in held}}, n_chunks=1200)
+    s2b = Out({**{q: 0.2 for q in tune}, **{q: 0.2 for q in held}}, n_chunks=300)  # parents
+    s2b.n_indexed = 1200  # the very children the baseline embeds
+    d = against({("course", "s2b"): s2b, ("course", "c"): children}, "s2b", "c")
+    assert d.call == "do not use" and d.cost == ""  # the same units: nothing to weigh
+    s2b.n_indexed = 1500
+    assert against({("course", "s2b"): s2b, ("course", "c"): children}, "s2b", "c").cost == (
+        "1,500 chunks to embed and index against 1,200 on course")

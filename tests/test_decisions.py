@@ -197,8 +197,7 @@ def test_effect_decisions_note_a_weak_pick_and_an_encoder_gain_that_the_stack_do
     chunker = next(d for d in ds if "chunker" in d.technique)
     assert chunker.note == ("on a the tune half's pick is 3 of 7 simple baselines on the "
                             "held-out half, whose own leader there, langchain, has 95.2 "
-                            "against ragkit's 55.0: a win against a weak pick, which that "
-                            "leader would not give")
+                            "against ragkit's 55.0")
     assert chunker.line().endswith(f"({chunker.note}).")
     assert chunker.call == "no evidence either way" and chunker.weak == ("a",)
     assert "the win on a is against a weak pick" in chunker.line()

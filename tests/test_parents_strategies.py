@@ -23,3 +23,13 @@ def test_five_strategies_share_one_parent_store(embedder):
     assert runs["auto-merging"]["chunks"] == parents + pc.children
     assert runs["sentence window"]["omega"] is False
     assert all(len(c.text.split()) <= 60 for c in pc.children)
+
+
+def test_parent_child_and_sentence_retrievers_say_what_they_index(embedder):
+    bench = Benchmark("t", [Document("d", TEXT, {"title": "Refund Policy"})], [])
+    runs, pc = comparison_strategies(bench, embedder, StructureChunker(soft=300, hard=400),
+                                     child_tokens=40, child_k=10, window=1)
+    assert pc.n_indexed == len(pc.children) < len(pc.children) + len(pc.store.parents)
+    assert runs["auto-merging"]["retriever"].n_indexed == len(pc.children)
+    sentences = runs["sentence window"]["retriever"]
+    assert sentences.n_indexed == len(sentences.sentences)

@@ -110,7 +110,9 @@ def _with_cost(d: Decision, outcomes: Outcomes, treated: str, bases: Mapping[str
     indexes (the index grows, and a cold run's encoding time with it, with their count)."""
     bench = d.decisive[0]
     t, b = outcomes.get((bench, treated)), outcomes.get((bench, bases.get(bench, "")))
-    n_t, n_b = (getattr(o, "means", {}).get("n_chunks") for o in (t, b))
+    # what each side embeds and indexes (`Outcome.n_indexed`), else the units it returns
+    n_t, n_b = (getattr(o, "n_indexed", 0) or getattr(o, "means", {}).get("n_chunks")
+                for o in (t, b))
     if n_t is None or n_b is None or n_t == n_b:  # the same units: their count says nothing
         return d
     return replace(d, cost=f"{int(n_t):,} chunks to embed and index against {int(n_b):,} on "

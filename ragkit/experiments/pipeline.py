@@ -48,6 +48,9 @@ class Outcome:
     depth: int = 0              # hits retrieved per query
     budgets: tuple[int, ...] = ()
     encoder: str = ""           # the encoder that ranked the hits ("" for none: BM25 alone)
+    # texts the retriever embeds and indexes, where they are not the units it returns (small-to-
+    # big embeds children and returns parents); 0: the returned units themselves
+    n_indexed: int = 0
 
     def retrieved(self, query_id: str) -> list[Chunk]:
         return [h.chunk for h in self.hits.get(query_id, [])]
@@ -224,7 +227,8 @@ def run_experiment(bench: Benchmark, chunker=None, embedder=None, k: int = 5, *,
     built = r.params() if callable(getattr(r, "params", None)) else {}
     return Outcome(bench.name, strategy, chunks, by_id, per_query, means, flags,
                    {**params, "retriever": kind, "placement": placement, **built}, texts,
-                   used_depth, budgets, _encoder_name(embedder, r))
+                   used_depth, budgets, _encoder_name(embedder, r),
+                   int(getattr(r, "n_indexed", 0)))
 
 
 def _encoder_name(embedder: Any, retriever: Any) -> str:

@@ -317,11 +317,10 @@ def _leader_note(effects) -> str:
         return ""
     rank, of = e.split_rank
     name, value = e.split_leader
-    weak = weak_pick(e)
+    # a weak pick's win is said by the line itself (`Decision.weak`), not again here
     return (f"on {e.benchmark} the tune half's pick is {rank} of {of} simple baselines on the "
             f"held-out half, whose own leader there, {name}, has {100 * value:.1f} against "
-            f"ragkit's {100 * e.recall.mean_a:.1f}"
-            + (": a win against a weak pick, which that leader would not give" if weak else ""))
+            f"ragkit's {100 * e.recall.mean_a:.1f}")
 
 
 def _cross_retrieval_notes(decisions: list[Decision], groups: dict) -> list[Decision]:

@@ -94,6 +94,7 @@ class ParentChildRetriever(Retriever):
                          for c in make_children(by_id[p.doc_id], p, child_tokens)]
         self.n_children = Counter(c.parent_id for c in self.children)
         self.dense = DenseRetriever(self.children, embedder)
+        self.n_indexed = len(self.children)  # what it embeds, whatever it returns
         self.child_k, self.mode, self.merge_ratio = child_k, mode, merge_ratio
         self.last_collapse: list[dict[str, int]] = []
 
@@ -160,6 +161,7 @@ class SentenceWindowRetriever(Retriever):
                 self.sentences.append(c)
                 self._pos[c.id] = (d.id, i)
         self.dense = DenseRetriever(self.sentences, embedder)
+        self.n_indexed = len(self.sentences)
         self.window, self.candidates = window, candidates
 
     @property
