@@ -159,7 +159,9 @@ if "onnx" in drift:
 # - **a context budget of B tokens**: fill B tokens (counted with cl100k_base, the same ruler
 #   for every embedder) with hits in rank order, text already included counted once, the last
 #   hit cut at the budget. This is what reaches the model, so every strategy is compared at
-#   equal cost. The course's default is the middle budget of the list in `ragkit.evaluate`.
+#   equal cost. The course's default is the middle budget of the list in `ragkit.evaluate`
+#   (printed by the next cell). The top-k view counts text that two overlapping chunks share
+#   twice, since each chunk is sent whole; a budget counts it once.
 #
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context that is gold), **IoU** (gold ∩ context over gold ∪ context) and
@@ -174,6 +176,7 @@ from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET, load_course
 from ragkit.experiments import run_experiment
 from ragkit.report import (hits_table, hits_text, percent_frame, score_views, views_differ,
                            views_reason)
+from ragkit.text.tokens import count_tokens
 
 course = load_course().for_profile()
 example = run_experiment(course, FixedCharChunker(1000, 200), embedder, k=5)
@@ -181,6 +184,8 @@ scores = example.per_query.set_index("query_id")
 # an instructive case: the top 5 hold part of the gold, not none and not all of it
 partial = scores[(scores["recall"] > 0) & (scores["recall"] < 1)].index
 question = next((q for q in course.queries if q.id in set(partial)), course.queries[0])
+print(f"budgets (cl100k tokens): {', '.join(f'{b:,}' for b in BUDGETS)}; the default: "
+      f"{DEFAULT_BUDGET:,}")
 print(f"{question.id}: {question.text}")
 for g in question.gold:
     print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
@@ -189,9 +194,13 @@ display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
 print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold between ⟦ and ⟧
 chunk_tokens = embedder.count_tokens([c.text for c in example.chunks])
 over = sum(n > embedder.max_tokens for n in chunk_tokens)
-print(f"The truncation warning under this cell counts chunk texts: {over} of {len(chunk_tokens)} chunks "
+ruler = sum(chunk_tokens) / sum(count_tokens(c.text) for c in example.chunks)
+print(f"The truncation warning below counts chunk texts: {over} of {len(chunk_tokens)} chunks "
       f"({over / len(chunk_tokens):.0%}) are longer than {embedder.name}'s {embedder.max_tokens} "
-      f"tokens, and the encoder embeds only their first {embedder.max_tokens} tokens.")
+      f"tokens, and the encoder embeds only their first {embedder.max_tokens} tokens. Two "
+      f"rulers: the table counts cl100k tokens (what reaches the model), the encoder its own "
+      f"WordPiece tokens, {ruler:.2f} of them per cl100k token on these chunks, so a chunk of "
+      f"{embedder.max_tokens / ruler:.0f} cl100k tokens already fills the encoder.")
 
 # %% [markdown]
 # Every hit any view reads is a row above: the first rows are the `k = 5` view; each budget's

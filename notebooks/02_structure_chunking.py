@@ -149,6 +149,31 @@ for chunker in (fixed, strategies[1], structure):
           + (f" · prefix {', '.join(crumb)}" if crumb else "") + f"\n{shown}\n")
 
 # %% [markdown]
+# ## How the router and the semantic chunkers cut one code file
+# The closing makes calls on the router and on the two semantic chunkers, so here is what they
+# do to one document before any benchmark: the shortest of Anthropic's code files that is
+# longer than MiniLM's window, cut by the naive windows, the router (code goes to its
+# function splitter) and the semantic chunkers (a cut where consecutive sentences' vectors
+# drift apart; the cluster variant groups sentences to maximise their similarity). For each:
+# how many chunks, their sizes in MiniLM tokens (prefix included, what the encoder reads),
+# how many the encoder cuts at its `256`-token window, and the first line of the first chunks.
+
+# %%
+code_doc = min((d for d in benches[2].documents
+                if embedder.count_tokens([d.text])[0] > 2 * embedder.max_tokens),
+               key=lambda d: len(d.text))
+print(f"{code_doc.id}: {len(code_doc.text):,} characters, "
+      f"{embedder.count_tokens([code_doc.text])[0]:,} MiniLM tokens")
+for chunker in [s for s in strategies if s in (fixed, router) or "semantic" in s.label]:
+    pieces = chunker.chunk(code_doc)
+    sizes = embedder.count_tokens([c.embedding_text() for c in pieces])
+    print(f"\n{chunker.label}: {len(pieces)} chunks, MiniLM tokens {min(sizes)}–{max(sizes)}, "
+          f"{sum(n > embedder.max_tokens for n in sizes)} cut at the window")
+    for c, n in list(zip(pieces, sizes))[:4]:
+        first = next((x for x in c.text.splitlines() if x.strip()), "")[:70]
+        print(f"  [{c.start:>5}:{c.end:<5}] {n:>4} tokens · {first}")
+
+# %% [markdown]
 # ## The harness: all strategies, all benchmarks
 # Primary columns: span recall, pass and IoU when a budget of `1024` cl100k tokens of retrieved
 # text reaches the model (`@B1024`), so big and small chunks are compared on what they cost. The
@@ -223,11 +248,19 @@ b = crumb_out[("course", crumbs[0].label)].values("recall", B)
 crumb_finding = finding(versus(a, b), "path breadcrumbs (the default)",
                         "no breadcrumb", f"span recall at {B:,} tokens (course)")
 counts = crumb_table.set_index(["benchmark", "strategy"]).n_chunks
+title_finding = (finding(versus(crumb_out[("anthropic", crumbs[3].label)].values("recall", B),
+                                crumb_out[("anthropic", crumbs[0].label)].values("recall", B)),
+                         "path + title breadcrumbs", "no breadcrumb",
+                         f"span recall at {B:,} tokens (anthropic)")
+                 if ("anthropic", crumbs[3].label) in crumb_out else "")
 display(Markdown(
     "Chunks per breadcrumb style: " + "; ".join(
         f"**{bench}**: " + " → ".join(f"{counts[(bench, c.label)]:,.0f}" for c in crumbs)
         for bench in crumb_table.benchmark.unique())
-    + f" (none → heading → path → path + title).\n\n{crumb_finding}"))
+    + f" (none → heading → path → path + title).\n\n{crumb_finding}"
+    + (f"\n\n{title_finding} Code files have no headings, so there only the document's "
+       "title is new text for the encoder, and it also moves where chunks end."
+       if title_finding else "")))
 
 # %% [markdown]
 # ## The staged failures, again
@@ -297,6 +330,8 @@ gold_chunk = next(c for c in out.chunks if c.doc_id == q.gold[0].doc_id
 has_header = "| Tier" in gold_chunk.text or "| Tier" in gold_chunk.prefix
 gold_verdict = verdicts["fee_tier_table_split"][structure.label]
 gold_rank = diagnose(q, out.chunks, out.hits[q.id], K)["first_relevant_rank"]
+naive_out = outcomes[("course", fixed.label)]
+naive_rank = diagnose(q, naive_out.chunks, naive_out.hits[q.id], K)["first_relevant_rank"]
 display(HTML(chunk_view(course.docs_by_id()[q.gold[0].doc_id], out.chunks, q.gold[0])))
 display(Markdown(
     f"The structure chunk holding the Gold row has the prefix `{gold_chunk.prefix}`; the table "
@@ -304,8 +339,9 @@ display(Markdown(
     + (". Retrieval gets it: verdict `ok` at k = 5." if gold_verdict == "ok" else
        f". But retrieval still does not bring all of the gold into the top {K} (verdict "
        f"`{gold_verdict}`; first chunk with gold at rank "
-       f"{gold_rank if gold_rank else 'none retrieved'}): a better chunk is not yet a "
-       "retrieved chunk.")
+       f"{gold_rank if gold_rank else 'none retrieved'}, where the naive {fixed.label} "
+       f"windows' first chunk with gold ranks {naive_rank if naive_rank else 'nowhere'}): a "
+       "better chunk is not yet a retrieved chunk.")
     + f" What came back in its top {K}, and why the Gold row's chunk ranks below them:"))
 print(hits_text(q, out.hits[q.id], k=K, lines=2))
 print(outranked(q, out.hits[q.id], k=K))
@@ -322,6 +358,13 @@ display(Markdown(
     + f"; not fixed by any: {int((status.status == 'not fixed').sum())}."
     + (f" The structure chunker does worse than the naive windows on: {', '.join(worse)}."
        if worse else "")))
+for case in worse[:1]:  # the first case it does worse on: what ranks above its gold, and why
+    wq = by_id[next(c["question_id"] for c in cases if c["name"] == case)]
+    for chunker in (fixed, structure):
+        o = outcomes[("course", chunker.label)]
+        print(f"{case} ({wq.id}), {chunker.label}: verdict {verdicts[case][chunker.label]}, first "
+              f"chunk with gold at rank {diagnose(wq, o.chunks, o.hits[wq.id], K)['first_relevant_rank']}")
+    print(outranked(wq, outcomes[("course", structure.label)].hits[wq.id], k=K))
 
 # %% [markdown]
 # ## Against Chroma's best MiniLM numbers
@@ -471,7 +514,9 @@ struct_d = struct_all  # the opening answer reads every benchmark, headings or n
 if struct_d is not None:  # the fixed-window comparison above and the closing, side by side
     display(Markdown(
         f"**The opening question, answered:** at the same context cost, structure chunking "
-        f"is {struct_d.call_phrase()} against the best simple baseline measured here. Under the "
+        f"is {struct_d.call_phrase()} against the best simple baseline measured here (the "
+        f"tune half picks it per benchmark among {len(simple)}: "
+        + ", ".join(f"`{x}`" for x in simple) + "). Under the "
         f"two comparisons (span recall at {B:,} tokens): "
         + "; ".join(f"on {bench}, {diff_ci(vs_fixed[(bench, structure.label)])} against fixed "
                     f"1000/200 on all {vs_fixed[(bench, structure.label)].n} questions, "
@@ -517,6 +562,7 @@ display(Markdown(ranked_closing(decisions, [
      "In the top 5 chunks, structure chunking does not lose measurably to the fixed windows on "
      "any benchmark."),
     crumb_finding,
+    *([title_finding] if title_finding else []),
     *([f"The breadcrumb's call leaves out {', '.join(untested)}: there the path breadcrumb "
        "changes no text the encoder reads (no headings to name), so it tests nothing."]
       if untested else []),
