@@ -70,13 +70,18 @@ def test_dedupe_keeps_newest_copy():
     assert [c.doc_id for c in dedupe([ca, cb], {})] == ["a"]  # tie: first kept
 
 
-def test_prune_counts_each_rule():
+def _one_per_rule():
+    """Four documents, one chunk each: one for each prune rule to drop, one to keep."""
     flat = "Plan Price Seats Team $15 3 Business $29 10 Enterprise 50 " * 10
     docs = [_doc("old", "old text", superseded_by="new", effective_date="2021-01-01"),
             _doc("new", "new text", effective_date="2024-01-01"),
             _doc("copy", "new text", effective_date="2023-01-01"),
             _doc("flat", flat, effective_date="2024-01-01")]
-    chunks = [Chunk.make(d, 0, len(d.text), strategy="x") for d in docs]
+    return docs, [Chunk.make(d, 0, len(d.text), strategy="x") for d in docs]
+
+
+def test_prune_counts_each_rule():
+    docs, chunks = _one_per_rule()
     p = prune(chunks, docs)
     assert [c.doc_id for c in p.chunks] == ["new"]
     assert p.dropped == {"superseded": 1, "garbled or empty": 1, "duplicate": 1}
@@ -117,12 +122,7 @@ def test_gold_in_superseded_and_verdict():
 
 
 def test_prune_rules_apply_one_at_a_time():
-    flat = "Plan Price Seats Team $15 3 Business $29 10 Enterprise 50 " * 10
-    docs = [_doc("old", "old text", superseded_by="new", effective_date="2021-01-01"),
-            _doc("new", "new text", effective_date="2024-01-01"),
-            _doc("copy", "new text", effective_date="2023-01-01"),
-            _doc("flat", flat, effective_date="2024-01-01")]
-    chunks = [Chunk.make(d, 0, len(d.text), strategy="x") for d in docs]
+    docs, chunks = _one_per_rule()
     only = {r: prune(chunks, docs, rules=(r,)) for r in ("superseded", "garbled or empty",
                                                           "duplicate")}
     assert [c.doc_id for c in only["superseded"].chunks] == ["new", "copy", "flat"]
