@@ -526,7 +526,9 @@ per_generator = {}
 for (label, g), c in helped.items():
     if "subset" not in label:  # a partial cover's rows compare a subset: they inform only
         per_generator.setdefault(g, {})[label] = c
-write_cost = {g: f"{rate[g]:.3g} preambles a second to write" for g in rate}
+write_cost = {g: f"{rate[g]:.3g} preambles a second to write"
+              + (f", and a median {added[g].median():.0f} MiniLM tokens more to embed in every "
+                 "chunk" if g in added else "") for g in rate}
 decisions = [Decision(f"{g} preambles (contextual embeddings)",
                       "basic retrieval on the same chunks", "Pass@20", by, untuned,
                       embedder.name, write_cost.get(g, ""), over="chunking")

@@ -333,20 +333,27 @@ if fb is not None and all(p in by_label for p in pair) and qid is not None:
                          for x in fb.queries for g in x.gold)
     got = {label: by_label[label].values(Metric("recall", BUDGET).column, "all")[q.id]
            for label in pair}
+    scored = int((by_label[pair[0]].values(Metric("recall", BUDGET).column, "held-out") > 0).sum())
     print(f"FinanceBench's gold passages are long: median {gold_tokens[len(gold_tokens) // 2]:,}"
           f" cl100k tokens, {sum(t > 256 for t in gold_tokens)} of {len(gold_tokens)} over "
           f"`256`. On this question the whole page collects {got[pair[0]]:.0%} of such a "
           f"passage and the router's chunk, which starts inside it, {got[pair[1]]:.0%}; "
           f"this question was chosen for that contrast, and over the board "
-          f"{board_place(board(runs, 'financebench', BUDGET), pair[0])}.")
+          f"{board_place(board(runs, 'financebench', BUDGET), pair[0])}"
+          + (f"; it is the only held-out question on which {pair[0]} scores above 0."
+             if scored == 1 else "."))
     print(stack_reading(found, "pages", BUDGET))
     if "pages+stack" in by_label:  # the same question under the stack, packed again from its hits
         col = Metric("recall", BUDGET).column
         stack_hits = saved_hits(hits, by_label["pages+stack"].name, q.id, fb.docs_by_id())
         held = by_label["pages+stack"].values(col, "held-out")
         packed = hits_table(q, stack_hits, k=3, budgets=(BUDGET,))
+        other = stack_hits[0].chunk.doc_id != q.metadata["doc_name"]
         print(f"Under pages+stack on this question {budget_reading(packed, BUDGET)}"
-              f" (rank 1 is a page of {stack_hits[0].chunk.doc_id}): span recall "
+              f" (rank 1 is a page of {stack_hits[0].chunk.doc_id}"
+              + (", another filing: every question is searched over all the filings of the "
+                 "measured sample, and this one names no company" if other else "")
+              + "): span recall "
               f"{by_label['pages+stack'].values(col, 'all')[q.id]:.0%}. A page whose tokens fill "
               f"most of the budget leaves no room for a second; pages+stack has span recall "
               f"above 0 on {int((held > 0).sum())} of {len(held)} held-out questions.")

@@ -171,11 +171,12 @@ def header_answer(found: Sequence[Any], budget: int, chunks: dict) -> tuple[str,
               f"with its rows) against the best simple baseline under the same retrieval, "
               f"chosen on the tune half and read on the held-out half, at {budget:,} tokens: "
               + "; ".join(parts) + ".")
-    n_router, n_pages = chunks.get("router+dense"), chunks.get("pages+dense")
+    n_router = chunks.get("router+dense")
+    rivals = {e.base.chunker: chunks.get(f"{e.base.chunker}+dense") for e in pairs}
     cost = (f" What they cost: the router gives {n_router:,.0f} chunks to embed and index, "
-            f"one chunk per page {n_pages:,.0f} ({n_router / n_pages:.1f} times fewer "
-            "chunks for pages; the stack embeds each long chunk in several windows)."
-            if n_router and n_pages else "")
+            + ", ".join(f"{name} {n:,.0f}" for name, n in rivals.items() if n)
+            + " (the stack embeds each long chunk in several windows)."
+            if n_router and any(rivals.values()) else "")
     return answer, cost
 
 
