@@ -35,6 +35,11 @@
 #
 # Next to them, the splitters readers would otherwise reach for: langchain's Markdown header
 # splitter + recursive splitter, and chonkie's recursive chunker, sized in the same tokens.
+#
+# How to read the labels: numbers in brackets are sizes, `soft/hard` caps for the structure
+# chunker (`180/254`: aim for 180 MiniLM tokens, never pass 254), `size/overlap` for windows
+# and splitters; `p10` is the semantic chunker's cut rule (cut where the distance between
+# consecutive sentences is in its top tenth); the last word names the tokenizer that counts.
 
 # %%
 from IPython.display import HTML, Markdown, display
@@ -77,11 +82,13 @@ fixed, structure, router = strategies[0], strategies[2], strategies[3]
 # encoder reads `prefix` + body (`chunk.embedding_text()`), while spans are scored on the body
 # alone. Below, the same structure chunks with the breadcrumb and without it: every course
 # question searched over both, the rank of the first chunk that touches the gold compared,
-# then the question the breadcrumb helps most, with the text the encoder reads.
+# then the question the breadcrumb helps most and the one it hurts most, with the text the
+# encoder reads. These counts take every rank change, deep ones included; the breadcrumb
+# comparison further down counts only what changes the span recall of a budgeted context.
 
 # %%
 from ragkit.evaluate import overlaps
-from ragkit.report import gold_ranks, outranked
+from ragkit.report import gold_ranks, hits_text, outranked
 from ragkit.retrieve import DenseRetriever
 
 asked = [q for q in benches[0].queries if q.gold]
@@ -100,9 +107,10 @@ print(f"with the breadcrumb the gold ranks higher for {(crumbed < bare).sum()} q
 for what, qid in (("helps most", (bare - crumbed).idxmax()),
                   ("hurts most", (bare - crumbed).idxmin())):
     i = [q.id for q in asked].index(qid)
-    gold = next(h.chunk for h in crumb_hits[i] if overlaps(h.chunk, asked[i].gold))
+    hit = next(h for h in crumb_hits[i] if overlaps(h.chunk, asked[i].gold))
     print(f"\nthe breadcrumb {what}: {qid}, rank {bare[qid]:.0f} without, {crumbed[qid]:.0f} "
-          f"with · {asked[i].text}\nthe encoder reads:\n{gold.embedding_text()[:300]}")
+          f"with · {asked[i].text}\nthe chunk holding its gold, prefix and body (gold between "
+          f"⟦ and ⟧):\n" + hits_text(asked[i], [hit], k=1, lines=4).split("\n", 1)[1])
     if what == "hurts most":  # what now ranks above it, and the question's words each shares
         print(outranked(asked[i], crumb_hits[i], k=3))
 
@@ -151,8 +159,8 @@ for chunker in (fixed, strategies[1], structure):
 # %% [markdown]
 # ## How the router and the semantic chunkers cut one code file
 # The closing makes calls on the router and on the two semantic chunkers, so here is what they
-# do to one document before any benchmark: the shortest of Anthropic's code files that is
-# longer than MiniLM's window, cut by the naive windows, the router (code goes to its
+# do to one document before any benchmark: the shortest of Anthropic's code files at least
+# twice as long as MiniLM's window, cut by the naive windows, the router (code goes to its
 # function splitter) and the semantic chunkers (a cut where consecutive sentences' vectors
 # drift apart; the cluster variant groups sentences to maximise their similarity). For each:
 # how many chunks, their sizes in MiniLM tokens (prefix included, what the encoder reads),
@@ -186,7 +194,9 @@ from ragkit.report import Recorder
 rec = Recorder("02_structure_chunking")
 table, outcomes = compare(benches, strategies, embedder, rec, k=5, experiment="structure",
                           return_outcomes=True)
-percent_frame(table, counts=["n_chunks"])
+# "precision" here is a share of characters (gold characters over retrieved ones), not the
+# glossary's precision@k (a share of chunks); the header says which
+percent_frame(table.rename(columns={"precision": "char precision"}), counts=["n_chunks"])
 
 # %%
 from ragkit.report import bars, show_figure
@@ -380,7 +390,8 @@ both = chroma[(chroma.recall > pub_recall / 100) & (chroma.iou > pub_iou / 100)]
 best = chroma.iloc[0]
 chroma_line = (
     f"Chroma's best MiniLM rows: recall **{pub_recall:.1f} %** ({recall_row}) and IoU "
-    f"**{pub_iou:.1f} %** ({iou_row}). Best IoU on Chroma here: **{best.strategy}** — recall "
+    f"**{pub_iou:.1f} %** ({iou_row}), read on the top 5 chunks as Chroma's report does. Best "
+    f"IoU on Chroma here, at k = 5: **{best.strategy}** — span recall "
     f"{pct(best.recall)}, IoU {pct(best.iou)}. Configurations beating both at once: "
     f"**{len(both)}**" + (f" ({', '.join(both.strategy)})" if len(both) else "")
     + (" — smoke slice, not comparable." if settings.smoke else "."))
@@ -404,6 +415,27 @@ display(Markdown(" ".join(
     f"({'faster' if ratio[(unit, name)] > 1 else 'slower'})."
     for unit, name in ratio.index if not name.startswith("langchain"))))
 
+# %% [markdown]
+# The speed table leaves out the chunkers that embed while they cut. The router and the two
+# semantic chunkers are timed here on the first course documents, process CPU seconds, with an
+# encoder that caches nothing, so every sentence vector is computed as a first run would.
+
+# %%
+import time
+
+fresh = Embedder(cache=False)  # no vector cache: the sentence vectors are computed afresh
+sample = course.documents[:10]
+chunk_cpu = {}
+for chunker in [structure, router] + [type(s)(embedder=fresh) if isinstance(s, SemanticChunker)
+                                      else ClusterSemanticChunker(max_chunk_size=200,
+                                                                  embedder=fresh)
+                                      for s in strategies if "semantic" in s.label]:
+    t0 = time.process_time()
+    chunker.chunk_all(sample)
+    chunk_cpu[chunker.label] = time.process_time() - t0
+display(Markdown(f"Chunking the first {len(sample)} course documents, CPU seconds: " + ", ".join(
+    f"{label} {sec:.2f} s" for label, sec in chunk_cpu.items()) + "."))
+
 # %%
 print(rec.save())
 
@@ -412,8 +444,9 @@ print(rec.save())
 # Each exercise is one cell that runs as written; change the value and run it again.
 #
 # 1. **Caps.** Give the structure chunker other caps (the cell has `soft=120, hard=200`; try
-#    `soft=254, hard=254`) and lint the course with it: how do the chunk count and the
-#    header-less table pieces change? Lint only chunks, so it costs seconds.
+#    `soft=254, hard=254`) and lint the course with it: how do the chunk count, the chunks
+#    that are a heading alone and the chunks over the encoder's limit change? Lint only
+#    chunks, so it costs seconds.
 # 2. **Breadcrumb styles on one chunk.** Set `style` to `"none"`, `"heading"`, `"path"` or
 #    `"path+title"` and read the prefix the Gold row's chunk gets — this is what the embedder
 #    reads in front of the row. Two of the four styles give the same prefix here: why?
@@ -441,8 +474,10 @@ pd.DataFrame(staged_verdicts(k_more, [fixed, structure, router])).T
 wide = StructureChunker(soft=254, hard=254)
 lint_ans = lint_corpus(course.documents, [structure, wide],
                        tokenizer=embedder).set_index("strategy")
-print("1.", "; ".join(f"{label}: {r.chunks} chunks, {r.tables_without_header} table pieces "
-                      f"without their header" for label, r in lint_ans.iterrows()))
+print("1.", "; ".join(f"{label}: {int(r.chunks)} chunks, {int(r.heading_only)} a heading "
+                      f"alone, {int(r.over_limit)} over the encoder's limit, "
+                      f"{int(r.tables_without_header)} table pieces without their header"
+                      for label, r in lint_ans.iterrows()))
 prefixes = {b: next(c for c in StructureChunker(breadcrumb=b).chunk(fee_doc)
                     if c.start <= q.gold[0].start < c.end).prefix
             for b in ("none", "heading", "path", "path+title")}
@@ -454,8 +489,14 @@ if prefixes["path"] == prefixes["path+title"]:
 whole = {k: {label: sum(v[label] == "ok" for v in staged_verdicts(k, [fixed, structure, router])
                         .values()) for label in (fixed.label, structure.label, router.label)}
          for k in (K, 10)}
-print("3.", "; ".join(f"{label}: {whole[K][label]} staged cases whole at k = {K}, "
-                      f"{whole[10][label]} at k = 10" for label in whole[K]))
+print("3.", "; ".join(f"{label}: {whole[K][label]} of {len(cases)} staged cases whole at "
+                      f"k = {K}, {whole[10][label]} at k = 10" for label in whole[K]))
+sizes = {c.label: outcomes[("course", c.label)].means["mean_chunk_chars"]
+         for c in (fixed, structure, router)}
+print("   the lesson: ten chunks of one strategy are not ten of another; a mean chunk here is "
+      + ", ".join(f"{label} {n:,.0f} characters" for label, n in sizes.items())
+      + ", so a fixed k hands the model more text from the bigger chunks, and a count of cases "
+      "at k = 10 compares different amounts of text (the course's budgets hold it equal)")
 
 # %% [markdown]
 # The closing asks a stricter question than the comparison with the fixed `1000/200` windows
@@ -466,6 +507,8 @@ print("3.", "; ".join(f"{label}: {whole[K][label]} staged cases whole at k = {K}
 # baseline does about as well.
 
 # %%
+from dataclasses import replace
+
 from ragkit.experiments import decide
 from ragkit.report import diff_ci, ranked_closing
 
@@ -500,6 +543,10 @@ decisions = [d for d in (
     # every benchmark, headings or not: where it loses is a call of its own (code files)
     struct_all if struct_all is not None and struct_all.loses else None,
 ) if d]
+decisions = [replace(d, cost="; ".join(x for x in (d.cost, (
+    f"chunking {chunk_cpu[d.technique]:.1f} CPU s for {len(sample)} course documents against "
+    f"{chunk_cpu[structure.label]:.2f} s for the structure chunker (sentence vectors computed "
+    "afresh)")) if x)) if d.technique in chunk_cpu else d for d in decisions]
 decisions = [d.with_note(f"measured on {', '.join(d.by_benchmark)} only: on "
                          f"{', '.join(untested)} the structure chunks carry no heading path "
                          "to add") if d.technique.startswith("path breadcrumbs") and untested

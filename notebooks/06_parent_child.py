@@ -361,11 +361,12 @@ decisions = [d for d in (
 blind = ("span recall counts the gold span only, not the sentence after it that a parent or a "
          "window brings along (the rule-and-caveat case above)")
 # span recall cannot see what a parent or a window is for, so a call against either holds
-# only for a reader who needs the gold span alone: the line opens with that condition
+# only on that metric: the line opens with that condition
 blind_to = ("small-to-big", "sentence windows")
+on_span = ("you judge by span recall, which cannot credit the context a parent or a window "
+           "brings")
 decisions = [d if not d.technique.startswith(blind_to) else replace(
-    d.with_note(blind), condition="only the gold span matters to you" if d.loses else "")
-    for d in decisions]
+    d.with_note(blind), condition=on_span if d.loses else "") for d in decisions]
 # what each strategy costs a new question, timed here on the course corpus (its vector
 # computed afresh; the parents are read from the store by id)
 from ragkit.experiments.design_costs import query_latency, uncached

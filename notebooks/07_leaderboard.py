@@ -55,8 +55,8 @@ BUDGET = 1024  # the headline context budget: cl100k tokens that reach the model
 # %% [markdown]
 # ## Combinations
 # Structure chunking (notebook 02) as the base, then three rows that each add one step to the
-# row before: heading breadcrumbs, a structural preamble (notebook 04, no LLM), BM25 fused with
-# the embeddings. Two more rows are *not* stacked on those: late chunking (notebook 05) and
+# row before: path + title breadcrumbs, a structural preamble (notebook 04, no LLM), BM25 fused
+# with the embeddings. Two more rows are *not* stacked on those: late chunking (notebook 05) and
 # parent-child retrieval (notebook 06), each applied to plain structure chunks. Metadata
 # filters (notebook 03) are not in the stack. MiniLM throughout; recall at a budget of `1024`
 # cl100k tokens and at `k = 5`.
@@ -590,9 +590,10 @@ display(Markdown(f"At the headline budget of {BUDGET:,} tokens (every budget, an
                  + guide.sections(shown_here, level=3, which=(1,))))
 display(Markdown("Every cell the closing's opening answer counts, at every budget and on every "
                  "benchmark, FinanceBench included: ragkit's chunker minus the tune half's pick, "
-                 "recall@B in points on the held-out half, marked where the interval excludes 0 "
-                 "(a win against a weak pick is marked so and not counted as a win in the "
-                 "closing's calls):"))
+                 "recall@B in points on the held-out half, marked where the interval excludes 0. "
+                 "A *weak pick* is a tune-half pick that the held-out half ranks below another "
+                 "baseline scoring at least what ragkit's chunker does there: a win against it "
+                 "is marked so, and the closing's calls do not count it as a win."))
 display(guide.chunker_grid(found))
 
 # %% [markdown]
