@@ -557,6 +557,7 @@ losses_k = [bench for bench, c in vs_fixed_k.items() if c.significant and c.diff
 
 
 picks = decide.tune_picks(outcomes, simple, budget=B)
+most_fixed = [x for x, n in fixed_by.items() if n == max(fixed_by.values())]
 struct_d = struct_all  # the opening answer reads every benchmark, headings or not
 if struct_d is not None:  # the fixed-window comparison above and the closing, side by side
     display(Markdown(
@@ -579,7 +580,11 @@ if struct_d is not None:  # the fixed-window comparison above and the closing, s
            "heading path: code files and plain text), so the closing makes two calls: one on "
            "documents with headings, read on that benchmark alone, and one over every "
            "benchmark, which says where structure chunking loses."
-           if set(struct_d.by_benchmark) - with_heads else "")))
+           if set(struct_d.by_benchmark) - with_heads else "")
+        + f" The staged failures, the question's other half: of the {n_fail} that fail with "
+        f"the naive windows at k = {K}, structure chunking fixes {fixed_by[structure.label]}, "
+        f"the router {fixed_by[router.label]}, and the most any strategy fixes is "
+        f"{max(fixed_by.values())} ({', '.join(most_fixed)})."))
 
 
 def mean_len(bench, chunker):

@@ -178,9 +178,10 @@ a, b = fit["fixed_seconds"], fit["seconds_per_document"]
 tokens_per_doc = one_pass["tokens"] / len(docs)
 a_low, a_high = fit["fixed_seconds_low"], fit["fixed_seconds_high"]
 startup_measured = a_low > 0  # the intercept's interval excludes 0
-print(f"one pass over {len(docs)} documents, {BATCH_DOCS} at a time: clock after loading the "
-      f"encoder {one_pass['startup_seconds']:.1f} s (0 when this process had loaded it before, "
-      + ("a point of the fit" if origin else "the clock's origin, so not a point of the fit")
+print(f"one pass over {len(docs)} documents, {BATCH_DOCS} at a time: the clock read "
+      f"{one_pass['startup_seconds']:.2f} s once the encoder was loaded ("
+      + ("a point of the fit" if origin else "0 because this process had loaded it before: the "
+         "clock's origin, so not a point of the fit")
       + f"), last batch done at {seconds[-1]:.1f} s ({len(seconds)} points)")
 edge = min(a - a_low, a_high - a) < 0.15 * (a_high - a_low)  # the estimate near one end
 print(f"intercept:        {a:.2f} s, 95 % interval [{a_low:.2f}, {a_high:.2f}]: "
@@ -453,6 +454,12 @@ from ragkit.scale import runner_reading
 
 largest = [r for r in sweep if r["size"] == max(SIZES)]
 findings = [
+    "What this notebook ran, and what it did not: the chunk and embed stages, as batch "
+    "functions, in one process, in two processes and on Ray Data on this one machine; shards "
+    "written, killed and resumed; IVF indexes built from shards up to "
+    f"{max(SIZES):,} synthetic vectors. Contextualize, late embedding and the metadata "
+    "pre-filter take the same batch form but are not timed here, Ray ran on no cluster, and "
+    f"{N_DOCS:,} documents appear only as arithmetic.",
     f"Chunking and embedding {len(docs)} documents: " + runner_reading(rates, os.cpu_count()),
     ray_reading(rates, len(docs)),
     f"The cost fit's intercept is {a:.2f} s (95 % interval [{a_low:.2f}, {a_high:.2f}]"
@@ -464,7 +471,7 @@ findings = [
     f"{days_high:,.0f}]; arithmetic, not a run" + (
         f"; on the other runners' rates, {others[lo_r] * N_DOCS / 86_400:,.0f} to "
         f"{others[hi_r] * N_DOCS / 86_400:,.0f}" if others else "") + ").",
-    f"A shard job killed after shard {resumed['recorded_at_kill'][-1]} and run again kept "
+    f"A shard job killed once {len(resumed['recorded_at_kill'])} shards were recorded and run again kept "
     f"{len(resumed['kept'])} shards, made {len(resumed['made_again'])} and ended "
     + ("with the same shard files and manifest as an uninterrupted run."
        if resumed["same_as_uninterrupted"] else "with files that differ from an uninterrupted run."),

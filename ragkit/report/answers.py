@@ -77,12 +77,16 @@ class FloorChoice:
         return None if t.empty else t.iloc[0]
 
     def accuracy_text(self, model: str | None = None, questions: str = "staged") -> str:
-        """`model`'s count and accuracy with its interval, as ``'12 of the 18 staged questions
-        (66.7 %, 95 % Wilson interval [43.7, 83.7])'``."""
+        """`model`'s count and accuracy with its interval, as ``'12 of the 18 questions of the
+        staged cases (66.7 %, 95 % Wilson interval [43.7, 83.7]; a case can ask more than one
+        question)'``."""
         r = self.row(model, questions)
-        what = "staged questions" if questions == "staged" else "golden questions with a key number"
+        what = ("questions of the staged cases" if questions == "staged"
+                else "golden questions with a key number")
         return (f"{int(r.correct)} of the {int(r.n)} {what} ({pct(r.accuracy)}, 95 % Wilson "
-                f"interval {ci(r.low, r.high, signed=False)})")
+                f"interval {ci(r.low, r.high, signed=False)}"
+                + ("; a case can ask more than one question" if questions == "staged" else "")
+                + ")")
 
     def line(self, demo: str) -> str:
         """One sentence for a notebook whose `demo` (an answer experiment) was cut because no

@@ -170,7 +170,7 @@ def test_the_notebooks_read_the_decision_and_the_floor_from_the_rows():
     line = choice.line("the staged-answers demo")
     lo, hi = wilson(12, 18)[1:]
     assert line.startswith("The staged-answers demo is not shown: no local model clears the "
-                           "70 % floor. The best, SMALL, answers 12 of the 18 staged questions "
+                           "70 % floor. The best, SMALL, answers 12 of the 18 questions of the staged cases "
                            "(66.7 %, 95 % Wilson interval ")
     assert f"[{100 * lo:.1f}, {100 * hi:.1f}]" in line and "would measure the model" in line
     rows[0] = _row("small", "staged", 13, 18)
