@@ -37,7 +37,7 @@
 # splitter + recursive splitter, and chonkie's recursive chunker, sized in the same tokens.
 #
 # How to read the labels: numbers in brackets are sizes, `soft/hard` caps for the structure
-# chunker (`180/254`: aim for 180 MiniLM tokens, never pass 254), `size/overlap` for windows
+# chunker (`soft/hard`: aim for `soft` MiniLM tokens, never pass `hard`), `size/overlap` for windows
 # and splitters; `p10` is the semantic chunker's cut rule (cut where the distance between
 # consecutive sentences is in its top tenth); the last word names the tokenizer that counts.
 

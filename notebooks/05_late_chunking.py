@@ -298,8 +298,8 @@ display(Markdown("Why each claim that is not measurable here is not:\n\n" + "\n"
 # a second view, from a window in which they sit farther from the edge. The sweep reads
 # nDCG@10, the metric the comparisons above use. The figure shows each setting against naive
 # embedding (which no window changes) on the same questions: late − naive in points, with the
-# paired 95 % interval, so a bar clear of zero is a setting measurably ahead of naive. The
-# table under it gives each setting's own means.
+# paired 95 % interval: a bar wholly above zero marks a setting the data tell apart from
+# naive. The table under it gives each setting's own means.
 
 # %%
 from ragkit.evaluate.stats import interval

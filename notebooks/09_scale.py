@@ -34,8 +34,8 @@
 # **The question this notebook answers:** does the pipeline the course measured run
 # unchanged at a scale of millions of documents, and what would it cost there? It answers in
 # four measurements: how fast each way of running the stages goes, how the cost grows with the
-# corpus, whether a killed job ends with the same bytes, and how much an IVF index loses
-# against exact search as it grows.
+# corpus, whether a killed job ends with the same bytes, and how much of exact search's top
+# results an IVF index keeps as it grows.
 #
 # This notebook measures them on this machine (its CPU count is printed below) and turns the
 # rates into arithmetic for `N_DOCS = 100_000_000` documents. Every figure below comes from the cells that print it; the
