@@ -343,7 +343,7 @@ def test_late_quality_losses_say_where_late_chunking_loses_and_what_the_settings
     assert "late − naive is +0.9 at 128, -2.0 at 512, -5.5 at limit" in line
     # a pattern over three windows, never a measured effect of the window
     assert "over these 3 windows it falls as the window grows, but 1 of the 3 intervals " \
-        "exclude 0" in line and "not a measured effect" in line
+        "excludes 0" in line and "not a measured effect" in line
     assert "the larger the loss" not in line
     assert ("with every pooling at window limit it is -3.1 points [-7.6, +1.3] (no measurable "
             "difference), a smaller loss.") in line

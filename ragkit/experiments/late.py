@@ -250,7 +250,7 @@ def late_quality_losses(table, means) -> list[str]:
                    f"chunking loses at {where}. With {worst.pooling} pooling, late − naive is "
                    f"{steps} (window in tokens; limit is the encoder's own): over these "
                    f"{len(diffs)} windows it {trend}, but {decided} of the {len(diffs)} "
-                   + ("interval excludes" if decided == 1 else "intervals exclude")
+                   + ("intervals excludes" if decided == 1 else "intervals exclude")
                    + " 0 and no two windows are compared with each other, so "
                    "how much the window itself matters is a pattern to test, not a measured "
                    "effect" + (f"; {others}." if others else "."))
