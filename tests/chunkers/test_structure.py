@@ -131,9 +131,12 @@ def test_no_table_piece_without_its_header_and_no_heading_ends_a_chunk(name, tex
     assert not [f for f in findings if f.check in ("table_without_header", "lost_text")]
     blocks = blocks_for(doc)
     for c in chunks:
-        last = blocks_in(blocks, c)[-1]
-        if last.kind == "heading":  # only when nothing but headings follows it
-            assert all(b.kind == "heading" for b in blocks if b.start >= c.start), c.text
+        inside = blocks_in(blocks, c)
+        if inside[-1].kind == "heading":  # only when nothing but headings follows it, or when
+            # the chunk is a pile of headings alone (too many to leave its content a quarter of
+            # the hard cap, so they stand alone by design, and lint flags them heading_only)
+            assert all(b.kind == "heading" for b in blocks if b.start >= c.start) or \
+                all(b.kind == "heading" for b in inside), c.text
 
 
 @FAST
@@ -576,3 +579,17 @@ def test_long_unknown_tokens_count_per_character():
     assert tok.count("hello " + "y" * 150 + " world") == 152
     assert tok.count("hello world") == 2 and len(tok.spans("z" * 300)) == 300
     assert tok.count_batch(["x" * 500, "hello world"]) == [500, 2]
+
+
+def test_a_pile_of_headings_stands_alone_and_lint_flags_it():
+    """Found by hypothesis: five headings in a row leave their content less than a quarter of
+    the hard cap, so they make a chunk of their own (by design), and lint says so."""
+    text = ("# a\n\nA a a. A a a. A a a. A a a.\n\n#### a\n\n#### a\n\n#### supercalifragilistic"
+            "\n\n#### a a\n\n## a a\n\nA a a a a a a a a a firmware throttling.")
+    doc = Document("d", text)
+    chunks = SectionChunker(40, 64).chunk(doc)
+    pile = [c for c in chunks if c.text.startswith("#### a")]
+    assert len(pile) == 1 and pile[0].text.endswith("## a a")
+    assert all(b.kind == "heading" for b in blocks_in(blocks_for(doc), pile[0]))
+    assert [f.check for f in lint(doc, chunks)] == ["heading_only"]
+    assert chunks[-1].text == "A a a a a a a a a a firmware throttling."
