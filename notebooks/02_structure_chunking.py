@@ -416,8 +416,8 @@ display(Markdown(" ".join(
     for unit, name in ratio.index if not name.startswith("langchain"))))
 
 # %% [markdown]
-# The speed table leaves out the chunkers that embed while they cut. The router and the two
-# semantic chunkers are timed here on the first course documents, process CPU seconds, with an
+# The speed table leaves out the chunkers that embed while they cut. Every contender is timed
+# here on the first course documents, process CPU seconds; the semantic chunkers use an
 # encoder that caches nothing, so every sentence vector is computed as a first run would.
 
 # %%
@@ -426,10 +426,7 @@ import time
 fresh = Embedder(cache=False)  # no vector cache: the sentence vectors are computed afresh
 sample = course.documents[:10]
 chunk_cpu = {}
-for chunker in [structure, router] + [type(s)(embedder=fresh) if isinstance(s, SemanticChunker)
-                                      else ClusterSemanticChunker(max_chunk_size=200,
-                                                                  embedder=fresh)
-                                      for s in strategies if "semantic" in s.label]:
+for chunker in (s.using(fresh) if hasattr(s, "using") else s for s in strategies):
     t0 = time.process_time()
     chunker.chunk_all(sample)
     chunk_cpu[chunker.label] = time.process_time() - t0
@@ -543,10 +540,14 @@ decisions = [d for d in (
     # every benchmark, headings or not: where it loses is a call of its own (code files)
     struct_all if struct_all is not None and struct_all.loses else None,
 ) if d]
+picks = decide.tune_picks(outcomes, simple, budget=B)
+# a chunker that embeds while it cuts: its chunking time beside the baseline its call reads
 decisions = [replace(d, cost="; ".join(x for x in (d.cost, (
     f"chunking {chunk_cpu[d.technique]:.1f} CPU s for {len(sample)} course documents against "
-    f"{chunk_cpu[structure.label]:.2f} s for the structure chunker (sentence vectors computed "
-    "afresh)")) if x)) if d.technique in chunk_cpu else d for d in decisions]
+    f"{chunk_cpu[picks[d.decisive[0]]]:.2f} s for {picks[d.decisive[0]]}, the baseline on "
+    f"{d.decisive[0]} (sentence vectors computed afresh)")) if x))
+             if d.technique in chunk_cpu and "semantic" in d.technique else d
+             for d in decisions]
 decisions = [d.with_note(f"measured on {', '.join(d.by_benchmark)} only: on "
                          f"{', '.join(untested)} the structure chunks carry no heading path "
                          "to add") if d.technique.startswith("path breadcrumbs") and untested
@@ -556,7 +557,6 @@ losses = [bench for (bench, label), c in vs_fixed.items()
 losses_k = [bench for bench, c in vs_fixed_k.items() if c.significant and c.diff < 0]
 
 
-picks = decide.tune_picks(outcomes, simple, budget=B)
 most_fixed = [x for x, n in fixed_by.items() if n == max(fixed_by.values())]
 struct_d = struct_all  # the opening answer reads every benchmark, headings or not
 if struct_d is not None:  # the fixed-window comparison above and the closing, side by side

@@ -531,12 +531,10 @@ def minilm_call(label):
                  {r.benchmark: r.comparison for r in sens.itertuples() if r.chunker == label},
                  untuned, minilm.name)
     on_pass = Decision("", "", "", {r.benchmark: r.comparison for r in pass_sens.itertuples()
-                                    if r.chunker == label}).call_phrase()
-    differ = sorted(b for b in d.by_benchmark
-                    if (b in d.beats) != (b in [x.benchmark for x in pass_sens.itertuples()
-                                                if x.chunker == label and x.comparison.low > 0]))
+                                    if r.chunker == label})
+    differ = sorted(set(d.beats) ^ set(on_pass.beats))  # ahead on one metric, not the other
     return d.with_note(f"on pass@{K}, the share of gold units wholly inside the top {K}, it is "
-                       f"{on_pass}"
+                       f"{on_pass.call_phrase()}"
                        + (f"; on {', '.join(differ)} the two metrics disagree: the call reads "
                           "nDCG@10 because Jina's claim is made on it, and this notebook does "
                           "not measure why they part" if differ else ""),

@@ -28,6 +28,7 @@ The embedder is a parameter: anything with ``encode(texts) -> array of unit vect
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
 import zlib
@@ -99,6 +100,13 @@ class _EmbeddingChunker(Chunker):
     def __init__(self, embedder: TextEmbedder | None):
         self._embedder = embedder
         self.embedder = _embedder_name(embedder)
+
+    def using(self, embedder: TextEmbedder):
+        """This chunker, the same settings (and label), with `embedder` computing its sentence
+        vectors (an uncached one, say, to time a first run)."""
+        twin = copy.copy(self)
+        twin._embedder = embedder
+        return twin
 
     @property
     def embedder_model(self) -> TextEmbedder:
