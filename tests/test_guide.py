@@ -89,7 +89,7 @@ def test_readme_guide_and_closing_agree_cell_for_cell(tmp_path, monkeypatch):
                               "retrieval (seven; eight with one chunk per page on PDFs), "
                               "ragkit's chunker beats it in 3, loses in 0 and shows "
                               "no measurable difference in 3 of 6")
-    wins = said[0].split(" The wins: ", 1)[1]  # each win named, with what weakens it
+    wins = said[0].split(" Where it is ahead: ", 1)[1]  # each win named, with what weakens it
     assert wins.count(" tokens, +") == 3 and wins.rstrip(".").count(";") >= 2
     assert any("under the stack: no measurable difference" in s for s in said)
 
@@ -232,3 +232,26 @@ def test_chunker_grid_holds_every_cell_the_opening_answer_counts(tmp_path, monke
     assert grid.size == len(rows)  # one cell per benchmark × retrieval × budget
     assert grid.loc[("course", "dense"), "1,024 tokens"].endswith(" ahead")  # router beats
     assert not grid.loc[("course", "stack"), "1,024 tokens"].endswith(("ahead", "behind"))
+
+
+def test_the_opening_count_leaves_weak_pick_wins_out_as_the_calls_do():
+    from types import SimpleNamespace as NS
+
+    from ragkit.evaluate.stats import Comparison
+    from ragkit.report import closing
+
+    def cfg(chunker, simple=False):
+        return NS(chunker=chunker, first_stage="stack", reranker="none", simple=simple,
+                  encoder="m", label=f"{chunker}+stack")
+
+    up = Comparison(0.95, 0.90, 0.05, 0.02, 0.08, 10, 2, 38, 50)
+
+    def eff(budget, **kw):
+        return NS(benchmark="course", factor="chunker", treated=cfg("router"), budget=budget,
+                  base=cfg("fixed", True), complete=True, recall=up, verdict="beats", **kw)
+
+    found = [eff(1024, split_rank=(4, 7), split_leader=("langchain", 0.96)),  # a weak pick
+             eff(2048, split_rank=(1, 7), split_leader=("fixed", 0.90))]
+    said = closing.guide_findings(found, 1024)[0]
+    assert "ragkit's chunker beats it in 1 (it is ahead in 1 more, against a weak pick: not " \
+        "counted as wins, as in the calls below), loses in 0" in said
