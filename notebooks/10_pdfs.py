@@ -464,7 +464,10 @@ answer, cost = header_answer(found, BUDGET, chunks) if runs else ("", "")
 if answer:  # the opening question, one factor at a time (paired, on the held-out half)
     findings.insert(0, answer[0].upper() + answer[1:])
     display(Markdown(f"**The opening question, answered:** {answer}{cost}"))
-    display(Markdown(table_reading(fb, found, by_label, BUDGET)))
+    if fb is not None:  # which held-out questions are table questions needs the filings' text
+        display(Markdown(table_reading(fb, found, by_label, BUDGET)))
+    else:
+        print("The reading by table question needs FinanceBench's files (see above).")
 display(Markdown(ranked_closing(
     effect_decisions([e for e in found if e.benchmark == "financebench"], BUDGET),
     none="no complete FinanceBench effect in these results (`ragkit bench design "
