@@ -83,9 +83,11 @@ def longest_first(stems: Sequence[str], seconds: dict[str, float]) -> list[str]:
     return sorted(stems, key=lambda s: -seconds.get(s, float("inf")))
 
 
-def last_times(profile: str) -> dict[str, float]:
-    """The wall seconds per notebook of the last recorded run of `profile`, or {} when there is
-    none or the file is unreadable (the order is only a scheduling hint)."""
+def last_times(profile: str, state: str | None = None) -> dict[str, float]:
+    """The wall seconds per notebook of the last recorded whole run of `profile`, taken from
+    the run that started from the same vector cache `state` ("empty" or "warm") where one is
+    recorded (a cold run's longest notebooks are not a warm run's), else from the last whole
+    run; {} when there is none or the file is unreadable (the order is only a scheduling hint)."""
     import json
 
     from ..config import get_settings
@@ -95,7 +97,9 @@ def last_times(profile: str) -> dict[str, float]:
         record = json.loads(path.read_text())
         if record.get("profile") != profile:
             return {}
-        return {str(k): float(v) for k, v in record.get("notebooks", {}).items()}
+        same = (record.get("by_cache") or {}).get(state) or {} if state else {}
+        times = same.get("notebooks") or record.get("notebooks", {})
+        return {str(k): float(v) for k, v in times.items()}
     except (OSError, ValueError, TypeError, AttributeError):
         return {}
 
@@ -201,15 +205,17 @@ def _report(stem: str, secs: float, slow: list[list], cpu_s: float) -> None:
 
 
 def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout: int,
-                  jobs: int = 1) -> tuple[dict[str, float], dict[str, list], dict[str, float]]:
+                  jobs: int = 1, state: str | None = None
+                  ) -> tuple[dict[str, float], dict[str, list], dict[str, float]]:
     """Execute the notebooks, one at a time (``jobs=1``) or up to `jobs` at once within each of
-    `stages`; stop at the first that fails. Returns each notebook's wall seconds, slowest cells
-    and kernel CPU seconds, by stem, in notebook order."""
+    `stages`, longest first by the last run from the same cache `state` (`last_times`); stop
+    at the first that fails. Returns each notebook's wall seconds, slowest cells and kernel CPU
+    seconds, by stem, in notebook order."""
     times: dict[str, float] = {}
     cells: dict[str, list] = {}
     cpu: dict[str, float] = {}
     by_number = {s.name[:2]: s for s in sources}
-    previous = last_times(profile)
+    previous = last_times(profile, state)
     ordered = [[by_number[n] for n in longest_first(stage, {n: previous.get(by_number[n].stem)
                                                             for n in stage
                                                             if by_number[n].stem in previous})]
@@ -296,7 +302,7 @@ def write_times(profile: str, times: dict[str, float], total: float,
         state = cache_state(cache_at_start or 0.0)
         summary = {k: record[k] for k in ("total_s", "total_cpu_s", "cpus", "finished", "jobs",
                                           "vector_cache_mb_at_start", "load_average_at_start",
-                                          "precision")}
+                                          "precision", "notebooks")}
         before = old.get("by_cache", {})
         if not before and old.get("total_s") and old.get("finished") is None:
             # a record written before states were kept: it stands for its own state
@@ -347,7 +353,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     cache_at_start = cache_mb(get_settings().cache_dir)
     load = round(os.getloadavg()[0], 2)  # other work on the machine inflates wall times
     t0 = time.time()
-    times, cells, cpu = run_notebooks(sources, args.profile, out_dir, args.timeout, args.jobs)
+    times, cells, cpu = run_notebooks(sources, args.profile, out_dir, args.timeout, args.jobs,
+                                      cache_state(cache_at_start))
     total = time.time() - t0
     write_times(args.profile, times, total, cells, cache_at_start, cpu, load, args.jobs,
                 args.precision)

@@ -153,3 +153,12 @@ def test_a_stage_starts_with_the_notebooks_that_took_longest_last_time(tmp_path,
                                   "notebooks": {"00_a": 3.0, "01_b": 9.0, "03_c": 1.0}}))
     assert longest_first(["00_a", "01_b", "02_new", "03_c"], last_times("full")) == [
         "02_new", "01_b", "00_a", "03_c"]
+    # a run from an empty cache is ordered by the last cold run, a warm one by the last warm
+    # run; a state with no times of its own falls back to the last whole run
+    record.write_text(json.dumps({"profile": "full", "notebooks": {"00_a": 3.0, "01_b": 9.0},
+                                  "by_cache": {"empty": {"notebooks": {"00_a": 50.0,
+                                                                       "01_b": 9.0}},
+                                               "warm": {"total_s": 12.0}}}))
+    assert longest_first(["00_a", "01_b"], last_times("full", "empty")) == ["00_a", "01_b"]
+    assert longest_first(["00_a", "01_b"], last_times("full", "warm")) == ["01_b", "00_a"]
+    assert last_times("full") == {"00_a": 3.0, "01_b": 9.0}
