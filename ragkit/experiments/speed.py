@@ -13,18 +13,17 @@ import time
 
 from ..report.tables import text_table
 
+# chunk_speed's caps: MiniLM tokens (structure: hard, soft) and characters a chunk
+TOKEN_CAP, SOFT_CAP, CHAR_CAP = 254, 180, 1000
+
 
 def chunk_speed(smoke: bool = False, repeats: int | None = None,
                 quiet: bool = False) -> list[list]:
     """Characters per second: ragkit's structure chunker vs langchain's and chonkie's recursive
-    splitters on Chroma's corpora, all budgeting MiniLM WordPiece tokens (254 per chunk), plus
-    character-budget rows. Best of `repeats` runs each (3, or 1 in the smoke profile: notebook
-    02 and ``ragkit bench chunk-speed`` alike); ratios against langchain in the same unit.
-    Like for like: every run starts cold (ragkit's parse and token-count caches are emptied
-    before each, as no other contender keeps one across runs), and the two libraries that
-    take a tokenizer get the same one, the fast `tokenizers` WordPiece (langchain calls it per
-    piece through its length function, chonkie in batches); ragkit counts through the same
-    vocabulary with its own cache. The rows are printed as a table unless `quiet`."""
+    splitters on Chroma's corpora at `TOKEN_CAP` MiniLM tokens, plus rows at `CHAR_CAP`
+    characters. Best of `repeats` cold runs each (3, or 1 in smoke: 02 and ``ragkit bench
+    chunk-speed`` alike; ragkit's caches emptied first); ratios against langchain in the same
+    unit. langchain and chonkie get the same fast `tokenizers` WordPiece. Printed unless `quiet`."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from tokenizers import Tokenizer
 
@@ -47,20 +46,20 @@ def chunk_speed(smoke: bool = False, repeats: int | None = None,
     def count(s: str) -> int:  # langchain's length function: one call per piece it weighs
         return len(raw.encode(s, add_special_tokens=False).ids)
 
-    size = 254
+    size = TOKEN_CAP
     contenders = {
-        ("tokens", "ragkit structure"): lambda t: StructureChunker(soft=180, hard=size)
+        ("tokens", "ragkit structure"): lambda t: StructureChunker(soft=SOFT_CAP, hard=size)
         .chunk(t),
         ("tokens", "langchain recursive"): lambda t: RecursiveCharacterTextSplitter(
             chunk_size=size, chunk_overlap=0, length_function=count).split_text(t.text),
         ("tokens", "chonkie recursive"): lambda t: ChonkieRecursive(
             tokenizer=raw, chunk_size=size).chunk(t.text),
         ("chars", "ragkit recursive"): lambda t: RecursiveChunker(
-            1000, 0, "chars", ["\n\n", "\n", " ", ""]).chunk(t),
+            CHAR_CAP, 0, "chars", ["\n\n", "\n", " ", ""]).chunk(t),
         ("chars", "langchain recursive"): lambda t: RecursiveCharacterTextSplitter(
-            chunk_size=1000, chunk_overlap=0).split_text(t.text),
+            chunk_size=CHAR_CAP, chunk_overlap=0).split_text(t.text),
         ("chars", "chonkie recursive"): lambda t: ChonkieRecursive(
-            tokenizer="character", chunk_size=1000).chunk(t.text),
+            tokenizer="character", chunk_size=CHAR_CAP).chunk(t.text),
     }
     repeats = repeats or (1 if smoke else 3)
     speed = {}
@@ -79,7 +78,7 @@ def chunk_speed(smoke: bool = False, repeats: int | None = None,
         rows.append([unit, name, f"{cps / 1e6:.2f}", f"{ratio:.2f}", n])
         rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name, metric="chars_per_s",
                 value=cps, k=None, params={"unit": unit, "size": size if unit == "tokens"
-                                           else 1000, "chars": n_chars, "chunks": n,
+                                           else CHAR_CAP, "chars": n_chars, "chunks": n,
                                            "best_of": repeats})
         rec.add(experiment="chunk_speed", benchmark="chroma", strategy=name,
                 metric="speed_vs_langchain", value=ratio, params={"unit": unit})
