@@ -408,6 +408,9 @@ def _cold_runs(folder: Path) -> list[str]:
                    f"against the record (`ragkit verdict-diff results results/bf16`): largest "
                    f"paired recall@B difference {drift}; verdict, pick and closing lines that "
                    f"differ: {n_diff} of {sum(found['verdict_lines'].values())}.")
+    elif t.get("bf16_here") == "available":
+        out.append("No bfloat16 run is recorded yet. The record's machine has bfloat16 "
+                   "arithmetic, so `make reproduce PRECISION=bf16` runs there.")
     elif t.get("bf16_here"):
         out.append("No bfloat16 run is recorded: `make reproduce PRECISION=bf16` refuses on a "
                    f"machine without bfloat16 arithmetic, and the record's machine said: "

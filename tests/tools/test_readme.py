@@ -419,6 +419,10 @@ def test_the_speed_section_gives_both_precisions_cold_runs_and_the_check(tmp_pat
     assert "empty vector cache (a fresh clone) **40.0 min**" in text
     assert "with the vectors cached **5.5 min**" in text
     assert 'the record\'s machine said: "this CPU has no bfloat16 arithmetic"' in text
+    # a machine with bfloat16 and no bf16 run yet: no refusal is quoted
+    (tmp_path / "reproduce_times.json").write_text(json.dumps({**times, "bf16_here": "available"}))
+    text = "\n".join(_cold_runs(tmp_path))
+    assert "No bfloat16 run is recorded yet" in text and "refuses" not in text
     (tmp_path / "bf16").mkdir()
     (tmp_path / "bf16" / "reproduce_times.json").write_text(json.dumps(
         {"by_cache": {"empty": {**run, "total_s": 1440.0}}}))

@@ -88,7 +88,7 @@ def test_bf16_writes_apart_from_the_record_with_the_records_bench_rows(tmp_path,
     monkeypatch.setattr(environment, "bf16_unavailable", lambda device=None: None)
     seen = {}
 
-    def fake_run(sources, profile, out_dir, timeout, jobs):
+    def fake_run(sources, profile, out_dir, timeout, jobs, state=None):
         from ragkit.config import get_settings
 
         settings = get_settings()  # what the kernels this run starts will read
