@@ -129,15 +129,12 @@ for what, qid in (("helps most", (bare - crumbed).idxmax()),
 
 # %%
 from ragkit.chunkers import lint_corpus
+from ragkit.chunkers.lint import lint_reading
 
 lint = lint_corpus(benches[0].documents, strategies, tokenizer=embedder)
 display(lint.round({"lost_pct": 1, "duplicated_pct": 1}))
-kinds = ["lost_chars", "tables_without_header", "over_limit", "over_cap", "empty", "bad_span",
-         "heading_only", "duplicated_chars"]
-display(Markdown("What each strategy's findings are, on the course documents: " + "; ".join(
-    f"{r.strategy}: " + (", ".join(f"{int(r[c]):,} {c}" for c in kinds if r[c]) or "none")
-    for _, r in lint.iterrows()) + ". Every count but `heading_only` and `duplicated_chars` "
-    "is an error."))
+display(Markdown(f"What each strategy's findings are, on the course documents: "
+                 f"{lint_reading(lint)}."))
 
 # %% [markdown]
 # ## What three of them hand the encoder for one question
@@ -167,8 +164,8 @@ for chunker in (fixed, strategies[1], structure):
 # The closing makes calls on the router and on the two semantic chunkers, so here is what they
 # do to one document before any benchmark: the shortest of Anthropic's code files at least
 # twice as long as MiniLM's window, cut by the naive windows, the router (code goes to its
-# function splitter, which here leaves the file whole) and the semantic chunkers (a cut where consecutive sentences' vectors
-# drift apart; the cluster variant groups sentences to maximise their similarity). For each:
+# function splitter, which here leaves the file whole) and the semantic chunkers (a cut where
+# consecutive sentences' vectors drift apart; the cluster variant groups sentences to maximise their similarity). For each:
 # how many chunks, their sizes in MiniLM tokens (prefix included, what the encoder reads),
 # how many the encoder cuts at its `256`-token window, the first line of the first chunks,
 # and how much of each chunker's text the encoder reads at all. A chunk past the window is
@@ -413,8 +410,9 @@ display(Markdown(chroma_line))
 # ## Speed
 # Does parsing first make chunking slow? `ragkit bench chunk-speed` times chunking alone, in
 # wall time (documents and tokenizers are loaded before the clock starts), in this one
-# process, on Chroma's corpora. The `tokens` rows cap a chunk at the same number of MiniLM tokens, the
-# `chars` rows at the same number of characters; the line above the table gives both caps.
+# process, on Chroma's corpora. The `tokens` rows cap a chunk at the same number of MiniLM
+# tokens, the `chars` rows at the same number of characters; the line above the table gives
+# both caps.
 # Every run starts cold, with no parse or token count kept from an earlier run, and each row
 # is the best of three runs, so that one slow run on a busy machine does not decide a ratio.
 # "langchain recursive" is langchain's recursive splitter alone, without the Markdown header
@@ -423,8 +421,8 @@ display(Markdown(chroma_line))
 # token rows' three chunkers cut by different rules, so their chunk counts differ: this
 # table compares speed, not what the chunks hold (the benchmark above does that). Read
 # chonkie's row beside ragkit's as well as langchain's. Chroma's corpora have few headings,
-# so the parser has little structure to find here; the next cell times every strategy of this notebook, the router among them, on
-# course documents, which have headings.
+# so the parser has little structure to find here; the next cell times every strategy of
+# this notebook, the router among them, on course documents, which have headings.
 
 # %%
 from ragkit.experiments import chunk_speed

@@ -244,6 +244,29 @@ def summary(findings: Iterable[Finding]) -> dict[str, int]:
     return out
 
 
+# `summary`'s columns by check (the others are named as their check)
+COLUMNS = {"lost_text": "lost_chars", "duplicated_text": "duplicated_chars",
+           "table_without_header": "tables_without_header"}
+
+
+def lint_reading(frame) -> str:
+    """One line from `lint_corpus`'s frame: each strategy's non-zero findings, errors before
+    warnings (`LEVELS`), or "none".
+
+    >>> import pandas as pd
+    >>> lint_reading(pd.DataFrame([{"strategy": "a", "lost_chars": 0, "heading_only": 2,
+    ...                             "over_limit": 1}, {"strategy": "b", "lost_chars": 0,
+    ...                             "heading_only": 0, "over_limit": 0}]))
+    'a: 1 over_limit (error), 2 heading_only (warning); b: none'
+    """
+    order = sorted(LEVELS, key=lambda c: LEVELS[c] != "error")  # errors first, stable
+    cols = [(COLUMNS.get(c, c), LEVELS[c]) for c in order]
+    return "; ".join(
+        f"{r['strategy']}: " + (", ".join(f"{int(r[c]):,} {c} ({level})" for c, level in cols
+                                          if c in r and r[c]) or "none")
+        for _, r in frame.iterrows())
+
+
 def lint_corpus(docs: Iterable[Document], chunker: Any, max_tokens: int | None = None,
                 tokenizer: Any = "minilm", caps: bool = True):
     """One row per chunker (a chunker, a list of them, or a dict name -> chunker): documents,
