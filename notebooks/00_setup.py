@@ -95,11 +95,13 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # %% [markdown]
 # On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch: the graph is
 # exported from the same weights when the embedder starts, and checked against torch before it
-# is used. The next cell times both backends on the same course text and says, from that
-# timing, which one was quicker here (set `RAGKIT_EMBED_BACKEND=torch` to run the whole course
-# on torch). Whatever the timing, the course keeps ONNX Runtime as its default on a CPU for a
-# second reason, which the cell after it checks: the recorded rows should not shift when the
-# same texts are embedded in batches of another size or order.
+# is used. The next cell times both backends, in float32, on the same course text and says,
+# from that timing, which one was quicker here (set `RAGKIT_EMBED_BACKEND=torch` to run the
+# whole course on torch; the opt-in bfloat16 run, `make reproduce PRECISION=bf16`, runs on
+# torch, and the cell's last line says which backend and precision this run embeds with).
+# Whatever the timing, the course keeps ONNX Runtime as its default on a CPU for a second
+# reason, which the cell after it checks: the recorded rows should not shift when the same
+# texts are embedded in batches of another size or order.
 
 # %%
 from ragkit.embed import compare_backends
@@ -108,7 +110,7 @@ from ragkit.report import speed_sentence
 
 paragraphs = [p for d in load("course").documents for p in d.text.split("\n\n")
               if len(p) > 400][:96]
-why_not = Embedder(backend="onnx", cache=False).onnx_unsupported()
+why_not = Embedder(backend="onnx", cache=False, precision="fp32").onnx_unsupported()
 if why_not:  # e.g. on a GPU, where torch runs the model
     print(f"ONNX Runtime does not apply here: {why_not}")
 else:
@@ -117,7 +119,7 @@ else:
           f"{t['torch'] / t['onnx']:.1f}x · largest difference {t['max_abs_difference']:.1e}")
     display(Markdown(speed_sentence("ONNX Runtime", t["onnx"], "torch", t["torch"],
                                     what=f"the same {len(paragraphs)} paragraphs")))
-print(f"this run embeds with: {embedder.backend}")
+print(f"this run embeds with: {embedder.backend}, {embedder.precision}")
 
 # %% [markdown]
 # The check: the same paragraphs embedded in one batch, in batches of four in reverse order,
@@ -130,9 +132,10 @@ mixed = [p for d in load("course").documents for p in d.text.split("\n\n") if le
 
 def batch_drift(backend: str) -> float:
     """Largest difference between a text's vectors embedded in three batchings."""
-    one_batch = Embedder(backend=backend, cache=False, show_progress=False,
+    one_batch = Embedder(backend=backend, cache=False, show_progress=False, precision="fp32",
                          batch_size=len(mixed)).encode(mixed)
-    small = Embedder(backend=backend, cache=False, show_progress=False, batch_size=4)
+    small = Embedder(backend=backend, cache=False, show_progress=False, precision="fp32",
+                     batch_size=4)
     reversed_fours = small.encode(mixed[::-1])[::-1]
     alone = np.stack([small.encode([p])[0] for p in mixed[:6]])
     return float(max(np.abs(one_batch - reversed_fours).max(),

@@ -96,13 +96,15 @@ def compare_backends(texts: Sequence[str], model: str | Path | None = None,
                      repeats: int = 1) -> dict[str, float]:
     """Encode the same texts on torch and under ONNX Runtime, side by side in one process:
     best-of-`repeats` seconds per backend, and the largest difference between their vectors.
-    Models load (and the graph exports) before the clock starts; nothing is cached."""
+    Both run in float32 (the exported graph's precision), whatever ``RAGKIT_EMBED_PRECISION``
+    says. Models load (and the graph exports) before the clock starts; nothing is cached."""
     import time
 
     texts = list(texts)
     seconds, vecs = {}, {}
     for backend in ("torch", "onnx"):
-        emb = Embedder(model, backend=backend, cache=False, show_progress=False)
+        emb = Embedder(model, backend=backend, cache=False, show_progress=False,
+                       precision="fp32")
         emb.encode(texts[:2])
         best = float("inf")
         for _ in range(repeats):

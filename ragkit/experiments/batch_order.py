@@ -61,7 +61,8 @@ def batch_order(texts: Sequence[str], best_of: int = 3, batch_size: int = 32) ->
 
     from ..embed.encoders import Embedder
 
-    emb = Embedder(backend="onnx", cache=False, show_progress=False, batch_size=batch_size)
+    emb = Embedder(backend="onnx", cache=False, show_progress=False, batch_size=batch_size,
+                   precision="fp32")
     texts = list(texts)
     counts = emb.count_tokens(texts)
     by_tokens = emb.batches
