@@ -83,25 +83,33 @@ def longest_first(stems: Sequence[str], seconds: dict[str, float]) -> list[str]:
     return sorted(stems, key=lambda s: -seconds.get(s, float("inf")))
 
 
-def last_times(profile: str, state: str | None = None) -> dict[str, float]:
+def last_times(profile: str, state: str | None = None,
+               fallback: Path | None = None) -> dict[str, float]:
     """The wall seconds per notebook of the last recorded whole run of `profile`, taken from
     the run that started from the same vector cache `state` ("empty" or "warm") where one is
     recorded (a cold run's longest notebooks are not a warm run's), else from the last whole
-    run; {} when there is none or the file is unreadable (the order is only a scheduling hint)."""
+    run; {} when there is none or the file is unreadable (the order is only a scheduling hint).
+    With no whole run recorded in this run's results folder, the `fallback` folder's record is
+    read (a first bf16 run is ordered by the float32 record's times)."""
     import json
 
     from ..config import get_settings
 
-    path = get_settings().results_dir / "reproduce_times.json"
-    try:
-        record = json.loads(path.read_text())
-        if record.get("profile") != profile:
+    for folder in (get_settings().results_dir, fallback):
+        if folder is None:
+            continue
+        try:
+            record = json.loads((folder / "reproduce_times.json").read_text())
+            if record.get("profile") != profile:
+                return {}
+            same = (record.get("by_cache") or {}).get(state) or {} if state else {}
+            times = same.get("notebooks") or record.get("notebooks", {})
+            return {str(k): float(v) for k, v in times.items()}
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, TypeError, AttributeError):
             return {}
-        same = (record.get("by_cache") or {}).get(state) or {} if state else {}
-        times = same.get("notebooks") or record.get("notebooks", {})
-        return {str(k): float(v) for k, v in times.items()}
-    except (OSError, ValueError, TypeError, AttributeError):
-        return {}
+    return {}
 
 
 def cell_seconds(cell) -> float:
@@ -205,7 +213,7 @@ def _report(stem: str, secs: float, slow: list[list], cpu_s: float) -> None:
 
 
 def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout: int,
-                  jobs: int = 1, state: str | None = None
+                  jobs: int = 1, state: str | None = None, fallback: Path | None = None
                   ) -> tuple[dict[str, float], dict[str, list], dict[str, float]]:
     """Execute the notebooks, one at a time (``jobs=1``) or up to `jobs` at once within each of
     `stages`, longest first by the last run from the same cache `state` (`last_times`); stop
@@ -215,7 +223,7 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
     cells: dict[str, list] = {}
     cpu: dict[str, float] = {}
     by_number = {s.name[:2]: s for s in sources}
-    previous = last_times(profile, state)
+    previous = last_times(profile, state, fallback)
     ordered = [[by_number[n] for n in longest_first(stage, {n: previous.get(by_number[n].stem)
                                                             for n in stage
                                                             if by_number[n].stem in previous})]
@@ -354,7 +362,8 @@ def main(argv: list[str] | None = None, prog: str = "ragkit reproduce") -> int:
     load = round(os.getloadavg()[0], 2)  # other work on the machine inflates wall times
     t0 = time.time()
     times, cells, cpu = run_notebooks(sources, args.profile, out_dir, args.timeout, args.jobs,
-                                      cache_state(cache_at_start))
+                                      cache_state(cache_at_start),
+                                      record if args.precision == "bf16" else None)
     total = time.time() - t0
     write_times(args.profile, times, total, cells, cache_at_start, cpu, load, args.jobs,
                 args.precision)

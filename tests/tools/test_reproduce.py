@@ -162,3 +162,22 @@ def test_a_stage_starts_with_the_notebooks_that_took_longest_last_time(tmp_path,
     assert longest_first(["00_a", "01_b"], last_times("full", "empty")) == ["00_a", "01_b"]
     assert longest_first(["00_a", "01_b"], last_times("full", "warm")) == ["01_b", "00_a"]
     assert last_times("full") == {"00_a": 3.0, "01_b": 9.0}
+
+
+def test_a_first_bf16_run_is_ordered_by_the_float32_record(tmp_path, monkeypatch):
+    """With no record of its own (a first bf16 run, rows in results/bf16/), the float32
+    record's times of the same cache state order the stages; once the folder has its own
+    record, that one is read."""
+    from ragkit.tools.reproduce import last_times
+
+    own = tmp_path / "bf16"
+    own.mkdir()
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(own))
+    (tmp_path / "reproduce_times.json").write_text(json.dumps(
+        {"profile": "full", "notebooks": {"00_a": 1.0},
+         "by_cache": {"empty": {"notebooks": {"00_a": 7.0, "01_b": 70.0}}}}))
+    assert last_times("full", "empty") == {}
+    assert last_times("full", "empty", tmp_path) == {"00_a": 7.0, "01_b": 70.0}
+    (own / "reproduce_times.json").write_text(json.dumps(
+        {"profile": "full", "notebooks": {"00_a": 2.0, "01_b": 3.0}}))
+    assert last_times("full", "empty", tmp_path) == {"00_a": 2.0, "01_b": 3.0}
