@@ -38,10 +38,18 @@ def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -
     """Write `data` to `path` all at once: a temporary file in the same folder, renamed into
     place, so a failed write leaves the old file and no partial one. A `path` that is a
     symlink stays one: the data goes to its target (the temporary file is made next to the
-    target), never over the link. `mode`: the permission bits the file gets (default: those
-    of a temporary file, 0600)."""
+    target), never over the link. `mode`: the permission bits the file gets (default: an
+    existing file keeps its own; a new one gets what `open` would give it, 0666 less the
+    umask, not the temporary file's 0600)."""
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mask = os.umask(0o022)
+            os.umask(mask)
+            mode = 0o666 & ~mask
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -114,6 +114,27 @@ def test_writes_go_through_a_symlink_to_its_target(tmp_path):
         "rows.jsonl"]
 
 
+def test_a_whole_file_write_gives_the_mode_a_plain_write_would(tmp_path):
+    """Results and caches are written through a temporary file (made 0600), but the file
+    that lands has the mode `open` would give a new file (0666 less the umask), and a
+    rewritten file keeps its own mode."""
+    import stat
+
+    from ragkit.cache import atomic_write_text
+
+    old = os.umask(0o027)
+    try:
+        atomic_write_text(tmp_path / "new.jsonl", "x\n")
+        assert stat.S_IMODE((tmp_path / "new.jsonl").stat().st_mode) == 0o640
+        kept = tmp_path / "kept.jsonl"
+        kept.write_text("old\n")
+        kept.chmod(0o604)
+        atomic_write_text(kept, "new\n")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o604 and kept.read_text() == "new\n"
+    finally:
+        os.umask(old)
+
+
 def test_a_write_that_fails_leaves_the_old_file_and_no_partial_file(tmp_path, monkeypatch):
     from ragkit.cache import atomic_write_text
 
