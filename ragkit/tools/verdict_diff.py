@@ -16,9 +16,11 @@ what the course concludes. Two things are reported:
 (b) **every verdict, pick and closing line that differs**: the lines of the executed notebooks'
     outputs (and of ``decision_guide.md``) that carry a verdict word (beats, loses, no
     measurable difference, supported, held, Use, Do not use, pick ...), with every decimal,
-    interval and wins/losses/ties count replaced by ``#`` so that only the words, the names and
-    the whole-number counts (such as "beats on 1 of 3") are compared. A line only one run has
-    is printed with ``-`` (RECORD) or ``+`` (OTHER).
+    interval, per-question tally (wins/losses/ties, "ahead on 12 questions, behind on 3, tied
+    on 99") and precision flag replaced by ``#`` so that only the words, the names and the
+    whole-number counts (such as "beats on 1 of 3") are compared. A line only one run has is
+    printed, with its numbers, with ``-`` (RECORD) or ``+`` (OTHER), and with how far its 95 %
+    interval stays from 0 (negative: the interval holds 0), so a flip at a near-tie shows.
 
 The notebooks are read from ``RECORD/../notebooks`` for the record folder ``results/`` and from
 ``OTHER/notebooks`` otherwise, unless given. Exit codes: 0 = no verdict differs; 1 = some verdict
@@ -50,18 +52,39 @@ def is_verdict(line: str) -> bool:
 
 
 # what may move between two faithful runs: decimals (with a sign, a % or a unit), intervals,
-# wins/losses/ties counts; whole numbers stay (question counts, "1 of 3", chunk sizes)
+# the per-question tallies of a paired comparison (wins/losses/ties, "ahead on 12 questions,
+# behind on 3, tied on 99") and a row's precision flag; whole numbers stay (question counts,
+# "1 of 3", chunk sizes)
 _INTERVAL = re.compile(r"\[\s*[-+−]?\d[\d,.]*(?: ?%)?\s*,\s*[-+−]?\d[\d,.]*(?: ?%)?\s*\]")
-_WLT = re.compile(r"\b\d+/\d+/\d+\b")
+_WLT = re.compile(r"\b\d+/\d+/\d+\b|\b\d+ wins? / \d+ loss(?:es)? / \d+ ties?\b")
+_TALLY = re.compile(r"ahead on \d+ questions?, behind on \d+, tied on \d+")
+_PRECISION = re.compile(r"\bprecision:\w+;?")
 _DECIMAL = re.compile(r"[-+−]?\d[\d,]*\.\d+(?: ?%)?|[-+−]\d[\d,]*(?: ?%)?")
 
 
 def skeleton(line: str) -> str:
     """A verdict line with the numbers that may move replaced by ``#``."""
+    line = _PRECISION.sub("", line)
+    line = _TALLY.sub("ahead on #, behind on #, tied on #", line)
     line = _INTERVAL.sub("#", line)
     line = _WLT.sub("#", line)
     line = _DECIMAL.sub("#", line)
     return re.sub(r"\s+", " ", line).strip()
+
+
+def interval_margin(line: str) -> float | None:
+    """How far the first 95 % interval on `line` stays from 0, in its own units: the distance
+    from 0 to its nearer end, negative when the interval holds 0 (None: no interval). A verdict
+    that flips between two runs with a small margin in both is a near-tie."""
+    m = _INTERVAL.search(line)
+    if not m:
+        return None
+    ends = [float(x.strip().rstrip("%").strip().replace(",", "").replace("−", "-"))
+            for x in m.group(0).strip("[]").split(",")]
+    if len(ends) != 2:
+        return None
+    lo, hi = sorted(ends)
+    return round(min(abs(lo), abs(hi)) * (1 if lo > 0 or hi < 0 else -1), 2)
 
 
 def verdict_lines(text: str) -> list[str]:
@@ -90,14 +113,26 @@ def notebook_text(path: Path) -> str:
     return "\n".join(parts)
 
 
-def verdicts(results: Path, notebooks: Path) -> dict[str, Counter]:
-    """{source name: multiset of verdict skeletons} for each executed notebook and the guide."""
-    out: dict[str, Counter] = {}
-    for nb in sorted(notebooks.glob("[0-9][0-9]_*.ipynb")):
-        out[nb.stem] = Counter(verdict_lines(notebook_text(nb)))
+def _texts(results: Path, notebooks: Path) -> dict[str, str]:
+    out = {nb.stem: notebook_text(nb) for nb in sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))}
     guide = results / "decision_guide.md"
     if guide.exists():
-        out[guide.name] = Counter(verdict_lines(guide.read_text(encoding="utf-8")))
+        out[guide.name] = guide.read_text(encoding="utf-8")
+    return out
+
+
+def verdicts(results: Path, notebooks: Path) -> dict[str, Counter]:
+    """{source name: multiset of verdict skeletons} for each executed notebook and the guide."""
+    return {name: Counter(verdict_lines(text))
+            for name, text in _texts(results, notebooks).items()}
+
+
+def _originals(text: str) -> dict[str, list[str]]:
+    """{skeleton: the verdict lines of `text` with their numbers} ."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for line in text.splitlines():
+        if is_verdict(line):
+            out[skeleton(line)].append(line.strip())
     return out
 
 
@@ -158,17 +193,24 @@ def recall_differences(record: Path, other: Path) -> dict[str, dict]:
 def compare(record: Path, other: Path, record_notebooks: Path,
             other_notebooks: Path) -> dict:
     """Both reports (see the module doc) as one JSON-ready dict."""
-    va, vb = verdicts(record, record_notebooks), verdicts(other, other_notebooks)
+    ta, tb = _texts(record, record_notebooks), _texts(other, other_notebooks)
+    va = {k: Counter(verdict_lines(t)) for k, t in ta.items()}
+    vb = {k: Counter(verdict_lines(t)) for k, t in tb.items()}
     differ: dict[str, list[str]] = {}
+    shown: dict[str, list[dict]] = {}
     for name in sorted(set(va) | set(vb)):
         a, b = va.get(name, Counter()), vb.get(name, Counter())
         lines = ([f"- {x}" for x in sorted((a - b).elements())]
                  + [f"+ {x}" for x in sorted((b - a).elements())])
         if lines:
             differ[name] = lines
+            oa, ob = _originals(ta.get(name, "")), _originals(tb.get(name, ""))
+            shown[name] = [{"side": side, "line": line, "margin": interval_margin(line)}
+                           for side, extra, orig in (("-", a - b, oa), ("+", b - a, ob))
+                           for x in sorted(extra) for line in orig[x][:extra[x]]]
     return {"recall_at_b": recall_differences(record, other),
             "verdict_lines": {k: sum(v.values()) for k, v in va.items()},
-            "differing": differ}
+            "differing": differ, "differing_with_numbers": shown}
 
 
 def _default_notebooks(results: Path) -> Path:
@@ -186,9 +228,12 @@ def report(found: dict) -> Iterable[str]:
     n_diff = sum(len(v) for v in found["differing"].values())
     yield (f"verdict, pick and closing lines compared: {total} in "
            f"{len(found['verdict_lines'])} sources; differing: {n_diff}")
-    for name, lines in found["differing"].items():
+    for name, lines in found.get("differing_with_numbers", {}).items():
         yield f"  {name}:"
-        yield from (f"    {line}" for line in lines)
+        for x in lines:
+            margin = ("" if x["margin"] is None else
+                      f"  [its interval's nearer end is {x['margin']:+g} from 0]")
+            yield f"    {x['side']} {x['line']}{margin}"
 
 
 def main(argv: list[str] | None = None, prog: str = "ragkit verdict-diff") -> int:

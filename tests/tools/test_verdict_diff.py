@@ -24,6 +24,26 @@ def test_a_skeleton_keeps_words_names_and_counts_and_drops_what_may_move():
         "router beats fixed by # points"]
 
 
+def test_tallies_and_the_precision_flag_are_not_verdicts():
+    """Two runs whose paired comparison reaches the same verdict with one question moved from
+    tied to ahead, or whose row carries a precision flag, agree; a flipped verdict does not."""
+    from ragkit.tools.verdict_diff import interval_margin
+
+    a = ("- **router** beats **fixed** on recall@B1024 by 6.0 points (95 % CI [+0.5, +12.0], "
+         "n = 116; router ahead on 16 questions, behind on 8, tied on 92). 1 wins / 0 losses / "
+         "3 ties; held truncated:85")
+    b = (a.replace("16 questions, behind on 8, tied on 92", "17 questions, behind on 8, tied on "
+                   "91").replace("1 wins / 0 losses / 3 ties", "2 wins / 0 losses / 2 ties")
+         .replace("held truncated:85", "held precision:bf16;truncated:85"))
+    assert skeleton(a) == skeleton(b)
+    assert skeleton(a) != skeleton(a.replace("beats", "loses to"))
+    assert interval_margin(a) == 0.5
+    assert interval_margin("-1.4 points (95 % CI [-2.9, +0.001])") == -0.0
+    assert interval_margin("-18.8 [-25.1, -12.7] on anthropic") == 12.7
+    assert interval_margin("+4.3 (95 % CI [-1.6 %, +10.5 %])") == -1.6
+    assert interval_margin("no interval here") is None
+
+
 def _run(folder, notebook_lines, recall):
     """A results folder with one notebook's rows and per-question recall@B, and its executed
     notebook whose output prints `notebook_lines`."""
@@ -56,9 +76,14 @@ def test_verdict_diff_reports_the_recall_drift_and_a_flipped_verdict(tmp_path, c
     assert main([str(tmp_path / "a"), str(tmp_path / "c"), "--out",
                  str(tmp_path / "diff.json")]) == 1
     out = capsys.readouterr().out
-    assert "- router beats fixed by # points #" in out
+    # the differing lines are shown with their numbers, and how far the interval is from 0
+    assert ("- router beats fixed by 3.1 points [+0.2, +6.0]  [its interval's nearer end is "
+            "+0.2 from 0]") in out
     assert "+ no measurable difference between router and fixed" in out
-    assert json.loads((tmp_path / "diff.json").read_text())["differing"]["02_x"]
+    saved = json.loads((tmp_path / "diff.json").read_text())
+    assert saved["differing"]["02_x"] == ["- router beats fixed by # points #",
+                                          "+ no measurable difference between router and fixed"]
+    assert [x["margin"] for x in saved["differing_with_numbers"]["02_x"]] == [0.2, None]
     assert main([str(tmp_path / "a"), str(tmp_path / "nope")]) == 3
 
 
@@ -88,12 +113,12 @@ def test_bf16_writes_apart_from_the_record_with_the_records_bench_rows(tmp_path,
     monkeypatch.setattr(environment, "bf16_unavailable", lambda device=None: None)
     seen = {}
 
-    def fake_run(sources, profile, out_dir, timeout, jobs, state=None):
+    def fake_run(sources, profile, out_dir, timeout, jobs, state=None, fallback=None):
         from ragkit.config import get_settings
 
         settings = get_settings()  # what the kernels this run starts will read
         seen.update(precision=settings.embed_precision, out=out_dir,
-                    results=str(settings.results_dir))
+                    results=str(settings.results_dir), fallback=fallback)
         return {}, {}, {}
 
     monkeypatch.setattr(reproduce, "run_notebooks", fake_run)
@@ -102,6 +127,7 @@ def test_bf16_writes_apart_from_the_record_with_the_records_bench_rows(tmp_path,
     bf16 = record / "bf16"
     assert seen["precision"] == "bf16" and seen["results"] == str(bf16)
     assert seen["out"] == bf16 / "notebooks"
+    assert seen["fallback"] == record  # ordered by the record's times until it has its own
     assert (bf16 / "bench_design.jsonl").exists() and not (bf16 / "02_x.jsonl").exists()
     assert (bf16 / "runs" / "bench_design.scores.parquet").read_bytes() == b"x"
     assert seen["check"][:2] == (record, bf16)
