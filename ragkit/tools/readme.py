@@ -403,11 +403,15 @@ def _cold_runs(folder: Path) -> list[str]:
         drift = "; ".join(f"{name} {c['largest']:+.2f} points" for name, c
                           in sorted(found["recall_at_b"].items()))
         n_diff = sum(len(v) for v in found["differing"].values())
+        cold, cold32 = b.get("by_cache", {}).get("empty"), runs.get("empty")
+        ratio = (f", {cold32['total_s'] / cold['total_s']:.2f}x as fast as float32 from an "
+                 "empty cache" if cold and cold32 else "")
         out.append(f"In bfloat16 (`make reproduce PRECISION=bf16`, rows in `results/bf16/`): "
-                   f"from an empty cache {run(b.get('by_cache', {}).get('empty'))}. Its check "
-                   f"against the record (`ragkit verdict-diff results results/bf16`): largest "
-                   f"paired recall@B difference {drift}; verdict, pick and closing lines that "
-                   f"differ: {n_diff} of {sum(found['verdict_lines'].values())}.")
+                   f"from an empty cache {run(cold)}{ratio}. Its check against the record "
+                   f"(`ragkit verdict-diff results results/bf16`): largest paired recall@B "
+                   f"difference {drift}; verdict, pick and closing lines that differ: {n_diff} "
+                   f"of {sum(found['verdict_lines'].values())}, each listed with its numbers in "
+                   f"`results/bf16/verdict_diff.json`.")
     elif t.get("bf16_here") == "available":
         out.append("No bfloat16 run is recorded yet. The record's machine has bfloat16 "
                    "arithmetic, so `make reproduce PRECISION=bf16` runs there.")

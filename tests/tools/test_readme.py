@@ -431,6 +431,7 @@ def test_the_speed_section_gives_both_precisions_cold_runs_and_the_check(tmp_pat
          "differing": {"07": ["- a beats b", "+ no measurable difference"]}}))
     text = "\n".join(_cold_runs(tmp_path))
     assert "from an empty cache **24.0 min**" in text and "chroma -0.42 points" in text
+    assert "1.67x as fast as float32 from an empty cache" in text  # 40.0 min / 24.0 min
     assert "differ: 2 of 30" in text and "refuses" not in text
 
 
