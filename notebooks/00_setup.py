@@ -84,7 +84,8 @@ sentences = ["Refunds are available within 14 days of purchase.",
              "Inactive accounts are disabled after 90 days."]
 vectors = embedder.encode(sentences)
 similarity = vectors @ vectors.T
-print(f"{embedder.name}: {vectors.shape[1]} dimensions, limit {embedder.max_tokens} tokens")
+print(f"{embedder.name}: {vectors.shape[1]} dimensions, limit {embedder.max_tokens} tokens; "
+      f"this run embeds with {embedder.backend}, {embedder.precision}")
 np.round(similarity, 3)
 
 # %%
@@ -93,15 +94,21 @@ assert related > unrelated
 print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 
 # %% [markdown]
-# On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch: the graph is
+# On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch. The graph is
 # exported from the same weights when the embedder starts, and checked against torch before it
-# is used. The next cell times both backends, in float32, on the same course text and says,
-# from that timing, which one was quicker here (set `RAGKIT_EMBED_BACKEND=torch` to run the
-# whole course on torch; the opt-in bfloat16 run, `make reproduce PRECISION=bf16`, runs on
-# torch, and the cell's last line says which backend and precision this run embeds with).
-# Whatever the timing, the course keeps ONNX Runtime as its default on a CPU for a second
-# reason, which the cell after it checks: the recorded rows should not shift when the same
-# texts are embedded in batches of another size or order.
+# is used. The cell above printed the backend and the precision this run embeds with.
+#
+# The next cell times both backends on the same course paragraphs, in float32 (the precision
+# of every recorded row), and says which one was quicker here. Its "largest difference" is the
+# largest absolute difference between the same coordinate of a paragraph's two vectors (each
+# vector has length one). To run the whole course on torch, set `RAGKIT_EMBED_BACKEND=torch`.
+# The opt-in bfloat16 run (`make reproduce PRECISION=bf16`; bfloat16 is a shorter
+# floating-point format that some CPUs multiply in hardware) also runs on torch, and writes
+# its rows apart from the record.
+#
+# The timing may well show no speed reason to prefer either. The course keeps ONNX Runtime as
+# its CPU default for the reason the cell after it checks: the recorded rows should not shift
+# when the same texts are embedded in batches of another size or order.
 
 # %%
 from ragkit.embed import compare_backends
@@ -116,10 +123,10 @@ if why_not:  # e.g. on a GPU, where torch runs the model
 else:
     t = compare_backends(paragraphs)
     print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.1f} s · onnx {t['onnx']:.1f} s · "
-          f"{t['torch'] / t['onnx']:.1f}x · largest difference {t['max_abs_difference']:.1e}")
+          f"torch's time over onnx's {t['torch'] / t['onnx']:.2f} · largest difference "
+          f"{t['max_abs_difference']:.1e}")
     display(Markdown(speed_sentence("ONNX Runtime", t["onnx"], "torch", t["torch"],
                                     what=f"the same {len(paragraphs)} paragraphs")))
-print(f"this run embeds with: {embedder.backend}, {embedder.precision}")
 
 # %% [markdown]
 # The check: the same paragraphs embedded in one batch, in batches of four in reverse order,
@@ -267,7 +274,12 @@ display(Markdown(what_we_measured([
     f"The bundled encoder ({embedder.name}, {vectors.shape[1]} dimensions, {embedder.max_tokens} "
     f"tokens) places two phrasings of one refund rule closer (cosine {related:.3f}) than a "
     f"different rule ({unrelated:.3f}); it runs on `{device}` with the `{embedder.backend}` "
-    "backend.",
+    f"backend, in {embedder.precision}.",
+    *([] if why_not else [
+        f"In float32, ONNX Runtime took {t['onnx']:.1f} s and torch {t['torch']:.1f} s on the "
+        f"same {len(paragraphs)} paragraphs; embedded in three batchings, a paragraph's vector "
+        f"moved by up to {drift['onnx']:.1e} under ONNX Runtime and {drift['torch']:.1e} under "
+        "torch."]),
     f"For {question.id}, the top 5 chunks send {top['cl100k tokens']:.0f} tokens and cover "
     f"{pct(top['recall'])} of the gold at precision {pct(top['precision'])}; a "
     f"{BUDGETS[0]:,}-token context covers {pct(small['recall'])}, a {DEFAULT_BUDGET:,}-token "

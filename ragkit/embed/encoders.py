@@ -103,8 +103,7 @@ def compare_backends(texts: Sequence[str], model: str | Path | None = None,
     texts = list(texts)
     seconds, vecs = {}, {}
     for backend in ("torch", "onnx"):
-        emb = Embedder(model, backend=backend, cache=False, show_progress=False,
-                       precision="fp32")
+        emb = Embedder(model, backend=backend, cache=False, show_progress=False, precision="fp32")
         emb.encode(texts[:2])
         best = float("inf")
         for _ in range(repeats):
