@@ -61,7 +61,7 @@ assert missing.empty, f"install these first: {list(missing.package)}"
 # %% [markdown]
 # ## Device
 # The encoder runs on a GPU when torch sees one (`RAGKIT_DEVICE=auto`), otherwise on the CPU.
-# Every results row records the device it ran on.
+# Every results row records the device it ran on (the last section prints one).
 
 # %%
 device = resolve_device()
@@ -107,8 +107,10 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # its rows apart from the record.
 #
 # The timing may well show no speed reason to prefer either. The course keeps ONNX Runtime as
-# its CPU default for the reason the cell after it checks: the recorded rows should not shift
-# when the same texts are embedded in batches of another size or order.
+# its CPU default for the reason the cell after it checks: a text's vector should not depend on
+# which other texts share its batch, so a rerun that batches the texts differently writes the
+# same rows. The differences torch shows are of the size of float32 rounding; whether one of
+# them moves a rank or a metric is not measured here.
 
 # %%
 from ragkit.embed import compare_backends
@@ -121,17 +123,18 @@ why_not = Embedder(backend="onnx", cache=False, precision="fp32").onnx_unsupport
 if why_not:  # e.g. on a GPU, where torch runs the model
     print(f"ONNX Runtime does not apply here: {why_not}")
 else:
-    t = compare_backends(paragraphs)
+    t = compare_backends(paragraphs, repeats=3)  # best of three runs per backend
     print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.1f} s · onnx {t['onnx']:.1f} s · "
           f"torch's time over onnx's {t['torch'] / t['onnx']:.2f} · largest difference "
           f"{t['max_abs_difference']:.1e}")
     display(Markdown(speed_sentence("ONNX Runtime", t["onnx"], "torch", t["torch"],
-                                    what=f"the same {len(paragraphs)} paragraphs")))
+                                    what=f"the same {len(paragraphs)} paragraphs, best of 3")))
 
 # %% [markdown]
-# The check: the same paragraphs embedded in one batch, in batches of four in reverse order,
-# and one at a time, on each backend; the largest difference between any two of a text's
-# vectors (zero means identical to the last bit).
+# The check: another set of course paragraphs, of mixed length (the cell prints how many),
+# embedded in one batch, in batches of four in reverse order, and, for the first few, one at a
+# time, on each backend; the largest difference between any two of a text's vectors (zero
+# means identical to the last bit).
 
 # %%
 mixed = [p for d in load("course").documents for p in d.text.split("\n\n") if len(p) > 50][:24]
@@ -253,7 +256,9 @@ print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=
 
 # %% [markdown]
 # ## Where the numbers go
-# Every metric is a row in `results/<notebook>.jsonl` (in the smoke profile, `results/smoke/`).
+# Each number a notebook records is a row in `results/<notebook>.jsonl` (in the smoke profile,
+# `results/smoke/`). The cell prints the file and its first row: the metric, its value, the
+# encoder, the device it ran on and the commit of the code that wrote it.
 
 # %%
 from ragkit.report import Recorder
@@ -263,7 +268,13 @@ rec.add(experiment="setup", benchmark="sentences", strategy="none", embedder=emb
         metric="cosine_related", value=related)
 rec.add(experiment="setup", benchmark="sentences", strategy="none", embedder=embedder.name,
         metric="cosine_unrelated", value=unrelated)
-print(rec.save())
+from ragkit.report.results import read_rows
+
+path = rec.save()
+row = read_rows(path)[0]
+print(path)
+print({k: row[k] for k in ("notebook", "experiment", "metric", "value", "embedder", "device",
+                           "git_sha")})
 
 # %%
 from IPython.display import Markdown
