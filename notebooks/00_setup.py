@@ -14,9 +14,16 @@
 # Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
 #
 # Every notebook starts the same way: read the settings from the environment and seed every
-# random generator, so the same run twice gives the same numbers. This one also checks the
-# libraries the course uses, shows which device will run the encoder, and embeds three sentences
-# with the bundled model, so you know the whole chain works before notebook 01.
+# random generator, so the same run twice gives the same numbers. The settings include the
+# **profile** (`RAGKIT_PROFILE`): `full` for the course, `smoke` for a quick run on a few
+# documents, which the tests use. A **seed essay** is one of the published essays whose claims
+# the course tests.
+#
+# This notebook checks the libraries the course uses, shows which device will run the encoder,
+# and embeds three sentences with the bundled model, so you know the whole chain works. Then
+# it answers the question every later notebook depends on: how is one ranked list of chunks
+# scored, and why does the course score it at a token budget rather than at a number of
+# chunks?
 
 # %%
 import ragkit
@@ -124,7 +131,7 @@ if why_not:  # e.g. on a GPU, where torch runs the model
     print(f"ONNX Runtime does not apply here: {why_not}")
 else:
     t = compare_backends(paragraphs, repeats=3)  # best of three runs per backend
-    print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.1f} s · onnx {t['onnx']:.1f} s · "
+    print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.2f} s · onnx {t['onnx']:.2f} s · "
           f"torch's time over onnx's {t['torch'] / t['onnx']:.2f} · largest difference "
           f"{t['max_abs_difference']:.1e}")
     display(Markdown(speed_sentence("ONNX Runtime", t["onnx"], "torch", t["torch"],
@@ -178,10 +185,12 @@ if "onnx" in drift:
 #
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context that is gold), **IoU** (gold ∩ context over gold ∪ context) and
-# **pass** (share of the gold units wholly inside the context: pass@k in the top-k view,
+# **pass** (share of the gold spans wholly inside the context: pass@k in the top-k view,
 # pass@B at a budget, the names the glossary and later tables use). Here is the first
 # course question whose top chunks (`k = 5`) hold part of its gold (not none, not all), chunked
-# with `FixedCharChunker(1000, 200)`, through the bundled embedder:
+# with `FixedCharChunker(1000, 200)` (windows of a fixed number of characters, each starting
+# inside the one before it: its arguments are the size and the overlap), through the bundled
+# embedder. Each hit's score is the cosine between its vector and the question's.
 
 # %%
 from ragkit.chunkers import FixedCharChunker
@@ -218,13 +227,25 @@ print(f"The truncation warning below counts chunk texts: {over} of {len(chunk_to
 # %% [markdown]
 # Every hit any view reads is a row above: the first rows are the `k = 5` view; each budget's
 # context takes hits in rank order until its tokens run out (`cut`: the context ends inside
-# that hit). The views' numbers below come from exactly those rows and the gold characters
-# each holds.
+# that hit). Overlapping chunks share text, and a budget counts shared text once, so a
+# budget's hits can add up to more tokens in the table's column than the budget itself.
+# Several of the top hits come from refund-policy-2022, an older version of the same policy
+# whose wording is close to the question's; they rank above the current version's second
+# gold-holding chunk. The views' numbers below come from exactly those rows and the gold
+# characters each holds.
 
 # %%
 views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
                     texts=example.texts)
 # span recall, precision, IoU and pass of each view, in % (the views' own rows, plain text)
+from ragkit.report import pct
+
+top, small, default = views.to_dict("records")
+print(f"The top 5 chunks send {top['cl100k tokens']:,.0f} tokens for {pct(top['recall'])} span "
+      f"recall; {BUDGETS[0]:,} tokens hold {pct(small['recall'])} at {pct(small['precision'])} "
+      f"precision, {small['precision'] / top['precision']:.1f}x the top 5's; "
+      f"{DEFAULT_BUDGET:,} tokens reach {pct(default['recall'])} with {int(default['chunks'])} "
+      "hits: the views differ in what they cost in tokens, which a count of chunks does not show.")
 percent_frame(views.rename(columns={"recall": "span recall"}),
               shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "cl100k tokens"])
 
