@@ -102,21 +102,20 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 
 # %% [markdown]
 # On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch. The graph is
-# exported from the same weights when the embedder starts, and checked against torch before it
-# is used. The cell above printed the backend and the precision this run embeds with.
+# exported from the same weights when the embedder starts; the next cell compares the two
+# backends' vectors. The cell above printed the backend and the precision this run embeds
+# with.
 #
 # The next cell times both backends on the same course paragraphs, in float32 (the precision
 # of every recorded row), and says which one was quicker here. Its "largest difference" is the
 # largest absolute difference between the same coordinate of a paragraph's two vectors (each
-# vector has length one). To run the whole course on torch, set `RAGKIT_EMBED_BACKEND=torch`.
-# The opt-in bfloat16 run (`make reproduce PRECISION=bf16`; bfloat16 is a shorter
-# floating-point format that some CPUs multiply in hardware) also runs on torch, and writes
-# its rows apart from the record.
+# vector has length one). To run the whole course on torch, set `RAGKIT_EMBED_BACKEND=torch`
+# (an opt-in run in a shorter floating-point format also uses torch: see `docs/speed.md`).
 #
 # The timing may well show no speed reason to prefer either. The course keeps ONNX Runtime as
 # its CPU default for the reason the cell after it checks: a text's vector should not depend on
 # which other texts share its batch, so a rerun that batches the texts differently writes the
-# same rows. The differences torch shows are of the size of float32 rounding; whether one of
+# same results rows (the files every number of the course is kept in, shown at the end). The differences torch shows are of the size of float32 rounding; whether one of
 # them moves a rank or a metric is not measured here.
 
 # %%
@@ -250,6 +249,30 @@ percent_frame(views.rename(columns={"recall": "span recall"}),
               shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "cl100k tokens"])
 
 # %% [markdown]
+# Why a budget and not `k`: the same question through smaller windows
+# (`FixedCharChunker(250, 50)`), read at `k = 5` and at the default budget, beside the windows
+# above. At `k = 5` each chunker sends what its five chunks hold, so the one with bigger chunks
+# sends more text; at a budget both send the same number of tokens.
+
+# %%
+import pandas as pd
+
+small_run = run_experiment(course, FixedCharChunker(250, 50), embedder, k=5)
+small_views = score_views(question, small_run.hits[question.id], k=5,
+                          budgets=(DEFAULT_BUDGET,), texts=small_run.texts)
+both = pd.concat([views[views.view != f"{BUDGETS[0]} tokens"].assign(chunker="1000/200"),
+                  small_views.assign(chunker="250/50")], ignore_index=True)
+big_top, big_budget = both.iloc[0], both.iloc[1]
+small_top, small_budget = both.iloc[2], both.iloc[3]
+print(f"At k = 5: {big_top['cl100k tokens']:,.0f} tokens for {pct(big_top['recall'])} span recall "
+      f"(1000/200) against {small_top['cl100k tokens']:,.0f} for {pct(small_top['recall'])} "
+      f"(250/50). At {DEFAULT_BUDGET:,} tokens each: {pct(big_budget['recall'])} against "
+      f"{pct(small_budget['recall'])}, the comparison at equal cost.")
+percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
+              .rename(columns={"recall": "span recall"}),
+              shares=["span recall", "precision"], counts=["chunks", "cl100k tokens"])
+
+# %% [markdown]
 # ## Exercise
 # 1. **Read another question.** `other` is the next course question whose top `k = 5` hits
 #    hold part of its gold, and where the two views disagree. Before running the answers,
@@ -310,10 +333,15 @@ display(Markdown(what_we_measured([
     *([] if why_not else [
         f"In float32, ONNX Runtime took {t['onnx']:.1f} s and torch {t['torch']:.1f} s on the "
         f"same {len(paragraphs)} paragraphs; embedded in three batchings, a paragraph's vector "
-        f"moved by up to {drift['onnx']:.1e} under ONNX Runtime and {drift['torch']:.1e} under "
-        "torch."]),
+        + ("did not move" if drift["onnx"] == 0 else f"moved by up to {drift['onnx']:.1e}")
+        + f" under ONNX Runtime and moved by up to {drift['torch']:.1e} under torch."]),
     f"For {question.id}, the top 5 chunks send {top['cl100k tokens']:.0f} tokens and cover "
     f"{pct(top['recall'])} of the gold at precision {pct(top['precision'])}; a "
     f"{BUDGETS[0]:,}-token context covers {pct(small['recall'])}, a {DEFAULT_BUDGET:,}-token "
     f"one {pct(default['recall'])} at precision {pct(default['precision'])}.",
+    f"Through smaller windows (250/50), the top 5 send {small_top['cl100k tokens']:,.0f} tokens "
+    f"against {big_top['cl100k tokens']:,.0f} for 1000/200, so a comparison at k = 5 compares "
+    f"unequal amounts of text; at {DEFAULT_BUDGET:,} tokens each, span recall is "
+    f"{pct(small_budget['recall'])} against {pct(big_budget['recall'])}: that equal-cost reading "
+    "is the one every later notebook reports.",
 ])))
