@@ -115,7 +115,8 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # The timing may well show no speed reason to prefer either. The course keeps ONNX Runtime as
 # its CPU default for the reason the cell after it checks: a text's vector should not depend on
 # which other texts share its batch, so a rerun that batches the texts differently writes the
-# same results rows (the files every number of the course is kept in, shown at the end). The differences torch shows are of the size of float32 rounding; whether one of
+# same results rows (the files where the notebooks keep the numbers they record, shown at
+# the end). The differences torch shows are of the size of float32 rounding; whether one of
 # them moves a rank or a metric is not measured here.
 
 # %%
@@ -252,7 +253,9 @@ percent_frame(views.rename(columns={"recall": "span recall"}),
 # Why a budget and not `k`: the same question through smaller windows
 # (`FixedCharChunker(250, 50)`), read at `k = 5` and at the default budget, beside the windows
 # above. At `k = 5` each chunker sends what its five chunks hold, so the one with bigger chunks
-# sends more text; at a budget both send the same number of tokens.
+# sends more text; at a budget both send the same number of tokens. The cell prints whether the
+# two chunkers keep their order in both views on this question. One question is an example,
+# not a measurement: the later notebooks compare chunkers over every question, with intervals.
 
 # %%
 import pandas as pd
@@ -267,7 +270,12 @@ small_top, small_budget = both.iloc[2], both.iloc[3]
 print(f"At k = 5: {big_top['cl100k tokens']:,.0f} tokens for {pct(big_top['recall'])} span recall "
       f"(1000/200) against {small_top['cl100k tokens']:,.0f} for {pct(small_top['recall'])} "
       f"(250/50). At {DEFAULT_BUDGET:,} tokens each: {pct(big_budget['recall'])} against "
-      f"{pct(small_budget['recall'])}, the comparison at equal cost.")
+      f"{pct(small_budget['recall'])}, the comparison at equal cost. "
+      + ("The order is the same in both views on this question: the budget changes what each "
+         "side sends, not here which one holds more gold."
+         if (big_top["recall"] > small_top["recall"]) == (big_budget["recall"] >
+                                                          small_budget["recall"])
+         else "The order of the two changes between the views on this question."))
 percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
               .rename(columns={"recall": "span recall"}),
               shares=["span recall", "precision"], counts=["chunks", "cl100k tokens"])
