@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -260,9 +261,16 @@ def run_notebooks(sources: Sequence[Path], profile: str, out_dir: Path, timeout:
                 atomic_write_text(share, str(max(1, min(jobs, len(running) - len(done)))))
                 for future in done:
                     stem = running.pop(future)
-                    if future.exception() is not None:  # stop: nothing queued starts
-                        for queued in running:
+                    if future.exception() is not None:  # stop: no notebook not yet
+                        for queued in running:           # handed to a worker starts
                             queued.cancel()
+                        busy = [n for f, n in running.items() if f.running()]
+                        # said now, in two lines: the pool waits for what its workers hold
+                        lines = [re.sub(r"\x1b\[[0-9;]*m", "", x).strip()
+                                 for x in str(future.exception()).splitlines() if x.strip()]
+                        print(" … ".join(dict.fromkeys([lines[0], lines[-1]])) + (
+                            f"\nstopping once the notebooks the workers already hold end: "
+                            f"{', '.join(busy)}" if busy else ""), file=sys.stderr, flush=True)
                         raise future.exception()
                     secs, slow, cpu_s = future.result()
                     times[stem], cells[stem], cpu[stem] = round(secs, 1), slow, cpu_s

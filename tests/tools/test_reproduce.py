@@ -181,3 +181,31 @@ def test_a_first_bf16_run_is_ordered_by_the_float32_record(tmp_path, monkeypatch
     (own / "reproduce_times.json").write_text(json.dumps(
         {"profile": "full", "notebooks": {"00_a": 2.0, "01_b": 3.0}}))
     assert last_times("full", "empty", tmp_path) == {"00_a": 2.0, "01_b": 3.0}
+
+
+@pytest.mark.slow
+def test_a_failure_is_said_at_once_while_the_notebook_beside_it_runs_on(tmp_path, monkeypatch,
+                                                                        capsys):
+    """With two kernels at once, a notebook that fails is reported when it fails, in two
+    lines (where, and the error itself), naming the notebooks still running (the pool waits
+    for them before the run stops)."""
+    from ragkit.tools import reproduce
+
+    monkeypatch.setattr(reproduce, "READS_OTHER_ROWS", frozenset())
+    monkeypatch.setattr(reproduce, "RUNS_ALONE", frozenset())
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    (folder / "00_slow.py").write_text(TIMED_NOTEBOOK.format(sleep=8, folder=str(tmp_path),
+                                                              name="00_slow"))
+    (folder / "01_fails.py").write_text("# %%\nraise ValueError('broken on purpose')\n")
+    (folder / "02_queued.py").write_text(TIMED_NOTEBOOK.format(sleep=0, folder=str(tmp_path),
+                                                                name="02_queued"))
+    with pytest.raises(RuntimeError, match="01_fails.py failed"):
+        reproduce.run_notebooks(reproduce.notebook_sources(folder), "smoke", tmp_path / "out",
+                                120, jobs=2)
+    err = capsys.readouterr().err
+    first, *rest = err.strip().splitlines()
+    assert first.startswith("01_fails.py failed") and first.endswith("broken on purpose")
+    assert "\x1b" not in err
+    assert rest and rest[-1].startswith("stopping once the notebooks the workers already hold "
+                                        "end: ") and "00_slow" in rest[-1]
