@@ -47,9 +47,9 @@ def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
-            mask = os.umask(0o022)
-            os.umask(mask)
-            mode = 0o666 & ~mask
+            from .files import _new_file_mode
+
+            mode = _new_file_mode()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -73,13 +73,9 @@ def write_whole(path: str | Path, data: bytes) -> None:
     what = not_regular(real)
     if what:
         raise OSError(f"{path} is {what}, not a regular file; nothing was written")
-    try:
-        mode = stat.S_IMODE(os.stat(real).st_mode)
-    except FileNotFoundError:
-        mode = _new_file_mode()
     from .cache import atomic_write_bytes
 
-    atomic_write_bytes(real, data, mode)
+    atomic_write_bytes(real, data)  # keeps an existing file's mode, gives a new one the usual
 
 
 def append_bytes(path: str | Path, data: bytes) -> None:

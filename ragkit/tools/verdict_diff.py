@@ -121,14 +121,8 @@ def _texts(results: Path, notebooks: Path) -> dict[str, str]:
     return out
 
 
-def verdicts(results: Path, notebooks: Path) -> dict[str, Counter]:
-    """{source name: multiset of verdict skeletons} for each executed notebook and the guide."""
-    return {name: Counter(verdict_lines(text))
-            for name, text in _texts(results, notebooks).items()}
-
-
 def _originals(text: str) -> dict[str, list[str]]:
-    """{skeleton: the verdict lines of `text` with their numbers} ."""
+    """{skeleton: the verdict lines of `text` with their numbers}."""
     out: dict[str, list[str]] = defaultdict(list)
     for line in text.splitlines():
         if is_verdict(line):
@@ -193,9 +187,11 @@ def recall_differences(record: Path, other: Path) -> dict[str, dict]:
 def compare(record: Path, other: Path, record_notebooks: Path,
             other_notebooks: Path) -> dict:
     """Both reports (see the module doc) as one JSON-ready dict."""
-    ta, tb = _texts(record, record_notebooks), _texts(other, other_notebooks)
-    va = {k: Counter(verdict_lines(t)) for k, t in ta.items()}
-    vb = {k: Counter(verdict_lines(t)) for k, t in tb.items()}
+    # {source: {skeleton: its lines with their numbers}}, and the skeletons' multisets
+    oa = {k: _originals(t) for k, t in _texts(record, record_notebooks).items()}
+    ob = {k: _originals(t) for k, t in _texts(other, other_notebooks).items()}
+    va = {k: Counter({x: len(v) for x, v in o.items()}) for k, o in oa.items()}
+    vb = {k: Counter({x: len(v) for x, v in o.items()}) for k, o in ob.items()}
     differ: dict[str, list[str]] = {}
     shown: dict[str, list[dict]] = {}
     for name in sorted(set(va) | set(vb)):
@@ -204,9 +200,9 @@ def compare(record: Path, other: Path, record_notebooks: Path,
                  + [f"+ {x}" for x in sorted((b - a).elements())])
         if lines:
             differ[name] = lines
-            oa, ob = _originals(ta.get(name, "")), _originals(tb.get(name, ""))
             shown[name] = [{"side": side, "line": line, "margin": interval_margin(line)}
-                           for side, extra, orig in (("-", a - b, oa), ("+", b - a, ob))
+                           for side, extra, orig in (("-", a - b, oa.get(name, {})),
+                                                     ("+", b - a, ob.get(name, {})))
                            for x in sorted(extra) for line in orig[x][:extra[x]]]
     return {"recall_at_b": recall_differences(record, other),
             "verdict_lines": {k: sum(v.values()) for k, v in va.items()},
