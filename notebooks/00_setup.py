@@ -265,8 +265,8 @@ small_views = score_views(question, small_run.hits[question.id], k=5,
                           budgets=(DEFAULT_BUDGET,), texts=small_run.texts)
 both = pd.concat([views[views.view != f"{BUDGETS[0]} tokens"].assign(chunker="1000/200"),
                   small_views.assign(chunker="250/50")], ignore_index=True)
-big_top, big_budget = both.iloc[0], both.iloc[1]
-small_top, small_budget = both.iloc[2], both.iloc[3]
+big_top, big_budget = top, default  # the 1000/200 views read above
+small_top, small_budget = small_views.to_dict("records")
 print(f"At k = 5: {big_top['cl100k tokens']:,.0f} tokens for {pct(big_top['recall'])} span recall "
       f"(1000/200) against {small_top['cl100k tokens']:,.0f} for {pct(small_top['recall'])} "
       f"(250/50). At {DEFAULT_BUDGET:,} tokens each: {pct(big_budget['recall'])} against "
@@ -330,9 +330,8 @@ print({k: row[k] for k in ("notebook", "experiment", "metric", "value", "embedde
 
 # %%
 from IPython.display import Markdown
-from ragkit.report import pct, what_we_measured
+from ragkit.report import what_we_measured
 
-top, small, default = views.to_dict("records")
 display(Markdown(what_we_measured([
     f"The bundled encoder ({embedder.name}, {vectors.shape[1]} dimensions, {embedder.max_tokens} "
     f"tokens) places two phrasings of one refund rule closer (cosine {related:.3f}) than a "
