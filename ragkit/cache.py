@@ -34,6 +34,13 @@ class CacheWarning(UserWarning):
     """A cache entry was corrupt and will be recomputed."""
 
 
+def new_file_mode() -> int:
+    """The mode `open` gives a new file: 0666 less the process's umask."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -> None:
     """Write `data` to `path` all at once: a temporary file in the same folder, renamed into
     place, so a failed write leaves the old file and no partial one. A `path` that is a
@@ -47,9 +54,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, mode: int | None = None) -
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
-            from .files import _new_file_mode
-
-            mode = _new_file_mode()
+            mode = new_file_mode()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -58,12 +58,6 @@ def not_regular(path: str | Path) -> str | None:
     return "not a regular file"
 
 
-def _new_file_mode() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def write_whole(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` all at once (a temporary file next to it, renamed into place;
     through a symlink to its target). An existing file keeps its mode; a new one gets the
@@ -86,8 +80,10 @@ def append_bytes(path: str | Path, data: bytes) -> None:
     what = not_regular(path)
     if what:
         raise OSError(f"{path} is {what}, not a regular file; nothing was written")
+    from .cache import new_file_mode
+
     Path(os.path.realpath(path)).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, _new_file_mode())
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, new_file_mode())
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
