@@ -11,13 +11,12 @@
 # %% [markdown]
 # # 00 · Setup: is the machine ready for the course?
 #
-# Terms: every metric, word and seed essay, defined once: [glossary](../docs/glossary.md).
+# Terms: every metric and word the course uses, defined once: [glossary](../docs/glossary.md).
 #
 # Every notebook starts the same way: read the settings from the environment and seed every
 # random generator, so the same run twice gives the same numbers. The settings include the
 # **profile** (`RAGKIT_PROFILE`): `full` for the course, `smoke` for a quick run on a few
-# documents, which the tests use. A **seed essay** is one of the published essays whose claims
-# the course tests.
+# documents, which the tests use.
 #
 # This notebook checks the libraries the course uses, shows which device will run the encoder,
 # and embeds three sentences with the bundled model, so you know the whole chain works. Then
@@ -54,6 +53,10 @@ show_figure(pipeline_diagram(STAGES, title="The pipeline, and the notebooks that
 # ## Libraries
 # `ragkit.environment_report()` imports each library the course needs and reports its version.
 # A missing one is listed, not hidden; the next cell fails if any core library is missing.
+# A library marked not required has a fallback or serves one section: without ONNX Runtime
+# (`onnxruntime`, `onnx`), the CPU default below, the encoder runs on torch and the embedder
+# cell says so; the others write local preambles (notebook `04`), are timed against ragkit's
+# chunkers (notebook `02`) or run the property tests.
 
 # %%
 from ragkit.environment import environment_report
@@ -101,47 +104,49 @@ assert related > unrelated
 print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 
 # %% [markdown]
-# On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch. The graph is
-# exported from the same weights when the embedder starts; the next cell compares the two
-# backends' vectors. The cell above printed the backend and the precision this run embeds
-# with.
+# On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch; the graph
+# is exported from the same weights when the embedder starts, and the cell above printed the
+# backend and the precision this run embeds with. To run the whole course on torch, set
+# `RAGKIT_EMBED_BACKEND=torch` (an opt-in run in a shorter floating-point format also uses
+# torch: see `docs/speed.md`).
 #
 # The next cell times both backends on the same course paragraphs, in float32 (the precision
-# of every recorded row), and says which one was quicker here. Its "largest difference" is the
-# largest absolute difference between the same coordinate of a paragraph's two vectors (each
-# vector has length one). To run the whole course on torch, set `RAGKIT_EMBED_BACKEND=torch`
-# (an opt-in run in a shorter floating-point format also uses torch: see `docs/speed.md`).
-#
-# The timing may well show no speed reason to prefer either. The course keeps ONNX Runtime as
-# its CPU default for the reason the cell after it checks: a text's vector should not depend on
-# which other texts share its batch, so a rerun that batches the texts differently writes the
-# same results rows (the files where the notebooks keep the numbers they record, shown at
-# the end). The differences torch shows are of the size of float32 rounding; whether one of
-# them moves a rank or a metric is not measured here.
+# of every recorded row): paragraphs within the encoder's token limit, so that none is cut;
+# five runs each, the backends taking turns; every run printed. A direction is named only when
+# every run of one backend was quicker than every run of the other. Its "largest difference" is
+# the largest absolute difference between the same coordinate of a paragraph's two vectors
+# (each vector has length one).
 
 # %%
 from ragkit.embed import compare_backends
 from ragkit.evaluate import load
 from ragkit.report import speed_sentence
 
-paragraphs = [p for d in load("course").documents for p in d.text.split("\n\n")
-              if len(p) > 400][:96]
+long = [p for d in load("course").documents for p in d.text.split("\n\n") if len(p) > 400]
+paragraphs = [p for p, n in zip(long, embedder.count_tokens(long)) if n <= embedder.max_tokens][:96]
 why_not = Embedder(backend="onnx", cache=False, precision="fp32").onnx_unsupported()
 if why_not:  # e.g. on a GPU, where torch runs the model
     print(f"ONNX Runtime does not apply here: {why_not}")
 else:
-    t = compare_backends(paragraphs, repeats=3)  # best of three runs per backend
-    print(f"{len(paragraphs)} paragraphs · torch {t['torch']:.2f} s · onnx {t['onnx']:.2f} s · "
-          f"torch's time over onnx's {t['torch'] / t['onnx']:.2f} · largest difference "
-          f"{t['max_abs_difference']:.1e}")
-    display(Markdown(speed_sentence("ONNX Runtime", t["onnx"], "torch", t["torch"],
-                                    what=f"the same {len(paragraphs)} paragraphs, best of 3")))
+    t = compare_backends(paragraphs, repeats=5)  # five runs per backend, taking turns
+    for backend in ("torch", "onnx"):
+        print(f"{backend:5} runs (s): " + " ".join(f"{s:.2f}" for s in t[f"{backend}_runs"]))
+    print(f"{len(paragraphs)} paragraphs · largest difference {t['max_abs_difference']:.1e}")
+    display(Markdown(speed_sentence("ONNX Runtime", t["onnx_runs"], "torch", t["torch_runs"],
+                                    what=f"the same {len(paragraphs)} paragraphs")))
 
 # %% [markdown]
+# Speed aside, the course keeps ONNX Runtime as its CPU default for the reason the next cell
+# checks: a text's vector should not depend on which other texts share its batch, so a rerun
+# that batches the texts differently writes the same results rows (the files where the
+# notebooks keep the numbers they record, shown at the end).
+#
 # The check: another set of course paragraphs, of mixed length (the cell prints how many),
 # embedded in one batch, in batches of four in reverse order, and, for the first few, one at a
 # time, on each backend; the largest difference between any two of a text's vectors (zero
-# means identical to the last bit).
+# means identical to the last bit). Differences of the size of float32 rounding can still
+# reorder two chunks whose scores are that close; whether one moves a metric is not measured
+# here.
 
 # %%
 mixed = [p for d in load("course").documents for p in d.text.split("\n\n") if len(p) > 50][:24]
@@ -184,13 +189,18 @@ if "onnx" in drift:
 #   twice, since each chunk is sent whole; a budget counts it once.
 #
 # For each view: **span recall** (share of the gold characters in the context), **precision**
-# (share of the context that is gold), **IoU** (gold ∩ context over gold ∪ context) and
-# **pass** (share of the gold spans wholly inside the context: pass@k in the top-k view,
-# pass@B at a budget, the names the glossary and later tables use). Here is the first
-# course question whose top chunks (`k = 5`) hold part of its gold (not none, not all), chunked
-# with `FixedCharChunker(1000, 200)` (windows of a fixed number of characters, each starting
-# inside the one before it: its arguments are the size and the overlap), through the bundled
-# embedder. Each hit's score is the cosine between its vector and the question's.
+# (share of the context's characters that are gold), **IoU** (gold ∩ context over gold ∪
+# context, in characters) and **pass** (share of the gold spans wholly inside the context:
+# pass@k in the top-k view, pass@B at a budget, the names the glossary and later tables use).
+# All four count characters; the tables' `cl100k tokens` column is what a view costs.
+
+# %% [markdown]
+# Here is the first course question whose top chunks (`k = 5`) hold part of its gold (not
+# none, not all), chunked with `FixedCharChunker(1000, 200)` (windows of a fixed number of
+# characters, each starting inside the one before it: its arguments are the size and the
+# overlap), through the bundled embedder. Each hit's score is the cosine between its vector
+# and the question's. The cell prints the question, its gold, every hit any view reads, the
+# first hit's text with the gold marked, and how many chunks the encoder cuts.
 
 # %%
 from ragkit.chunkers import FixedCharChunker
@@ -212,12 +222,13 @@ print(f"{question.id}: {question.text}")
 for g in question.gold:
     print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
 hits = example.hits[question.id]
-display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
+display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET), scores=True))
 print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold between ⟦ and ⟧
 chunk_tokens = embedder.count_tokens([c.text for c in example.chunks])
 over = sum(n > embedder.max_tokens for n in chunk_tokens)
 ruler = sum(chunk_tokens) / sum(count_tokens(c.text) for c in example.chunks)
-print(f"The truncation warning below counts chunk texts: {over} of {len(chunk_tokens)} chunks "
+print(f"The truncation warning below says 'document texts' for texts embedded as passages, "
+      f"not as questions: here the chunks. {over} of {len(chunk_tokens)} chunks "
       f"({over / len(chunk_tokens):.0%}) are longer than {embedder.name}'s {embedder.max_tokens} "
       f"tokens, and the encoder embeds only their first {embedder.max_tokens} tokens. Two "
       f"rulers: the table counts cl100k tokens (what reaches the model), the encoder its own "
@@ -229,10 +240,9 @@ print(f"The truncation warning below counts chunk texts: {over} of {len(chunk_to
 # context takes hits in rank order until its tokens run out (`cut`: the context ends inside
 # that hit). Overlapping chunks share text, and a budget counts shared text once, so a
 # budget's hits can add up to more tokens in the table's column than the budget itself.
-# Several of the top hits come from refund-policy-2022, an older version of the same policy
-# whose wording is close to the question's; they rank above the current version's second
-# gold-holding chunk. The views' numbers below come from exactly those rows and the gold
-# characters each holds.
+# Several of the top hits come from refund-policy-2022, an older version of the same policy;
+# their scores place them above the current version's second gold-holding chunk. The views'
+# numbers below come from exactly those rows and the gold characters each holds.
 
 # %%
 views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
@@ -283,10 +293,11 @@ percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "pre
 # %% [markdown]
 # ## Exercise
 # 1. **Read another question.** `other` is the next course question whose top `k = 5` hits
-#    hold part of its gold, and where the two views disagree. Before running the answers,
-#    predict from its hits table whether
-#    the `256`-token context holds more or less of the gold than those hits. Then check with
-#    the views.
+#    hold part of its gold, and where the two views disagree. Its hits table below leaves out
+#    the budget's column. Before running the answer, work out from the tokens column where a
+#    `256`-token context stops (hits in rank order, the last one cut at the budget), and so
+#    whether that context holds more or less of the gold than the top `k`. The answer shows
+#    the full table and the views.
 
 # %%
 other = next((q for q in course.queries if q.id in set(partial) and q.id != question.id
@@ -294,11 +305,13 @@ other = next((q for q in course.queries if q.id in set(partial) and q.id != ques
 print(f"{other.id}: {other.text}")
 for g in other.gold:
     print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
-display(hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET)))
+other_table = hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],))
+display(other_table.drop(columns=[f"in {BUDGETS[0]} tokens"]))
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
 # Answer (expand to read): the views of that question, and why one holds more of the gold,
 # read off the rows of its hits table (which ranks hold gold, where the budget stops).
+display(other_table)
 display(percent_frame(score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],),
                                   texts=example.texts).rename(columns={"recall": "span recall"}),
                       shares=["span recall", "precision", "iou", "pass"],
@@ -338,8 +351,9 @@ display(Markdown(what_we_measured([
     f"different rule ({unrelated:.3f}); it runs on `{device}` with the `{embedder.backend}` "
     f"backend, in {embedder.precision}.",
     *([] if why_not else [
-        f"In float32, ONNX Runtime took {t['onnx']:.1f} s and torch {t['torch']:.1f} s on the "
-        f"same {len(paragraphs)} paragraphs; embedded in three batchings, a paragraph's vector "
+        f"In float32, at their best of {len(t['onnx_runs'])} runs each, ONNX Runtime took "
+        f"{t['onnx']:.1f} s and torch {t['torch']:.1f} s on the same {len(paragraphs)} "
+        "paragraphs; embedded in three batchings, a paragraph's vector "
         + ("did not move" if drift["onnx"] == 0 else f"moved by up to {drift['onnx']:.1e}")
         + f" under ONNX Runtime and moved by up to {drift['torch']:.1e} under torch."]),
     f"For {question.id}, the top 5 chunks send {top['cl100k tokens']:.0f} tokens and cover "

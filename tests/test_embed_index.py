@@ -152,6 +152,17 @@ def test_onnx_backend_gives_torch_vectors_and_its_own_cache_keys(embedder):
     assert onnx_emb.flags == []
 
 
+
+def test_compare_backends_keeps_every_run_and_the_best_is_the_least():
+    from ragkit.embed import compare_backends
+
+    texts = ["Gold members get 14 days.", "Refunds cover unused services only. " * 20]
+    t = compare_backends(texts, repeats=3)
+    for backend in ("torch", "onnx"):
+        runs = t[f"{backend}_runs"]
+        assert len(runs) == 3 and all(r > 0 for r in runs) and t[backend] == min(runs)
+    assert 0 <= t["max_abs_difference"] < 1e-5
+
 def test_cpu_share_divides_the_cpus_among_running_kernels_and_never_adds(tmp_path,
                                                                          monkeypatch):
     import os

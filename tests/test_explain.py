@@ -138,6 +138,21 @@ def test_score_views_scores_one_ranking_at_k_and_at_budgets():
     assert big["recall"] == 1.0 and big["precision"] < top["precision"]  # more text, diluted
 
 
+
+def test_hits_table_shows_scores_on_request_and_only_the_top_k_without_budgets():
+    from ragkit.report import hits_table
+
+    chunks = FixedCharChunker(250, 0).chunk(DOC)
+    q = Query("q1", "Gold window?", gold=(GOLD,))
+    hits = [Hit(c, 1.0 - i / 8) for i, c in enumerate(chunks)]
+    plain = hits_table(q, hits, k=2, budgets=())
+    assert list(plain.columns) == ["rank", "chunk", "cl100k tokens", "gold chars held", "in top 2"]
+    assert len(plain) == 2
+    scored = hits_table(q, hits, k=2, budgets=(4096,), scores=True)
+    assert list(scored.columns)[2] == "score" and scored.score.tolist()[:2] == [1.0, 0.875]
+    assert len(scored) == len(chunks)  # the budget's context reads every hit
+    assert scored["gold chars held"].sum() == GOLD.end - GOLD.start
+
 def test_encoder_overflow_counts_bodies_that_fill_the_input_alone():
     """A preamble placed after a body that fills the encoder's input is never read: the count
     uses the body alone, with the encoder's own token counts (special tokens included)."""

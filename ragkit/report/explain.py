@@ -356,11 +356,11 @@ def views_reason(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 25
 
 
 def hits_table(query: Query, hits: Sequence[Hit], k: int = 5,
-               budgets: Sequence[int] = (256, 1024)):
-    """Every hit any of `score_views`' views reads, one row each: its rank, place, cl100k
-    tokens (prefix included), the gold characters it holds, and whether it is in the top k and
-    in each budget's context (``cut`` when the context ends inside it), so each view's
-    numbers can be traced to the hits behind them."""
+               budgets: Sequence[int] = (256, 1024), scores: bool = False):
+    """Every hit any of `score_views`' views reads, one row each: its rank, place, (with
+    `scores`) the retriever's score, cl100k tokens (prefix included), the gold characters it
+    holds, and whether it is in the top k and in each budget's context (``cut`` when the
+    context ends inside it), so each view's numbers can be traced to the hits behind them."""
     import pandas as pd
 
     ranked = [h.chunk for h in hits]
@@ -371,6 +371,7 @@ def hits_table(query: Query, hits: Sequence[Hit], k: int = 5,
         held = sum(x[1] - x[0] for g in query.gold if g.doc_id == c.doc_id
                    for x in [intersect(c.span, g.span)] if x)
         row = {"rank": i + 1, "chunk": f"{c.doc_id} [{c.start}:{c.end}]",
+               **({"score": round(hits[i].score, 3)} if scores else {}),
                "cl100k tokens": count_tokens(c.text) + count_tokens(c.prefix),
                "gold chars held": held, f"in top {k}": "yes" if i < k else "no"}
         for b, p in packs.items():

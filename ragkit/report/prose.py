@@ -115,23 +115,45 @@ def verdict(low: float, high: float) -> str:
     return "beats" if low > 0 else "loses" if high < 0 else "no measurable difference"
 
 
-def speed_sentence(a: str, seconds_a: float, b: str, seconds_b: float,
-                   tolerance: float = 0.1, what: str = "the same texts") -> str:
+def speed_sentence(a: str, seconds_a: float | Sequence[float], b: str,
+                   seconds_b: float | Sequence[float], tolerance: float = 0.1,
+                   what: str = "the same texts") -> str:
     """One sentence on a timed pair, direction included: `a`'s throughput as a multiple of
-    `b`'s, called faster or slower only when it differs from 1 by more than `tolerance` (a
-    single timing has no interval, so small ratios read "about as fast").
+    `b`'s (best run against best run). Given one time each, the pair is called faster or slower
+    only when the ratio differs from 1 by more than `tolerance`. Given every run's time, it is
+    called so only when, in addition, every run of one side was quicker than every run of the
+    other; otherwise the sentence says the runs overlap, with each side's range.
 
     >>> speed_sentence("ONNX Runtime", 3.1, "torch", 2.8)
     'On this machine ONNX Runtime took 3.1 s and torch 2.8 s on the same texts: ONNX Runtime ran at 0.90x the throughput of torch, so here it is about as fast as torch (within 10 %).'
     >>> speed_sentence("ONNX Runtime", 1.0, "torch", 1.8).split(": ")[1]
     'ONNX Runtime ran at 1.80x the throughput of torch, so here it is faster than torch.'
+    >>> speed_sentence("ONNX Runtime", [2.2, 2.9, 2.3], "torch", [2.5, 2.6, 2.7]).split(": ")[1]
+    'ONNX Runtime ran at 1.14x the throughput of torch (best run against best run), but its runs (2.20–2.90 s) and those of torch (2.50–2.70 s) overlap, so this timing does not say which is faster here.'
+    >>> speed_sentence("ONNX Runtime", [1.0, 1.1], "torch", [1.8, 1.9]).split(": ")[1]
+    "ONNX Runtime ran at 1.80x the throughput of torch (best run against best run), and each of its 2 runs was quicker than each of torch's 2 (1.00–1.10 s against 1.80–1.90 s), so here it is faster than torch."
     """
-    ratio = seconds_b / seconds_a
+    runs_a = [float(seconds_a)] if isinstance(seconds_a, (int, float)) else list(map(float, seconds_a))
+    runs_b = [float(seconds_b)] if isinstance(seconds_b, (int, float)) else list(map(float, seconds_b))
+    ratio = min(runs_b) / min(runs_a)
     reading = (f"faster than {b}" if ratio > 1 + tolerance else
                f"slower than {b}" if ratio < 1 - tolerance else
                f"about as fast as {b} (within {tolerance:.0%})".replace("%", " %"))
-    return (f"On this machine {a} took {seconds_a:.1f} s and {b} {seconds_b:.1f} s on {what}: "
-            f"{a} ran at {ratio:.2f}x the throughput of {b}, so here it is {reading}.")
+    head = f"On this machine {a} took {min(runs_a):.1f} s and {b} {min(runs_b):.1f} s on {what}: "
+    if len(runs_a) == 1 and len(runs_b) == 1:
+        return head + f"{a} ran at {ratio:.2f}x the throughput of {b}, so here it is {reading}."
+    span_a = f"{min(runs_a):.2f}–{max(runs_a):.2f} s"
+    span_b = f"{min(runs_b):.2f}–{max(runs_b):.2f} s"
+    head += f"{a} ran at {ratio:.2f}x the throughput of {b} (best run against best run), "
+    quicker = max(runs_a) < min(runs_b)
+    if (quicker or max(runs_b) < min(runs_a)) and not reading.startswith("about"):
+        return head + (f"and each of its {len(runs_a)} runs was "
+                       f"{'quicker' if quicker else 'slower'} than each of {b}'s "
+                       f"{len(runs_b)} ({span_a} against {span_b}), so here it is {reading}.")
+    if reading.startswith("about"):
+        return head + f"so here it is {reading}; its runs took {span_a} and those of {b} {span_b}."
+    return head + (f"but its runs ({span_a}) and those of {b} ({span_b}) overlap, so this "
+                   "timing does not say which is faster here.")
 
 
 def what_we_measured(findings: Iterable[str], title: str = "What we measured") -> str:
