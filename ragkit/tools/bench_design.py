@@ -67,6 +67,20 @@ def sample_flags(bench) -> list[str]:
             f"{len(bench.queries)} questions"]
 
 
+def rewritten_by_design(row: dict, benchmarks: Sequence[str], rerank: Sequence[str],
+                        encoder: str) -> bool:
+    """Whether `run_design` writes `row` again, so the saved copy goes: a design row of one of
+    `benchmarks`, with `encoder`, under dense search or the stack, with no reranker (or the
+    cross-encoder where `rerank` names the benchmark). Every other row stays: other
+    benchmarks, the second encoder's rows, the stack's steps and the measured costs, which
+    other options of the bench write."""
+    p = row.get("params") or {}
+    return (row.get("benchmark") in benchmarks and row.get("experiment") == "design"
+            and p.get("factor_encoder") == encoder
+            and p.get("factor_first_stage") in ("dense", "stack")
+            and (p.get("factor_reranker") == "none" or row.get("benchmark") in rerank))
+
+
 def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (),
                smoke: bool = False, financebench_chars: int | None = None) -> list:
     from ..experiments.design import (BUDGETS, CANDIDATES, Config, load_runs, ragkit_chunker,
@@ -106,10 +120,10 @@ def run_design(benchmarks: Sequence[str] = BENCHMARKS, rerank: Sequence[str] = (
                 out.record(rec, experiment="design", embedder=emb.name, k=5,
                            **cfg.params())
                 print(f"  {cfg.label}: recall@B1024 {100 * out.means['recall@B1024']:.1f}")
-    kept = rec.keep_saved(lambda r: r.get("benchmark") not in benchmarks
-                          or r.get("experiment") == "design_costs")
+    kept = rec.keep_saved(lambda r: not rewritten_by_design(r, benchmarks, rerank, emb.name))
     if kept:
-        print(f"\nkept {kept} saved rows (other benchmarks, measured costs)")
+        print(f"\nkept {kept} saved rows (other benchmarks, other encoders, the stack's steps, "
+              "measured costs)")
     rec.save()
     rows, scores = rec.frames()
     runs = load_runs(rows, scores)
