@@ -6,6 +6,7 @@
     ragkit bench encoder-speed       # MiniLM on torch, ONNX Runtime and bf16, same texts
     ragkit bench batch-order         # batches sorted by tokens vs characters: time, padding
     ragkit bench precision           # bf16 vs fp32 vectors: paired recall@B on 3 benchmarks
+    ragkit bench int8                # int8 ONNX vs fp32: speed, batch drift, recall@B drift
     ragkit bench threads             # 2 kernels encoding at once: all threads vs a CPU share
     ragkit bench floor               # the encoder's minutes for every vector a cold run made
     ragkit bench rerank-speed        # cross-encoder pairs/s: one at a time vs batches of 16
@@ -49,11 +50,13 @@ def _measurements() -> dict:
     from ..experiments.speed import (chunk_speed, encoder_speed, precision_drift, rerank_speed,
                                      thread_share, encoder_floor)
     from ..experiments.batch_order import run as batch_order
+    from ..experiments.int8 import int8_check
 
     return {"chroma-repro": chroma_repro, "anthropic-baseline": anthropic_baseline,
             "chunk-speed": chunk_speed, "encoder-speed": encoder_speed,
             "rerank-speed": rerank_speed, "precision": precision_drift,
-            "threads": thread_share, "floor": encoder_floor, "batch-order": batch_order}
+            "threads": thread_share, "floor": encoder_floor, "batch-order": batch_order,
+            "int8": int8_check}
 
 
 MEASUREMENTS = {
@@ -66,6 +69,7 @@ MEASUREMENTS = {
     "threads": "two kernels encoding at once: every thread each vs a share of the CPUs",
     "floor": "the encoder's time alone for every vector in the cache (after make reproduce)",
     "batch-order": "encoder batches sorted by tokens vs by characters: seconds and padding",
+    "int8": "int8 ONNX encoder vs float32: speed, batch drift, paired recall@B drift",
 }
 
 
