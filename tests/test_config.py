@@ -254,3 +254,16 @@ def test_the_offline_setup_has_one_home(monkeypatch):
     callers = {str(p.relative_to(package)) for p in package.rglob("*.py")
                if "offline_defaults()" in p.read_text(encoding="utf-8")}
     assert {"tools/cli.py", "tools/common.py", "tools/reproduce.py"} <= callers
+
+
+def test_the_environment_report_requires_every_baselines_library_and_says_why_one_is_optional():
+    from ragkit.chunkers import simple_baselines
+    from ragkit.environment import environment_report
+
+    report = environment_report().set_index("package")
+    # two of the seven baselines are other libraries' chunkers: the course cannot run without them
+    assert {"langchain-text-splitters", "chonkie"} <= set(report.index[report.required])
+    assert len(simple_baselines()) == 7
+    optional = report[~report.required]
+    assert "onnxruntime" in optional.index and (optional.role.str.len() > 10).all()
+    assert (report[report.required].role == "").all()

@@ -231,3 +231,47 @@ def test_gold_ranks_and_hits_text_count_an_identical_copy_of_the_gold():
     hits = [Hit(other, 0.9), Hit(copy, 0.8)]
     assert gold_ranks([q], [hits]).tolist() == [2.0]
     assert "holds gold" in hits_text(q, hits, k=2).splitlines()[-2]
+
+
+def test_hits_text_prints_chosen_ranks_under_their_own_numbers():
+    from ragkit.report import hits_text
+
+    chunks = FixedCharChunker(250, 0).chunk(DOC)
+    q = Query("q1", "Gold window?", gold=(GOLD,))
+    hits = [Hit(c, 1.0 - i / 8) for i, c in enumerate(chunks)]
+    last = len(hits)
+    text = hits_text(q, hits, ranks=[2, last, last + 5])
+    headers = [line for line in text.splitlines() if line.startswith("── #")]
+    assert [h.split()[1] for h in headers] == ["#2", f"#{last}"]  # a rank past the end is skipped
+    assert hits_text(q, hits, k=2) == hits_text(q, hits, ranks=[1, 2])
+
+
+def test_order_flips_finds_a_question_whose_leader_changes_between_the_views():
+    from types import SimpleNamespace
+
+    from ragkit.report import order_flips
+
+    chunks = FixedCharChunker(250, 0).chunk(DOC)
+    gold = [c for c in chunks if c.start < GOLD.end and GOLD.start < c.end]
+    others = [c for c in chunks if c not in gold]
+    q = Query("q1", "Gold window?", gold=(GOLD,))
+    texts = {DOC.id: DOC.text}
+    # a: the gold at rank 1; b: the gold below two other chunks
+    a = SimpleNamespace(hits={"q1": [Hit(c, 1.0) for c in gold + others]}, texts=texts)
+    b = SimpleNamespace(hits={"q1": [Hit(c, 1.0) for c in others[:2] + gold + others[2:]]},
+                        texts=texts)
+    assert order_flips([q], a, b, k=1, budget=4096) == []  # a leads at k, both hold all at B
+    assert order_flips([q], a, a, k=1, budget=8) == []
+    wide = SimpleNamespace(hits={"q1": [Hit(c, 1.0) for c in others[:1] + gold + others[1:]]},
+                           texts=texts)
+    # at k = 1, a holds the gold and `wide` none; at a budget that reaches rank 2 both hold it:
+    # a tie at B is not a flip either
+    assert order_flips([q], a, wide, k=1, budget=4096) == []
+    # a flip: one big chunk ending in the gold leads at k = 1, but an 8-token budget keeps only
+    # its opening words; a chunk holding the first half of the gold leads there
+    big = Chunk.make(DOC, max(0, GOLD.start - 600), GOLD.end, "t")
+    at_gold = Chunk.make(DOC, GOLD.start, GOLD.start + 12, "t")  # half the gold
+    ends = SimpleNamespace(hits={"q1": [Hit(big, 1.0)]}, texts=texts)
+    starts = SimpleNamespace(hits={"q1": [Hit(at_gold, 1.0)]}, texts=texts)
+    (flip,) = order_flips([q], ends, starts, k=1, budget=8)
+    assert flip[0] == "q1" and flip[1] > 0 > flip[2]

@@ -17,7 +17,7 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage("documents", "ragkit.text.documents", ("03", "08", "10"),
           "metadata (03), your own files (08), PDFs with tables and pages (10)"),
-    Stage("blocks", "ragkit.text.documents", ("02",),
+    Stage("blocks", "ragkit.text.markdown", ("02",),
           "headings, tables, lists parsed with offsets (02)"),
     Stage("chunks", "ragkit.chunkers", ("01", "02", "06"),
           "fixed windows (01), structure (02), parents and children (06)"),
@@ -29,6 +29,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("retrieval", "ragkit.retrieve", ("04", "06", "07"),
           "contextual BM25 (04), small-to-big (06), the stack: BM25 over identifier words, "
           "windows, cross-encoder (07)"),
-    Stage("evaluation", "ragkit.evaluate", ("01", "07"),
-          "span metrics (01), budgets and intervals (07)"),
+    Stage("evaluation", "ragkit.evaluate", ("00", "01", "07"),
+          "span metrics at k and at a token budget (00), on public benchmarks (01), "
+          "one factor at a time with intervals (07)"),
 )

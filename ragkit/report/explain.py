@@ -112,14 +112,16 @@ def diagnose(query: Query, chunks: Sequence[Chunk], hits: Sequence[Hit], k: int)
             "top_k_coverage": round(coverage, 3), "verdict": verdict}
 
 
-def hits_text(query: Query, hits: Sequence[Hit], k: int = 3, lines: int | None = None) -> str:
-    """The top k hits as plain text: a header line per hit (rank, doc, characters, score,
-    whether it holds gold), its prefix if any, then its body with the gold between ``⟦`` and
-    ``⟧``. With `lines`, each body shows at most that many of its non-blank lines (`clip_lines`:
-    the gold's lines and their neighbours first, else the first lines) and the header says how
-    many it shows; without, the body in full."""
+def hits_text(query: Query, hits: Sequence[Hit], k: int = 3, lines: int | None = None,
+              ranks: Sequence[int] | None = None) -> str:
+    """The top k hits (or the hits at `ranks`, counted from 1) as plain text: a header line per
+    hit (rank, doc, characters, score, whether it holds gold), its prefix if any, then its body
+    with the gold between ``⟦`` and ``⟧``. With `lines`, each body shows at most that many of
+    its non-blank lines (`clip_lines`: the gold's lines and their neighbours first, else the
+    first lines) and the header says how many it shows; without, the body in full."""
     out = []
-    for i, h in enumerate(hits[:k]):
+    for i in ([r - 1 for r in ranks if 0 < r <= len(hits)] if ranks else range(min(k, len(hits)))):
+        h = hits[i]
         c = h.chunk
         gold = [g for g in query.gold if g.doc_id == c.doc_id]
         tag = "holds gold" if overlaps(c, query.gold, query.copies) else "no gold"
@@ -317,6 +319,22 @@ def views_differ(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 25
     v = score_views(query, hits, k=k, budgets=(budget,), texts=texts)
     return bool(v.recall.iloc[0] != v.recall.iloc[1])
 
+
+
+def order_flips(queries: Sequence[Query], a, b, k: int = 5,
+                budget: int = 1024) -> list[tuple[str, float, float]]:
+    """The questions (with gold) on which two runs of the same questions (`a` and `b`, outcomes
+    with ``hits`` and ``texts``) change order between the views: one holds more of the gold
+    (span recall) in its top `k`, the other in a `budget`-token context. Each as (id, a − b in
+    the top k, a − b at the budget)."""
+    out = []
+    for q in (q for q in queries if q.gold):
+        va, vb = (score_views(q, o.hits[q.id], k=k, budgets=(budget,), texts=o.texts).recall
+                  for o in (a, b))
+        at_k, at_budget = float(va.iloc[0] - vb.iloc[0]), float(va.iloc[1] - vb.iloc[1])
+        if at_k * at_budget < 0:
+            out.append((q.id, at_k, at_budget))
+    return out
 
 def views_reason(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 256,
                  texts: Mapping[str, str] | None = None) -> str:

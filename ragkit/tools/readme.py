@@ -327,7 +327,51 @@ def speed_section(folder: Path | None = None) -> str:
                              f"{ci(r['params']['low'], r['params']['high'], 2)}")
             n = next(r["n_queries"] for r in rows if r["benchmark"] == name)
             out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    out += _int8_lines(folder, bool(out))
     return "\n".join(out)
+
+
+def _int8_lines(folder: Path, after: bool) -> list[str]:
+    """The int8 measurement (``bench_int8.jsonl``, ``ragkit bench int8``) as README lines:
+    its speed and batch drift against the float32 graph, and its paired recall@B drift; none
+    where the file is not there."""
+    from ..report.prose import ci
+    from ..report.results import read_rows
+
+    path = folder / "bench_int8.jsonl"
+    if not path.exists():
+        return []
+    rows = read_rows(path)
+    by = {(r["strategy"], r["metric"]): r for r in rows if r["experiment"] == "int8"}
+    speed, cos = by.get(("onnx int8", "speed_vs_fp32")), by.get(("onnx int8", "min_cosine_to_fp32"))
+    drift8, drift32 = by.get(("onnx int8", "batch_drift")), by.get(("onnx fp32", "batch_drift"))
+    out = [""] if after else []
+    if speed and cos and drift8 and drift32:
+        runs8, runs32 = speed["params"]["int8_runs"], speed["params"]["fp32_runs"]
+        out.append(f"int8 (`ragkit bench int8`: the float32 ONNX graph with its matrix "
+                   f"products' weights in int8, activations quantized per batch), measured "
+                   f"{speed['timestamp'][:10]}: **{speed['value']:.2f}×** the float32 graph's "
+                   f"speed on {speed['params']['texts']} Chroma chunks (best of "
+                   f"{len(runs8)} runs each: {min(runs8):.1f}–{max(runs8):.1f} s against "
+                   f"{min(runs32):.1f}–{max(runs32):.1f} s), lowest cosine to float32 "
+                   f"{cos['value']:.4f}; a text's vector moves by up to "
+                   f"{drift8['value']:.1e} with the batch it shares (float32: "
+                   f"{drift32['value']:.1e}), so its rows would depend on how a run's batches "
+                   "fall. It is not offered as a setting.")
+    drift = [r for r in rows if r["experiment"] == "int8_drift"]
+    if drift:
+        budgets = sorted({r["budget"] for r in drift})
+        cell = {(r["benchmark"], r["budget"]): r for r in drift}
+        out += ["", "int8 − float32 span recall@B, points, paired 95 % interval (the same "
+                "chunks and search as the bf16 table):", "",
+                "| benchmark | n | " + " | ".join(f"B = {b:,}" for b in budgets) + " |",
+                "|---|---|" + "---|" * len(budgets)]
+        for name in dict.fromkeys(r["benchmark"] for r in drift):
+            cells = [f"{100 * c['value']:+.2f} {ci(c['params']['low'], c['params']['high'], 2)}"
+                     if (c := cell.get((name, b))) else "—" for b in budgets]
+            n = next(r["n_queries"] for r in drift if r["benchmark"] == name)
+            out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    return out if len(out) > int(after) else []
 
 
 def _threads_and_floor(folder: Path, after: bool) -> list[str]:

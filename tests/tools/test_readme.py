@@ -390,6 +390,31 @@ def test_speed_section_is_generated_from_the_encoder_and_precision_rows(tmp_path
     assert "<!-- speed:start -->\nspeed\n<!-- speed:end -->" in readme_path.read_text()
 
 
+
+def test_the_speed_section_reports_int8_from_its_rows(tmp_path, monkeypatch):
+    """Issue 48: int8 measured as bf16 was, its speed, batch drift and recall@B drift read from
+    ``bench_int8.jsonl``, and why it is not a setting."""
+    from ragkit.tools import readme
+
+    monkeypatch.setenv("RAGKIT_RESULTS_DIR", str(tmp_path))
+    rec = Recorder("bench_int8")
+    common = dict(experiment="int8", benchmark="chroma", embedder="all-MiniLM-L6-v2")
+    rec.add(**common, strategy="onnx int8", metric="speed_vs_fp32", value=2.0,
+            params={"texts": 480, "int8_runs": [1.0, 1.1, 1.2], "fp32_runs": [2.0, 2.1, 2.2]})
+    rec.add(**common, strategy="onnx int8", metric="min_cosine_to_fp32", value=0.9812)
+    rec.add(**common, strategy="onnx int8", metric="batch_drift", value=0.025)
+    rec.add(**common, strategy="onnx fp32", metric="batch_drift", value=0.0)
+    rec.add(experiment="int8_drift", benchmark="chroma", strategy="fixed", embedder="m",
+            metric="recall@B1024 int8 - fp32", value=-0.0266, budget=1024, n_queries=472,
+            params={"low": -0.05, "high": -0.0057})
+    rec.save()
+    text = readme.speed_section(tmp_path)
+    assert "**2.00×** the float32 graph's speed on 480 Chroma chunks" in text
+    assert "1.0–1.2 s against 2.0–2.2 s" in text and "lowest cosine to float32 0.9812" in text
+    assert "up to 2.5e-02 with the batch it shares (float32: 0.0e+00)" in text
+    assert "not offered as a setting" in text
+    assert "| chroma | 472 | -2.66 [-5.00, -0.57] |" in text.split("\n")
+
 def test_the_timing_line_says_how_many_notebooks_ran_at_once(tmp_path, monkeypatch):
     from ragkit.tools import readme
     from ragkit.tools.reproduce import notebook_sources, write_times
