@@ -26,7 +26,7 @@
 
 # %%
 import ragkit
-from ragkit.config import get_settings, resolve_device, seed_everything
+from ragkit.config import get_settings, pick, resolve_device, seed_everything
 from ragkit.report import quiet_cells
 
 quiet_cells()  # each cell's warnings as one line per kind
@@ -46,17 +46,15 @@ print(f"ragkit {ragkit.__version__} · profile={settings.profile} · seed={setti
 # %%
 from ragkit.report import STAGES, pipeline_diagram, show_figure
 
-show_figure(pipeline_diagram(STAGES, title="The pipeline, and the notebooks that change each "
+_ = show_figure(pipeline_diagram(STAGES, title="The pipeline, and the notebooks that change each "
                              "stage"), "00_course_map")
 
 # %% [markdown]
 # ## Libraries
 # `ragkit.environment_report()` imports each library the course needs and reports its version.
 # A missing one is listed, not hidden; the next cell fails if any core library is missing.
-# A library marked not required has a fallback or serves one section: without ONNX Runtime
-# (`onnxruntime`, `onnx`), the CPU default below, the encoder runs on torch and the embedder
-# cell says so; the others write local preambles (notebook `04`), are timed against ragkit's
-# chunkers (notebook `02`) or run the property tests.
+# For a library the course can run without, the `role` column says what it does and what
+# happens when it is missing.
 
 # %%
 from ragkit.environment import environment_report
@@ -94,8 +92,9 @@ sentences = ["Refunds are available within 14 days of purchase.",
              "Inactive accounts are disabled after 90 days."]
 vectors = embedder.encode(sentences)
 similarity = vectors @ vectors.T
+FORMATS = {"fp32": "float32", "bf16": "bfloat16"}  # the settings' names, in words
 print(f"{embedder.name}: {vectors.shape[1]} dimensions, limit {embedder.max_tokens} tokens; "
-      f"this run embeds with {embedder.backend}, {embedder.precision}")
+      f"this run embeds with {embedder.backend}, in {FORMATS[embedder.precision]}")
 np.round(similarity, 3)
 
 # %%
@@ -111,11 +110,11 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # torch: see `docs/speed.md`).
 #
 # The next cell times both backends on the same course paragraphs, in float32 (the precision
-# of every recorded row): paragraphs within the encoder's token limit, so that none is cut;
-# five runs each, the backends taking turns; every run printed. A direction is named only when
-# every run of one backend was quicker than every run of the other. Its "largest difference" is
-# the largest absolute difference between the same coordinate of a paragraph's two vectors
-# (each vector has length one).
+# of the record; a row made in another precision carries a flag saying so): paragraphs within
+# the encoder's token limit, so that none is cut; several runs each, the backends taking turns;
+# every run printed. A direction is named only when every run of one backend was quicker than
+# every run of the other. Its "largest difference" is the largest absolute difference between
+# the same coordinate of a paragraph's two vectors (each vector has length one).
 
 # %%
 from ragkit.embed import compare_backends
@@ -128,7 +127,7 @@ why_not = Embedder(backend="onnx", cache=False, precision="fp32").onnx_unsupport
 if why_not:  # e.g. on a GPU, where torch runs the model
     print(f"ONNX Runtime does not apply here: {why_not}")
 else:
-    t = compare_backends(paragraphs, repeats=5)  # five runs per backend, taking turns
+    t = compare_backends(paragraphs, repeats=pick(full=5, smoke=2))  # runs per backend, in turns
     for backend in ("torch", "onnx"):
         print(f"{backend:5} runs (s): " + " ".join(f"{s:.2f}" for s in t[f"{backend}_runs"]))
     print(f"{len(paragraphs)} paragraphs · largest difference {t['max_abs_difference']:.1e}")
@@ -137,9 +136,10 @@ else:
 
 # %% [markdown]
 # Speed aside, the course keeps ONNX Runtime as its CPU default for the reason the next cell
-# checks: a text's vector should not depend on which other texts share its batch, so a rerun
-# that batches the texts differently writes the same results rows (the files where the
-# notebooks keep the numbers they record, shown at the end).
+# checks: a text's vector should not depend on which other texts share its batch, so that a
+# rerun that batches the texts differently gets the same vectors, and from them the same
+# results rows (the files where the notebooks keep the numbers they record, shown at the
+# end).
 #
 # The check: another set of course paragraphs, of mixed length (the cell prints how many),
 # embedded in one batch, in batches of four in reverse order, and, for the first few, one at a
@@ -171,7 +171,7 @@ if "onnx" in drift:
     print("ONNX Runtime's vectors are " + ("identical in every batching" if drift["onnx"] == 0
           else f"not identical (up to {drift['onnx']:.1e})") + "; torch's "
           + ("are identical too" if drift["torch"] == 0
-             else f"move by up to {drift['torch']:.1e} with the padded batch shape"))
+             else f"move by up to {drift['torch']:.1e} between batchings"))
 
 # %% [markdown]
 # ## How to read the metrics: one worked example
@@ -185,33 +185,50 @@ if "onnx" in drift:
 #   for every embedder) with hits in rank order, text already included counted once, the last
 #   hit cut at the budget. This is what reaches the model, so every strategy is compared at
 #   equal cost. The course's default is the middle budget of the list in `ragkit.evaluate`
-#   (printed by the next cell). The top-k view counts text that two overlapping chunks share
-#   twice, since each chunk is sent whole; a budget counts it once.
+#   (printed below).
 #
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context's characters that are gold), **IoU** (gold ∩ context over gold ∪
-# context, in characters) and **pass** (share of the gold spans wholly inside the context:
-# pass@k in the top-k view, pass@B at a budget, the names the glossary and later tables use).
-# All four count characters; the tables' `cl100k tokens` column is what a view costs.
+# context, in characters) and **pass** (share of the gold spans wholly inside the context).
+# The tables' `cl100k tokens` column is what a view costs. The glossary names them per view:
+# in the top-k view span recall@k, char precision, IoU and pass@k, where text that two
+# overlapping chunks share counts twice, since each chunk is sent whole; at a budget
+# recall@B, precision@B, IoU@B and pass@B, where it counts once.
 
 # %% [markdown]
-# Here is the first course question whose top chunks (`k = 5`) hold part of its gold (not
-# none, not all), chunked with `FixedCharChunker(1000, 200)` (windows of a fixed number of
-# characters, each starting inside the one before it: its arguments are the size and the
-# overlap), through the bundled embedder. Each hit's score is the cosine between its vector
-# and the question's. The cell prints the question, its gold, every hit any view reads, the
-# first hit's text with the gold marked, and how many chunks the encoder cuts.
+# First the chunks: the course corpus cut by `FixedCharChunker(1000, 200)` (windows of a fixed
+# number of characters, each starting inside the one before it: its arguments are the size and
+# the overlap), embedded by the bundled encoder. The encoder reads at most a fixed number of
+# its own tokens (WordPiece pieces: whole words, or parts of rare ones), so longer chunks are
+# cut and the run warns; its warning says "document texts" for texts embedded as passages
+# rather than as questions, here the chunks. The cell counts them and compares the two rulers.
 
 # %%
 from ragkit.chunkers import FixedCharChunker
 from ragkit.evaluate import BUDGETS, DEFAULT_BUDGET, load_course
 from ragkit.experiments import run_experiment
-from ragkit.report import (hits_table, hits_text, percent_frame, score_views, views_differ,
-                           views_reason)
 from ragkit.text.tokens import count_tokens
 
 course = load_course().for_profile()
 example = run_experiment(course, FixedCharChunker(1000, 200), embedder, k=5)
+chunk_tokens = embedder.count_tokens([c.text for c in example.chunks])
+over = sum(n > embedder.max_tokens for n in chunk_tokens)
+ruler = sum(chunk_tokens) / sum(count_tokens(c.text) for c in example.chunks)
+print(f"{over} of {len(chunk_tokens)} chunks ({over / len(chunk_tokens):.0%}) are longer than "
+      f"{embedder.name}'s {embedder.max_tokens} tokens; the encoder embeds their first "
+      f"{embedder.max_tokens}. The tables below count cl100k tokens (what reaches the model); "
+      f"the encoder counts {ruler:.2f} of its own per cl100k token on these chunks, so a chunk "
+      f"of {embedder.max_tokens / ruler:.0f} cl100k tokens already fills it.")
+
+# %% [markdown]
+# Here is the first course question whose top chunks (`k = 5`) hold part of its gold (not
+# none, not all). Each hit's score is the cosine between its vector and the question's. The
+# cell prints the question, its gold, every hit any view reads, then the text of the first hit
+# and of the first gold-holding hit below the top `k`, the gold marked.
+
+# %%
+from ragkit.report import hits_table, hits_text, percent_frame, score_views, views_differ, views_reason
+
 scores = example.per_query.set_index("query_id")
 # an instructive case: the top 5 hold part of the gold, not none and not all of it
 partial = scores[(scores["recall"] > 0) & (scores["recall"] < 1)].index
@@ -222,18 +239,10 @@ print(f"{question.id}: {question.text}")
 for g in question.gold:
     print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
 hits = example.hits[question.id]
-display(hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET), scores=True))
-print(hits_text(question, hits, k=1, lines=8))  # the first hit, the gold between ⟦ and ⟧
-chunk_tokens = embedder.count_tokens([c.text for c in example.chunks])
-over = sum(n > embedder.max_tokens for n in chunk_tokens)
-ruler = sum(chunk_tokens) / sum(count_tokens(c.text) for c in example.chunks)
-print(f"The truncation warning below says 'document texts' for texts embedded as passages, "
-      f"not as questions: here the chunks. {over} of {len(chunk_tokens)} chunks "
-      f"({over / len(chunk_tokens):.0%}) are longer than {embedder.name}'s {embedder.max_tokens} "
-      f"tokens, and the encoder embeds only their first {embedder.max_tokens} tokens. Two "
-      f"rulers: the table counts cl100k tokens (what reaches the model), the encoder its own "
-      f"WordPiece tokens, {ruler:.2f} of them per cl100k token on these chunks, so a chunk of "
-      f"{embedder.max_tokens / ruler:.0f} cl100k tokens already fills the encoder.")
+table = hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET), scores=True)
+display(table)
+below = [r for r, held in zip(table["rank"], table["gold chars held"]) if r > 5 and held]
+print(hits_text(question, hits, lines=8, ranks=[1, *below[:1]]))
 
 # %% [markdown]
 # Every hit any view reads is a row above: the first rows are the `k = 5` view; each budget's
@@ -252,40 +261,44 @@ from ragkit.report import pct
 
 top, small, default = views.to_dict("records")
 print(f"The top 5 chunks send {top['cl100k tokens']:,.0f} tokens for {pct(top['recall'])} span "
-      f"recall; {BUDGETS[0]:,} tokens hold {pct(small['recall'])} at {pct(small['precision'])} "
-      f"precision, {small['precision'] / top['precision']:.1f}x the top 5's; "
-      f"{DEFAULT_BUDGET:,} tokens reach {pct(default['recall'])} with {int(default['chunks'])} "
-      "hits: the views differ in what they cost in tokens, which a count of chunks does not show.")
+      f"recall at {pct(top['precision'])} precision; {BUDGETS[0]:,} tokens hold "
+      f"{pct(small['recall'])} at {pct(small['precision'])} precision; {DEFAULT_BUDGET:,} tokens "
+      f"reach {pct(default['recall'])} with {int(default['chunks'])} hits: the views differ in "
+      "what they cost in tokens, which a count of chunks does not show.")
 percent_frame(views.rename(columns={"recall": "span recall"}),
               shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "cl100k tokens"])
 
 # %% [markdown]
-# Why a budget and not `k`: the same question through smaller windows
-# (`FixedCharChunker(250, 50)`), read at `k = 5` and at the default budget, beside the windows
-# above. At `k = 5` each chunker sends what its five chunks hold, so the one with bigger chunks
-# sends more text; at a budget both send the same number of tokens. The cell prints whether the
-# two chunkers keep their order in both views on this question. One question is an example,
-# not a measurement: the later notebooks compare chunkers over every question, with intervals.
+# Why a budget and not `k`: the same questions through smaller windows
+# (`FixedCharChunker(250, 50)`), beside the windows above. At `k = 5` each chunker sends what its
+# five chunks hold, so the one with bigger chunks sends more text; at a budget both send the
+# same number of tokens. The cell counts the course questions on which the two chunkers change
+# order between the views (one holds more gold in its top `k`, the other in the default budget),
+# and shows the one on which they are furthest apart at the budget. A count over the questions is not yet a comparison of the two
+# chunkers: the later notebooks make those over every question, with intervals.
 
 # %%
 import pandas as pd
+from ragkit.report import order_flips
 
 small_run = run_experiment(course, FixedCharChunker(250, 50), embedder, k=5)
-small_views = score_views(question, small_run.hits[question.id], k=5,
-                          budgets=(DEFAULT_BUDGET,), texts=small_run.texts)
-both = pd.concat([views[views.view != f"{BUDGETS[0]} tokens"].assign(chunker="1000/200"),
-                  small_views.assign(chunker="250/50")], ignore_index=True)
-big_top, big_budget = top, default  # the 1000/200 views read above
+flips = order_flips(course.queries, example, small_run, k=5, budget=DEFAULT_BUDGET)
+asked = sum(1 for q in course.queries if q.gold)
+clearest = max(flips, key=lambda f: abs(f[2]), default=(question.id, 0, 0))  # widest at B
+flip = next(q for q in course.queries if q.id == clearest[0])
+big_views, small_views = (score_views(flip, run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,),
+                                      texts=run.texts) for run in (example, small_run))
+big_top, big_budget = big_views.to_dict("records")
 small_top, small_budget = small_views.to_dict("records")
+print(f"The two chunkers change order between the views on {len(flips)} of {asked} course "
+      "questions" + (f"; the one they are furthest apart on at the budget is {flip.id}: "
+                     f"{flip.text}" if flips else "."))
 print(f"At k = 5: {big_top['cl100k tokens']:,.0f} tokens for {pct(big_top['recall'])} span recall "
       f"(1000/200) against {small_top['cl100k tokens']:,.0f} for {pct(small_top['recall'])} "
       f"(250/50). At {DEFAULT_BUDGET:,} tokens each: {pct(big_budget['recall'])} against "
-      f"{pct(small_budget['recall'])}, the comparison at equal cost. "
-      + ("The order is the same in both views on this question: the budget changes what each "
-         "side sends, not here which one holds more gold."
-         if (big_top["recall"] > small_top["recall"]) == (big_budget["recall"] >
-                                                          small_budget["recall"])
-         else "The order of the two changes between the views on this question."))
+      f"{pct(small_budget['recall'])}, the comparison at equal cost.")
+both = pd.concat([big_views.assign(chunker="1000/200"), small_views.assign(chunker="250/50")],
+                 ignore_index=True)
 percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
               .rename(columns={"recall": "span recall"}),
               shares=["span recall", "precision"], counts=["chunks", "cl100k tokens"])
@@ -293,11 +306,12 @@ percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "pre
 # %% [markdown]
 # ## Exercise
 # 1. **Read another question.** `other` is the next course question whose top `k = 5` hits
-#    hold part of its gold, and where the two views disagree. Its hits table below leaves out
-#    the budget's column. Before running the answer, work out from the tokens column where a
-#    `256`-token context stops (hits in rank order, the last one cut at the budget), and so
-#    whether that context holds more or less of the gold than the top `k`. The answer shows
-#    the full table and the views.
+#    hold part of its gold, and where the views at `k` and at the smallest budget disagree. Its
+#    hits table below shows each hit's place and tokens only. Before running the answer, work
+#    out from the offsets which hits hold gold, and from the tokens column where a `256`-token
+#    context stops (hits in rank order, the last one cut at the budget), and so whether that
+#    context holds more or less of the gold than the top `k`. The answer shows the full table,
+#    the gold-holding hit's text and the views.
 
 # %%
 other = next((q for q in course.queries if q.id in set(partial) and q.id != question.id
@@ -306,12 +320,14 @@ print(f"{other.id}: {other.text}")
 for g in other.gold:
     print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
 other_table = hits_table(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],))
-display(other_table.drop(columns=[f"in {BUDGETS[0]} tokens"]))
+display(other_table[["rank", "chunk", "cl100k tokens"]])
 
 # %% tags=["answers"] jupyter={"source_hidden": true, "outputs_hidden": true}
-# Answer (expand to read): the views of that question, and why one holds more of the gold,
-# read off the rows of its hits table (which ranks hold gold, where the budget stops).
+# Answer (expand to read): the full hits table, the first gold-holding hit, the views, and
+# why one holds more of the gold (which ranks hold gold, where the budget stops).
 display(other_table)
+holding = [r for r, held in zip(other_table["rank"], other_table["gold chars held"]) if held]
+print(hits_text(other, example.hits[other.id], lines=6, ranks=holding[:1]))
 display(percent_frame(score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],),
                                   texts=example.texts).rename(columns={"recall": "span recall"}),
                       shares=["span recall", "precision", "iou", "pass"],
@@ -349,7 +365,7 @@ display(Markdown(what_we_measured([
     f"The bundled encoder ({embedder.name}, {vectors.shape[1]} dimensions, {embedder.max_tokens} "
     f"tokens) places two phrasings of one refund rule closer (cosine {related:.3f}) than a "
     f"different rule ({unrelated:.3f}); it runs on `{device}` with the `{embedder.backend}` "
-    f"backend, in {embedder.precision}.",
+    f"backend, in {FORMATS[embedder.precision]}.",
     *([] if why_not else [
         f"In float32, at their best of {len(t['onnx_runs'])} runs each, ONNX Runtime took "
         f"{t['onnx']:.1f} s and torch {t['torch']:.1f} s on the same {len(paragraphs)} "
@@ -360,9 +376,11 @@ display(Markdown(what_we_measured([
     f"{pct(top['recall'])} of the gold at precision {pct(top['precision'])}; a "
     f"{BUDGETS[0]:,}-token context covers {pct(small['recall'])}, a {DEFAULT_BUDGET:,}-token "
     f"one {pct(default['recall'])} at precision {pct(default['precision'])}.",
-    f"Through smaller windows (250/50), the top 5 send {small_top['cl100k tokens']:,.0f} tokens "
-    f"against {big_top['cl100k tokens']:,.0f} for 1000/200, so a comparison at k = 5 compares "
-    f"unequal amounts of text; at {DEFAULT_BUDGET:,} tokens each, span recall is "
-    f"{pct(small_budget['recall'])} against {pct(big_budget['recall'])}: that equal-cost reading "
-    "is the one every later notebook reports.",
+    f"Through smaller windows (250/50), the two chunkers change order between the views on "
+    f"{len(flips)} of {asked} course questions. On {flip.id} the top 5 send "
+    f"{small_top['cl100k tokens']:,.0f} tokens (250/50) against "
+    f"{big_top['cl100k tokens']:,.0f} (1000/200) for {pct(small_top['recall'])} against "
+    f"{pct(big_top['recall'])} span recall; at {DEFAULT_BUDGET:,} tokens each it is "
+    f"{pct(small_budget['recall'])} against {pct(big_budget['recall'])}. That equal-cost "
+    "reading is the one every later notebook reports.",
 ])))
