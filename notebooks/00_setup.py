@@ -14,15 +14,16 @@
 # Terms: every metric and word the course uses, defined once: [glossary](../docs/glossary.md).
 #
 # Every notebook starts the same way: read the settings from the environment and seed every
-# random generator, so the same run twice gives the same numbers. The settings include the
-# **profile** (`RAGKIT_PROFILE`): `full` for the course, `smoke` for a quick run on a few
-# documents, which the tests use.
+# random generator, so the same run twice gives the same metrics (timings aside). The
+# settings include the **profile** (`RAGKIT_PROFILE`): `full` for the course, `smoke` for a
+# quick run on a few documents, which the tests use.
 #
 # This notebook checks the libraries the course uses, shows which device will run the encoder,
 # and embeds three sentences with the bundled model, so you know the whole chain works. Then
 # it answers the question every later notebook depends on: how is one ranked list of chunks
 # scored, and why does the course score it at a token budget rather than at a number of
-# chunks?
+# chunks? The stakes: scored at a fixed number of chunks, a comparison can favour a chunker
+# only because its chunks are bigger and send the model more text.
 
 # %%
 import ragkit
@@ -59,8 +60,11 @@ _ = show_figure(pipeline_diagram(STAGES, title="The pipeline, and the notebooks 
 # %%
 from ragkit.environment import environment_report
 
+import pandas as pd
+
 report = environment_report()
-report
+with pd.option_context("display.max_colwidth", None):  # each role in full
+    display(report)
 
 # %%
 missing = report[(report.required) & (report.version == "missing")]
@@ -93,7 +97,8 @@ sentences = ["Refunds are available within 14 days of purchase.",
 vectors = embedder.encode(sentences)
 similarity = vectors @ vectors.T
 FORMATS = {"fp32": "float32", "bf16": "bfloat16"}  # the settings' names, in words
-print(f"{embedder.name}: {vectors.shape[1]} dimensions, limit {embedder.max_tokens} tokens; "
+print(f"{embedder.name}: {vectors.shape[1]} dimensions, reads at most {embedder.max_tokens} of "
+      f"its own (WordPiece) tokens; "
       f"this run embeds with {embedder.backend}, in {FORMATS[embedder.precision]}")
 np.round(similarity, 3)
 
@@ -110,7 +115,7 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # torch: see `docs/speed.md`).
 #
 # The next cell times both backends on the same course paragraphs, in float32 (the precision
-# of the record; a row made in another precision carries a flag saying so): paragraphs within
+# of the record; a row made in another precision says so in its `flags`): paragraphs within
 # the encoder's token limit, so that none is cut; several runs each, the backends taking turns;
 # every run printed. A direction is named only when every run of one backend was quicker than
 # every run of the other. Its "largest difference" is the largest absolute difference between
@@ -186,22 +191,25 @@ if "onnx" in drift:
 #   hit cut at the budget. This is what reaches the model, so every strategy is compared at
 #   equal cost. The course's default is the middle budget of the list in `ragkit.evaluate`
 #   (printed below).
-#
+
+# %% [markdown]
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context's characters that are gold), **IoU** (gold ∩ context over gold ∪
 # context, in characters) and **pass** (share of the gold spans wholly inside the context).
-# The tables' `cl100k tokens` column is what a view costs. The glossary names them per view:
-# in the top-k view span recall@k, char precision, IoU and pass@k, where text that two
-# overlapping chunks share counts twice, since each chunk is sent whole; at a budget
-# recall@B, precision@B, IoU@B and pass@B, where it counts once.
+# The tables' `cl100k tokens` column is what a view costs, and their precision column is
+# headed `precision (chars)`: a share of characters, not the glossary's precision@k, a share
+# of chunks. The glossary names the four per view: span recall@k, char precision, IoU and
+# pass@k in the top-k view, where text that two overlapping chunks share counts twice, since
+# each chunk is sent whole; recall@B, precision@B, IoU@B and pass@B at a budget, where it
+# counts once.
 
 # %% [markdown]
 # First the chunks: the course corpus cut by `FixedCharChunker(1000, 200)` (windows of a fixed
 # number of characters, each starting inside the one before it: its arguments are the size and
 # the overlap), embedded by the bundled encoder. The encoder reads at most a fixed number of
-# its own tokens (WordPiece pieces: whole words, or parts of rare ones), so longer chunks are
-# cut and the run warns; its warning says "document texts" for texts embedded as passages
-# rather than as questions, here the chunks. The cell counts them and compares the two rulers.
+# its own WordPiece tokens (whole words, or parts of rare ones), so longer chunks are cut and
+# the run warns (it calls the chunks "document texts": texts embedded as passages, not as
+# questions). The cell counts them and compares the two rulers.
 
 # %%
 from ragkit.chunkers import FixedCharChunker
@@ -223,8 +231,8 @@ print(f"{over} of {len(chunk_tokens)} chunks ({over / len(chunk_tokens):.0%}) ar
 # %% [markdown]
 # Here is the first course question whose top chunks (`k = 5`) hold part of its gold (not
 # none, not all). Each hit's score is the cosine between its vector and the question's. The
-# cell prints the question, its gold, every hit any view reads, then the text of the first hit
-# and of the first gold-holding hit below the top `k`, the gold marked.
+# cell prints the question, its gold, every hit any view reads, then the text of the first two
+# hits and of the first gold-holding hit below the top `k`, the gold marked.
 
 # %%
 from ragkit.report import hits_table, hits_text, percent_frame, score_views, views_differ, views_reason
@@ -242,16 +250,17 @@ hits = example.hits[question.id]
 table = hits_table(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET), scores=True)
 display(table)
 below = [r for r, held in zip(table["rank"], table["gold chars held"]) if r > 5 and held]
-print(hits_text(question, hits, lines=8, ranks=[1, *below[:1]]))
+print(hits_text(question, hits, lines=6, ranks=[1, 2, *below[:1]]))
 
 # %% [markdown]
 # Every hit any view reads is a row above: the first rows are the `k = 5` view; each budget's
 # context takes hits in rank order until its tokens run out (`cut`: the context ends inside
 # that hit). Overlapping chunks share text, and a budget counts shared text once, so a
 # budget's hits can add up to more tokens in the table's column than the budget itself.
-# Several of the top hits come from refund-policy-2022, an older version of the same policy;
-# their scores place them above the current version's second gold-holding chunk. The views'
-# numbers below come from exactly those rows and the gold characters each holds.
+# Ranks two to four come from refund-policy-2022, an older version of the same policy (the
+# second hit's text is printed): refund wording without the current tier table, which the
+# retriever scores above the current version's second gold-holding chunk. The views' numbers
+# below come from exactly those rows and the gold characters each holds.
 
 # %%
 views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
@@ -259,49 +268,72 @@ views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
 # span recall, precision, IoU and pass of each view, in % (the views' own rows, plain text)
 from ragkit.report import pct
 
+HEADS = {"recall": "span recall", "precision": "precision (chars)", "iou": "IoU",
+         "pass": "pass"}  # the tables' column names
 top, small, default = views.to_dict("records")
 print(f"The top 5 chunks send {top['cl100k tokens']:,.0f} tokens for {pct(top['recall'])} span "
       f"recall at {pct(top['precision'])} precision; {BUDGETS[0]:,} tokens hold "
       f"{pct(small['recall'])} at {pct(small['precision'])} precision; {DEFAULT_BUDGET:,} tokens "
       f"reach {pct(default['recall'])} with {int(default['chunks'])} hits: the views differ in "
       "what they cost in tokens, which a count of chunks does not show.")
-percent_frame(views.rename(columns={"recall": "span recall"}),
-              shares=["span recall", "precision", "iou", "pass"], counts=["chunks", "cl100k tokens"])
+percent_frame(views.rename(columns=HEADS), shares=list(HEADS.values())[:4],
+              counts=["chunks", "cl100k tokens"])
 
 # %% [markdown]
 # Why a budget and not `k`: the same questions through smaller windows
 # (`FixedCharChunker(250, 50)`), beside the windows above. At `k = 5` each chunker sends what its
 # five chunks hold, so the one with bigger chunks sends more text; at a budget both send the
-# same number of tokens. The cell counts the course questions on which the two chunkers change
-# order between the views (one holds more gold in its top `k`, the other in the default budget),
-# and shows the one on which they are furthest apart at the budget. A count over the questions is not yet a comparison of the two
-# chunkers: the later notebooks make those over every question, with intervals.
+# same number of tokens. The first cell sets the two chunkers' means over every course
+# question in both views, with the tokens each sends, and counts the questions on which they
+# change order between the views, in each direction. One count is not yet a comparison of the
+# two chunkers: the later notebooks make those over every question, with intervals.
 
 # %%
-import pandas as pd
 from ragkit.report import order_flips
 
 small_run = run_experiment(course, FixedCharChunker(250, 50), embedder, k=5)
+asked = [q for q in course.queries if q.gold]
+means = pd.DataFrame([
+    {"chunker": name, "top 5: cl100k tokens": np.mean([sum(count_tokens(h.chunk.text)
+                                                          for h in run.hits[q.id][:5])
+                                                      for q in asked]),
+     "top 5: span recall": run.means["recall"],
+     f"{DEFAULT_BUDGET} tokens: span recall": run.means[f"recall@B{DEFAULT_BUDGET}"]}
+    for name, run in (("1000/200", example), ("250/50", small_run))])
+display(percent_frame(means, shares=list(means.columns[2:]), counts=["top 5: cl100k tokens"]))
 flips = order_flips(course.queries, example, small_run, k=5, budget=DEFAULT_BUDGET)
-asked = sum(1 for q in course.queries if q.gold)
+big_first = sum(1 for _, at_k, _ in flips if at_k > 0)
+print(f"Over {len(asked)} course questions the two change order between the views on "
+      f"{len(flips)}: on {big_first} the 1000/200 windows hold more gold in their top 5 and the "
+      f"250/50 windows more at {DEFAULT_BUDGET:,} tokens; on {len(flips) - big_first}, the "
+      "reverse.")
+
+# %% [markdown]
+# The clearest of those questions: the one on which the two chunkers are furthest apart at
+# the budget. The cell prints its gold, both chunkers' views, and the first gold-holding hit
+# of each, with its rank.
+
+# %%
 clearest = max(flips, key=lambda f: abs(f[2]), default=(question.id, 0, 0))  # widest at B
 flip = next(q for q in course.queries if q.id == clearest[0])
+print(f"{flip.id}: {flip.text}")
+for g in flip.gold:
+    print(f"gold, {g.doc_id} [{g.start}:{g.end}]: {example.texts[g.doc_id][g.start:g.end]!r}")
 big_views, small_views = (score_views(flip, run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,),
                                       texts=run.texts) for run in (example, small_run))
 big_top, big_budget = big_views.to_dict("records")
 small_top, small_budget = small_views.to_dict("records")
-print(f"The two chunkers change order between the views on {len(flips)} of {asked} course "
-      "questions" + (f"; the one they are furthest apart on at the budget is {flip.id}: "
-                     f"{flip.text}" if flips else "."))
-print(f"At k = 5: {big_top['cl100k tokens']:,.0f} tokens for {pct(big_top['recall'])} span recall "
-      f"(1000/200) against {small_top['cl100k tokens']:,.0f} for {pct(small_top['recall'])} "
-      f"(250/50). At {DEFAULT_BUDGET:,} tokens each: {pct(big_budget['recall'])} against "
-      f"{pct(small_budget['recall'])}, the comparison at equal cost.")
 both = pd.concat([big_views.assign(chunker="1000/200"), small_views.assign(chunker="250/50")],
                  ignore_index=True)
-percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
-              .rename(columns={"recall": "span recall"}),
-              shares=["span recall", "precision"], counts=["chunks", "cl100k tokens"])
+display(percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
+                      .rename(columns=HEADS), shares=["span recall", "precision (chars)"],
+                      counts=["chunks", "cl100k tokens"]))
+for name, run in (("1000/200", example), ("250/50", small_run)):
+    ranked = hits_table(flip, run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
+    holding = [r for r, held in zip(ranked["rank"], ranked["gold chars held"]) if held]
+    print(f"{name}: first gold-holding hit at rank {holding[0] if holding else 'none'}")
+    if holding:
+        print(hits_text(flip, run.hits[flip.id], lines=3, ranks=holding[:1]))
 
 # %% [markdown]
 # ## Exercise
@@ -329,9 +361,8 @@ display(other_table)
 holding = [r for r, held in zip(other_table["rank"], other_table["gold chars held"]) if held]
 print(hits_text(other, example.hits[other.id], lines=6, ranks=holding[:1]))
 display(percent_frame(score_views(other, example.hits[other.id], k=5, budgets=(BUDGETS[0],),
-                                  texts=example.texts).rename(columns={"recall": "span recall"}),
-                      shares=["span recall", "precision", "iou", "pass"],
-                      counts=["chunks", "cl100k tokens"]))
+                                  texts=example.texts).rename(columns=HEADS),
+                      shares=list(HEADS.values())[:4], counts=["chunks", "cl100k tokens"]))
 print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=BUDGETS[0],
                                      texts=example.texts))
 
@@ -339,7 +370,8 @@ print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=
 # ## Where the numbers go
 # Each number a notebook records is a row in `results/<notebook>.jsonl` (in the smoke profile,
 # `results/smoke/`). The cell prints the file and its first row: the metric, its value, the
-# encoder, the device it ran on and the commit of the code that wrote it.
+# encoder, the device it ran on, its flags (empty here: float32, nothing cut, no fallback) and
+# the commit of the code that wrote it.
 
 # %%
 from ragkit.report import Recorder
@@ -355,7 +387,7 @@ path = rec.save()
 row = read_rows(path)[0]
 print(path)
 print({k: row[k] for k in ("notebook", "experiment", "metric", "value", "embedder", "device",
-                           "git_sha")})
+                           "flags", "git_sha")})
 
 # %%
 from IPython.display import Markdown
@@ -369,7 +401,7 @@ display(Markdown(what_we_measured([
     *([] if why_not else [
         f"In float32, at their best of {len(t['onnx_runs'])} runs each, ONNX Runtime took "
         f"{t['onnx']:.1f} s and torch {t['torch']:.1f} s on the same {len(paragraphs)} "
-        "paragraphs; embedded in three batchings, a paragraph's vector "
+        f"paragraphs; embedded in three batchings, the vectors of {len(mixed)} other paragraphs "
         + ("did not move" if drift["onnx"] == 0 else f"moved by up to {drift['onnx']:.1e}")
         + f" under ONNX Runtime and moved by up to {drift['torch']:.1e} under torch."]),
     f"For {question.id}, the top 5 chunks send {top['cl100k tokens']:.0f} tokens and cover "
@@ -377,10 +409,11 @@ display(Markdown(what_we_measured([
     f"{BUDGETS[0]:,}-token context covers {pct(small['recall'])}, a {DEFAULT_BUDGET:,}-token "
     f"one {pct(default['recall'])} at precision {pct(default['precision'])}.",
     f"Through smaller windows (250/50), the two chunkers change order between the views on "
-    f"{len(flips)} of {asked} course questions. On {flip.id} the top 5 send "
+    f"{len(flips)} of {len(asked)} course questions ({big_first} of them with 1000/200 ahead at "
+    f"k = 5 and 250/50 ahead at the budget). On {flip.id} the top 5 send "
     f"{small_top['cl100k tokens']:,.0f} tokens (250/50) against "
     f"{big_top['cl100k tokens']:,.0f} (1000/200) for {pct(small_top['recall'])} against "
     f"{pct(big_top['recall'])} span recall; at {DEFAULT_BUDGET:,} tokens each it is "
-    f"{pct(small_budget['recall'])} against {pct(big_budget['recall'])}. That equal-cost "
-    "reading is the one every later notebook reports.",
+    f"{pct(small_budget['recall'])} against {pct(big_budget['recall'])}. The later notebooks "
+    "compare chunkers at such equal budgets.",
 ])))
