@@ -14,7 +14,7 @@
 # Terms: every metric and word the course uses, defined once: [glossary](../docs/glossary.md).
 #
 # Every notebook starts the same way: read the settings from the environment and seed every
-# random generator, so the same run twice gives the same metrics (timings aside). The
+# random generator, so that the same run twice gives the same metrics (timings aside). The
 # settings include the **profile** (`RAGKIT_PROFILE`): `full` for the course, `smoke` for a
 # quick run on a few documents, which the tests use.
 #
@@ -23,7 +23,7 @@
 # it answers the question every later notebook depends on: how is one ranked list of chunks
 # scored, and why does the course score it at a token budget rather than at a number of
 # chunks? The stakes: scored at a fixed number of chunks, a comparison can favour a chunker
-# only because its chunks are bigger and send the model more text.
+# because its chunks are bigger and send the model more text.
 
 # %%
 import ragkit
@@ -148,10 +148,11 @@ else:
 # rerun that batches the texts differently gets the same vectors, and from them the same
 # results rows (the files where the notebooks keep the numbers they record, shown at the
 # end).
-#
-# The check: shorter course paragraphs (shorter than those timed above, so none was timed;
-# the cell prints how many), embedded in one batch, in batches of four in reverse order, and, for
-# the first six, one at a time, on each backend; the largest difference between any two of a text's vectors (zero
+
+# %% [markdown]
+# The check: shorter course paragraphs (none of them timed above; the cell prints how many),
+# embedded in one batch, in batches of four in reverse order, and, for the first six, one at
+# a time, on each backend; the largest difference between any two of a text's vectors (zero
 # means identical to the last bit). Differences of the size of float32 rounding can still
 # reorder two chunks whose scores are that close; whether one moves a metric is not measured
 # here.
@@ -201,19 +202,15 @@ if "onnx" in drift:
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context's characters that are gold), **IoU** (gold ∩ context over gold ∪
 # context, in characters) and **pass** (share of the gold spans wholly inside the context).
-# The tables' `cl100k tokens` column is what a view costs, and their precision column is
-# headed `precision (chars)`: a share of characters, not the glossary's precision@k, a share
-# of chunks. The glossary names the four per view: span recall@k, char precision, IoU and
-# pass@k in the top-k view, where text that two overlapping chunks share counts twice, since
-# each chunk is sent whole; recall@B, precision@B, IoU@B and pass@B at a budget, where it
-# counts once.
+# The tables' `cl100k tokens` column is what a view costs. Their headers carry the
+# glossary's names for both views: in the top `k`, text that two overlapping chunks share
+# counts twice, since each chunk is sent whole; in a budget's context it counts once.
 
 # %% [markdown]
 # First the chunks: the course corpus cut by `FixedCharChunker(1000, 200)` (windows of a fixed
 # number of characters, each starting inside the one before it: its arguments are the size and
 # the overlap), embedded by the bundled encoder. The encoder reads at most a fixed number of
-# its own WordPiece tokens (whole words, or parts of rare ones), so longer chunks are cut and
-# the run warns (it calls the chunks "document texts": texts embedded as passages, not as
+# its own WordPiece tokens, so longer chunks are cut and the run warns (it calls the chunks "document texts": texts embedded as passages, not as
 # questions). The cell counts them and compares the two rulers.
 
 # %%
@@ -273,14 +270,19 @@ views = score_views(question, hits, k=5, budgets=(BUDGETS[0], DEFAULT_BUDGET),
 # span recall, precision, IoU and pass of each view, in % (the views' own rows, plain text)
 from ragkit.report import pct
 
-HEADS = {"recall": "span recall", "precision": "precision (chars)", "iou": "IoU",
-         "pass": "pass"}  # the tables' column names
+HEADS = {"recall": "span recall@k or @B", "precision": "char precision or precision@B",
+         "iou": "IoU", "pass": "pass@k or pass@B"}  # the glossary's names, for both views
 top, small, default = views.to_dict("records")
 print(f"The top 5 chunks send {top['cl100k tokens']:,.0f} tokens for {pct(top['recall'])} span "
       f"recall at {pct(top['precision'])} precision; {BUDGETS[0]:,} tokens hold "
       f"{pct(small['recall'])} at {pct(small['precision'])} precision; {DEFAULT_BUDGET:,} tokens "
-      f"reach {pct(default['recall'])} with {int(default['chunks'])} hits: the views differ in "
-      "what they cost in tokens, which a count of chunks does not show.")
+      f"reach {pct(default['recall'])} with {int(default['chunks'])} hits. "
+      + ("So the smallest budget holds " + ("the same share of the gold as"
+                                           if small["recall"] == top["recall"] else
+                                           "a different share of the gold from")
+         + f" the top 5's {top['cl100k tokens']:,.0f} tokens, at "
+         + ("a higher" if small["precision"] > top["precision"] else "a lower")
+         + " precision."))
 percent_frame(views.rename(columns=HEADS), shares=list(HEADS.values())[:4],
               counts=["chunks", "cl100k tokens"])
 
@@ -288,14 +290,15 @@ percent_frame(views.rename(columns=HEADS), shares=list(HEADS.values())[:4],
 # Why a budget and not `k`: the same questions through smaller windows
 # (`FixedCharChunker(250, 50)`), beside the windows above. At `k = 5` each chunker sends what its
 # five chunks hold, so the one with bigger chunks sends more text; at a budget both send the
-# same number of tokens. The first cell sets the two chunkers' means over every course
-# question in both views, with the tokens each sends, and counts the questions on which they
-# change order between the views, in each direction (one strictly ahead in the top `k`, the
-# other strictly ahead at the budget; a tie in either view is not a change). One count is not yet a comparison of the
-# two chunkers: the later notebooks make those over every question, with intervals.
+# same number of tokens, and text two overlapping windows share counts once, so a budget can
+# hold more distinct text than the top `k` at about the same tokens. The next cell sets the
+# two chunkers' means over every course question in both views, with the tokens each sends,
+# and counts the questions by which chunker holds more gold in each view (a tie is its own
+# row and column). One table of counts is not yet a comparison of the two chunkers: the later
+# notebooks make those over every question, with intervals.
 
 # %%
-from ragkit.report import order_flips
+from ragkit.report import order_flips, view_orders
 
 small_run = run_experiment(course, FixedCharChunker(250, 50), embedder, k=5)
 asked = [q for q in course.queries if q.gold]
@@ -307,6 +310,10 @@ means = pd.DataFrame([
      f"{DEFAULT_BUDGET} tokens: span recall": run.means[f"recall@B{DEFAULT_BUDGET}"]}
     for name, run in (("1000/200", example), ("250/50", small_run))])
 display(percent_frame(means, shares=list(means.columns[2:]), counts=["top 5: cl100k tokens"]))
+orders = view_orders(course.queries, example, small_run, k=5, budget=DEFAULT_BUDGET)
+side = lambda d: np.where(d > 0, "1000/200 ahead", np.where(d < 0, "250/50 ahead", "tied"))  # noqa: E731
+display(pd.crosstab(side(orders.at_k), side(orders.at_budget), rownames=["top 5"],
+                    colnames=[f"{DEFAULT_BUDGET} tokens"]))
 flips = order_flips(course.queries, example, small_run, k=5, budget=DEFAULT_BUDGET)
 big_first = sum(1 for _, at_k, _ in flips if at_k > 0)
 print(f"Over {len(asked)} course questions the two change order between the views on "
@@ -343,9 +350,10 @@ small_top, small_budget = small_views.to_dict("records")
 both = pd.concat([big_views.assign(chunker="1000/200"), small_views.assign(chunker="250/50")],
                  ignore_index=True)
 display(percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
-                      .rename(columns=HEADS), shares=["span recall", "precision (chars)"],
+                      .rename(columns=HEADS), shares=list(HEADS.values())[:2],
                       counts=["chunks", "cl100k tokens"]))
-display(hits_table(flip, small_run.hits[flip.id], k=5, budgets=()))  # 250/50's top 5
+print("250/50's top 5:")
+print(hits_text(flip, small_run.hits[flip.id], k=5, lines=2))
 for name, run in (("1000/200", example), ("250/50", small_run)):
     ranked = hits_table(flip, run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
     holding = [r for r, held in zip(ranked["rank"], ranked["gold chars held"]) if held]
@@ -353,12 +361,21 @@ for name, run in (("1000/200", example), ("250/50", small_run)):
     if holding:
         print(hits_text(flip, run.hits[flip.id], lines=3, ranks=holding[:1]))
 
+# %%
+budget_hits = hits_table(flip, small_run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
+sent = budget_hits[budget_hits[f"in {DEFAULT_BUDGET} tokens"] != "no"]
+print(f"At {DEFAULT_BUDGET:,} tokens the 250/50 windows send {len(sent)} chunks, "
+      f"{int((sent['gold chars held'] > 0).sum())} of them holding gold; their precision@B "
+      f"is {pct(small_budget['precision'])}, against {pct(big_budget['precision'])} for "
+      "the 1000/200 windows, whose five chunks hold part of the row.")
+
 # %% [markdown]
 # What the case shows: the gold is one table row, and the 1000/200 window that ranks first
-# ends inside it, so that window holds only the row's start (its span recall is the share of
-# the row's characters it holds). The smaller windows' top `k` hold none of the row; at the
-# budget they reach further down the ranking, to a window holding the whole row, at the cost
-# of sending many chunks of little gold (the precision column).
+# ends inside it, so that window holds only the row's start. The smaller windows' top `k` hold
+# none of the row; at the budget they reach further down the ranking, to a window holding the
+# whole row. One difference is visible in the printed text: that window starts below the
+# table's header row, so it does not carry the column names the question's words match,
+# while the larger window does.
 
 # %% [markdown]
 # ## Exercise
@@ -426,7 +443,8 @@ display(Markdown(what_we_measured([
     *([] if why_not else [
         f"In float32, at their best of {len(t['onnx_runs'])} runs each, ONNX Runtime took "
         f"{t['onnx']:.1f} s and torch {t['torch']:.1f} s on the same {len(paragraphs)} "
-        f"paragraphs; embedded in one batch and in batches of four, the vectors of {len(mixed)} "
+        "paragraphs; embedded in one batch, in batches of four and (six of them) one at a time, "
+        f"the vectors of {len(mixed)} "
         "shorter paragraphs "
         + ("did not move" if drift["onnx"] == 0 else f"moved by up to {drift['onnx']:.1e}")
         + f" under ONNX Runtime and moved by up to {drift['torch']:.1e} under torch."]),

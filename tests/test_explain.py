@@ -275,3 +275,7 @@ def test_order_flips_finds_a_question_whose_leader_changes_between_the_views():
     starts = SimpleNamespace(hits={"q1": [Hit(at_gold, 1.0)]}, texts=texts)
     (flip,) = order_flips([q], ends, starts, k=1, budget=8)
     assert flip[0] == "q1" and flip[1] > 0 > flip[2]
+    from ragkit.report import view_orders
+
+    d = view_orders([q, Query("q2", "none", gold=())], ends, starts, k=1, budget=8)
+    assert d.query_id.tolist() == ["q1"] and d.at_k[0] == flip[1] and d.at_budget[0] == flip[2]

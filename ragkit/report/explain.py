@@ -321,20 +321,28 @@ def views_differ(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 25
 
 
 
-def order_flips(queries: Sequence[Query], a, b, k: int = 5,
-                budget: int = 1024) -> list[tuple[str, float, float]]:
-    """The questions (with gold) on which two runs of the same questions (`a` and `b`, outcomes
-    with ``hits`` and ``texts``) change order between the views: one holds more of the gold
-    (span recall) in its top `k`, the other in a `budget`-token context. Each as (id, a − b in
-    the top k, a − b at the budget)."""
-    out = []
+def view_orders(queries: Sequence[Query], a, b, k: int = 5, budget: int = 1024):
+    """Per question with gold, span recall of run `a` minus run `b` (outcomes with ``hits`` and
+    ``texts``) in the top `k` (``at_k``) and in a `budget`-token context (``at_budget``)."""
+    import pandas as pd
+
+    rows = []
     for q in (q for q in queries if q.gold):
         va, vb = (score_views(q, o.hits[q.id], k=k, budgets=(budget,), texts=o.texts).recall
                   for o in (a, b))
-        at_k, at_budget = float(va.iloc[0] - vb.iloc[0]), float(va.iloc[1] - vb.iloc[1])
-        if at_k * at_budget < 0:
-            out.append((q.id, at_k, at_budget))
-    return out
+        rows.append({"query_id": q.id, "at_k": float(va.iloc[0] - vb.iloc[0]),
+                     "at_budget": float(va.iloc[1] - vb.iloc[1])})
+    return pd.DataFrame(rows, columns=["query_id", "at_k", "at_budget"])
+
+
+def order_flips(queries: Sequence[Query], a, b, k: int = 5,
+                budget: int = 1024) -> list[tuple[str, float, float]]:
+    """The questions on which two runs change order between the views (`view_orders`): one
+    strictly ahead in the top `k`, the other strictly ahead at the budget; a tie in either view
+    is no change. Each as (id, a − b in the top k, a − b at the budget)."""
+    d = view_orders(queries, a, b, k, budget)
+    return [(r.query_id, r.at_k, r.at_budget) for r in d.itertuples() if r.at_k * r.at_budget < 0]
+
 
 def views_reason(query: Query, hits: Sequence[Hit], k: int = 5, budget: int = 256,
                  texts: Mapping[str, str] | None = None) -> str:
