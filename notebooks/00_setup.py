@@ -116,13 +116,10 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # also uses torch: see `docs/speed.md`).
 
 # %% [markdown]
-# The next cell times both backends on the same course paragraphs, in float32 (the format of
-# the course's recorded results; a row made in another format says so in its `flags`, shown
-# at the end): paragraphs within
-# the encoder's token limit, so that none is cut; several runs each, the backends taking turns;
-# every run printed. A direction is named only when every run of one backend was quicker than
-# every run of the other. Its "largest difference" is the largest absolute difference between
-# the same coordinate of a paragraph's two vectors (each vector has length one).
+# The next cell times both backends on the same course paragraphs (none longer than the
+# encoder reads), in float32, the format of every recorded result. Each backend runs several
+# times, the two taking turns, and every run is printed; a direction is named only when every
+# run of one was quicker than every run of the other.
 
 # %%
 from ragkit.embed import compare_backends
@@ -138,7 +135,8 @@ else:
     t = compare_backends(paragraphs, repeats=pick(full=5, smoke=2))  # runs per backend, in turns
     for backend in ("torch", "onnx"):
         print(f"{backend:5} runs (s): " + " ".join(f"{s:.2f}" for s in t[f"{backend}_runs"]))
-    print(f"{len(paragraphs)} paragraphs · largest difference {t['max_abs_difference']:.1e}")
+    print(f"{len(paragraphs)} paragraphs · largest difference between the same coordinate of a "
+          f"paragraph's two vectors (each of length one): {t['max_abs_difference']:.1e}")
     display(Markdown(speed_sentence("ONNX Runtime", t["onnx_runs"], "torch", t["torch_runs"],
                                     what=f"the same {len(paragraphs)} paragraphs")))
 
@@ -201,7 +199,8 @@ if "onnx" in drift:
 # %% [markdown]
 # For each view: **span recall** (share of the gold characters in the context), **precision**
 # (share of the context's characters that are gold), **IoU** (gold ∩ context over gold ∪
-# context, in characters) and **pass** (share of the gold spans wholly inside the context).
+# context, in characters) and **pass** (share of the gold units, here spans, wholly inside the
+# context).
 # The tables' `cl100k tokens` column is what a view costs. Their headers carry the
 # glossary's names for both views: in the top `k`, text that two overlapping chunks share
 # counts twice, since each chunk is sent whole; in a budget's context it counts once.
@@ -210,8 +209,8 @@ if "onnx" in drift:
 # First the chunks: the course corpus cut by `FixedCharChunker(1000, 200)` (windows of a fixed
 # number of characters, each starting inside the one before it: its arguments are the size and
 # the overlap), embedded by the bundled encoder. The encoder reads at most a fixed number of
-# its own WordPiece tokens, so longer chunks are cut and the run warns (it calls the chunks "document texts": texts embedded as passages, not as
-# questions). The cell counts them and compares the two rulers.
+# its own WordPiece tokens, so longer chunks are cut and the run warns; its warning calls the
+# chunks "document texts". The cell counts them and compares the two rulers.
 
 # %%
 from ragkit.chunkers import FixedCharChunker
@@ -290,12 +289,9 @@ percent_frame(views.rename(columns=HEADS), shares=list(HEADS.values())[:4],
 # Why a budget and not `k`: the same questions through smaller windows
 # (`FixedCharChunker(250, 50)`), beside the windows above. At `k = 5` each chunker sends what its
 # five chunks hold, so the one with bigger chunks sends more text; at a budget both send the
-# same number of tokens, and text two overlapping windows share counts once, so a budget can
-# hold more distinct text than the top `k` at about the same tokens. The next cell sets the
-# two chunkers' means over every course question in both views, with the tokens each sends,
-# and counts the questions by which chunker holds more gold in each view (a tie is its own
-# row and column). One table of counts is not yet a comparison of the two chunkers: the later
-# notebooks make those over every question, with intervals.
+# same number of tokens. The next cell sets the two chunkers' means over every course
+# question in both views, with the tokens each sends. The means are not yet a comparison of
+# the two chunkers: the later notebooks make those over every question, with intervals.
 
 # %%
 from ragkit.report import order_flips, view_orders
@@ -310,6 +306,18 @@ means = pd.DataFrame([
      f"{DEFAULT_BUDGET} tokens: span recall": run.means[f"recall@B{DEFAULT_BUDGET}"]}
     for name, run in (("1000/200", example), ("250/50", small_run))])
 display(percent_frame(means, shares=list(means.columns[2:]), counts=["top 5: cl100k tokens"]))
+m = means.set_index("chunker")
+at_k, at_b = m.iloc[:, 1], m.iloc[:, 2]
+print(f"In the means, {at_k.idxmax()} holds more gold in the top 5 ({pct(at_k.max())} against "
+      f"{pct(at_k.min())}) while sending {m.iloc[:, 0].max() / m.iloc[:, 0].min():.1f}x the "
+      f"tokens of the other; at {DEFAULT_BUDGET:,} tokens each, {at_b.idxmax()} holds more "
+      f"({pct(at_b.max())} against {pct(at_b.min())}).")
+
+# %% [markdown]
+# Question by question: the next cell counts the questions by which chunker holds more gold
+# in each view (a tie is its own row and column), and names the changes of order.
+
+# %%
 orders = view_orders(course.queries, example, small_run, k=5, budget=DEFAULT_BUDGET)
 side = lambda d: np.where(d > 0, "1000/200 ahead", np.where(d < 0, "250/50 ahead", "tied"))  # noqa: E731
 display(pd.crosstab(side(orders.at_k), side(orders.at_budget), rownames=["top 5"],
@@ -320,12 +328,10 @@ print(f"Over {len(asked)} course questions the two change order between the view
       f"{len(flips)}: on {big_first} the 1000/200 windows hold more gold in their top 5 and the "
       f"250/50 windows more at {DEFAULT_BUDGET:,} tokens; on {len(flips) - big_first}, the "
       "reverse.")
-m = means.set_index("chunker")
-at_k, at_b = m.iloc[:, 1], m.iloc[:, 2]
-print(f"In the means, {at_k.idxmax()} holds more gold in the top 5 ({pct(at_k.max())} against "
-      f"{pct(at_k.min())}) while sending {m.iloc[:, 0].max() / m.iloc[:, 0].min():.1f}x the "
-      f"tokens of the other; at {DEFAULT_BUDGET:,} tokens each, {at_b.idxmax()} holds more "
-      f"({pct(at_b.max())} against {pct(at_b.min())}).")
+to_tie = int(((orders.at_k != 0) & (orders.at_budget == 0)).sum())
+from_tie = int(((orders.at_k == 0) & (orders.at_budget != 0)).sum())
+print(f"On {to_tie} questions one chunker is ahead in the top 5 and the two tie at the budget; "
+      f"on {from_tie}, the two tie in the top 5 and one is ahead at the budget.")
 
 # %% [markdown]
 # No interval is computed here, so the means describe these two runs rather than decide
@@ -359,7 +365,7 @@ for name, run in (("1000/200", example), ("250/50", small_run)):
     holding = [r for r, held in zip(ranked["rank"], ranked["gold chars held"]) if held]
     print(f"{name}: first gold-holding hit at rank {holding[0] if holding else 'none'}")
     if holding:
-        print(hits_text(flip, run.hits[flip.id], lines=3, ranks=holding[:1]))
+        print(hits_text(flip, run.hits[flip.id], ranks=holding[:1]))  # the whole chunk
 
 # %%
 budget_hits = hits_table(flip, small_run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
@@ -371,11 +377,12 @@ print(f"At {DEFAULT_BUDGET:,} tokens the 250/50 windows send {len(sent)} chunks,
 
 # %% [markdown]
 # What the case shows: the gold is one table row, and the 1000/200 window that ranks first
-# ends inside it, so that window holds only the row's start. The smaller windows' top `k` hold
-# none of the row; at the budget they reach further down the ranking, to a window holding the
-# whole row. One difference is visible in the printed text: that window starts below the
-# table's header row, so it does not carry the column names the question's words match,
-# while the larger window does.
+# ends inside it, so that window holds only the row's start. Span recall counts characters,
+# so it scores that window at part of the row even though the part it holds already states
+# the answer: a limit of a character measure worth keeping in mind. The smaller windows' top
+# `k` hold none of the row; at the budget they reach further down the ranking, to a window
+# holding the whole row. Why the retriever ranks that window below the others is not shown
+# here.
 
 # %% [markdown]
 # ## Exercise
@@ -407,6 +414,12 @@ display(percent_frame(score_views(other, example.hits[other.id], k=5, budgets=(B
                       shares=list(HEADS.values())[:4], counts=["chunks", "cl100k tokens"]))
 print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=BUDGETS[0],
                                      texts=example.texts))
+at_default = score_views(other, example.hits[other.id], k=5, budgets=(DEFAULT_BUDGET,),
+                         texts=example.texts).to_dict("records")
+print(f"This compares {at_default[0]['cl100k tokens']:,.0f} tokens with {BUDGETS[0]:,}: unequal "
+      f"cost again, the other way round. At {DEFAULT_BUDGET:,} tokens the context holds "
+      f"{pct(at_default[1]['recall'])} of the gold against the top 5's "
+      f"{pct(at_default[0]['recall'])}.")
 
 # %% [markdown]
 # ## Where the numbers go
