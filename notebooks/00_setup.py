@@ -365,7 +365,8 @@ for name, run in (("1000/200", example), ("250/50", small_run)):
     holding = [r for r, held in zip(ranked["rank"], ranked["gold chars held"]) if held]
     print(f"{name}: first gold-holding hit at rank {holding[0] if holding else 'none'}")
     if holding:
-        print(hits_text(flip, run.hits[flip.id], ranks=holding[:1]))  # the whole chunk
+        print(hits_text(flip, run.hits[flip.id], ranks=holding[:1],
+                        lines=None if run is small_run else 4))  # the small window whole
 
 # %%
 budget_hits = hits_table(flip, small_run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
