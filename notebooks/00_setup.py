@@ -135,8 +135,9 @@ else:
     t = compare_backends(paragraphs, repeats=pick(full=5, smoke=2))  # runs per backend, in turns
     for backend in ("torch", "onnx"):
         print(f"{backend:5} runs (s): " + " ".join(f"{s:.2f}" for s in t[f"{backend}_runs"]))
-    print(f"{len(paragraphs)} paragraphs · largest difference between the same coordinate of a "
-          f"paragraph's two vectors (each of length one): {t['max_abs_difference']:.1e}")
+    print(f"{len(paragraphs)} paragraphs · ONNX Runtime against torch, same paragraph: largest "
+          f"difference between the same coordinate of the two vectors (each of length one) "
+          f"{t['max_abs_difference']:.1e}")
     display(Markdown(speed_sentence("ONNX Runtime", t["onnx_runs"], "torch", t["torch_runs"],
                                     what=f"the same {len(paragraphs)} paragraphs")))
 
@@ -176,8 +177,10 @@ drift = {b: batch_drift(b) for b in (["torch"] if why_not else ["onnx", "torch"]
 print(f"{len(mixed)} paragraphs of mixed length · largest difference across batchings: "
       + " · ".join(f"{b} {d:.1e}" for b, d in drift.items()))
 if "onnx" in drift:
-    print("ONNX Runtime's vectors are " + ("identical in every batching" if drift["onnx"] == 0
-          else f"not identical (up to {drift['onnx']:.1e})") + "; torch's "
+    print("ONNX Runtime's vectors are " + ("identical in the three batchings tried"
+                                           if drift["onnx"] == 0 else
+                                           f"not identical (up to {drift['onnx']:.1e})")
+          + "; torch's "
           + ("are identical too" if drift["torch"] == 0
              else f"move by up to {drift['torch']:.1e} between batchings"))
 
@@ -226,8 +229,8 @@ ruler = sum(chunk_tokens) / sum(count_tokens(c.text) for c in example.chunks)
 print(f"{over} of {len(chunk_tokens)} chunks ({over / len(chunk_tokens):.0%}) are longer than "
       f"{embedder.name}'s {embedder.max_tokens} tokens; the encoder embeds their first "
       f"{embedder.max_tokens}. The tables below count cl100k tokens (what reaches the model); "
-      f"the encoder counts {ruler:.2f} of its own per cl100k token on these chunks, so a chunk "
-      f"of {embedder.max_tokens / ruler:.0f} cl100k tokens already fills it.")
+      f"the encoder counts {ruler:.2f} of its own per cl100k token on these chunks, so on "
+      f"average a chunk of about {embedder.max_tokens / ruler:.0f} cl100k tokens already fills it.")
 
 # %% [markdown]
 # Here is the first course question whose top chunks (`k = 5`) hold part of its gold (not
@@ -340,8 +343,7 @@ print(f"On {to_tie} questions one chunker is ahead in the top 5 and the two tie 
 
 # %% [markdown]
 # The clearest of those questions: the one on which the two chunkers are furthest apart at
-# the budget. The cell prints its gold, both chunkers' views, the smaller windows' top `k`, and
-# the first gold-holding hit of each chunker, with its rank.
+# the budget. The cell prints its gold and both chunkers' views.
 
 # %%
 clearest = max(flips, key=lambda f: abs(f[2]), default=(question.id, 0, 0))  # widest at B
@@ -358,6 +360,12 @@ both = pd.concat([big_views.assign(chunker="1000/200"), small_views.assign(chunk
 display(percent_frame(both[["chunker", "view", "chunks", "cl100k tokens", "recall", "precision"]]
                       .rename(columns=HEADS), shares=list(HEADS.values())[:2],
                       counts=["chunks", "cl100k tokens"]))
+
+# %% [markdown]
+# The smaller windows' top `k` as text (none holds the gold), then each chunker's first
+# gold-holding hit, with its rank.
+
+# %%
 print("250/50's top 5:")
 print(hits_text(flip, small_run.hits[flip.id], k=5, lines=2))
 for name, run in (("1000/200", example), ("250/50", small_run)):
@@ -417,8 +425,9 @@ print(f"{other.id}: " + views_reason(other, example.hits[other.id], k=5, budget=
                                      texts=example.texts))
 at_default = score_views(other, example.hits[other.id], k=5, budgets=(DEFAULT_BUDGET,),
                          texts=example.texts).to_dict("records")
-print(f"This compares {at_default[0]['cl100k tokens']:,.0f} tokens with {BUDGETS[0]:,}: unequal "
-      f"cost again, the other way round. At {DEFAULT_BUDGET:,} tokens the context holds "
+print(f"The top 5 spend {at_default[0]['cl100k tokens']:,.0f} tokens and the context "
+      f"{BUDGETS[0]:,}, so this comparison has unequal costs too. At {DEFAULT_BUDGET:,} tokens the "
+      f"context holds "
       f"{pct(at_default[1]['recall'])} of the gold against the top 5's "
       f"{pct(at_default[0]['recall'])}.")
 
@@ -466,16 +475,16 @@ display(Markdown(what_we_measured([
     f"{pct(top['recall'])} of the gold at precision {pct(top['precision'])}; a "
     f"{BUDGETS[0]:,}-token context covers {pct(small['recall'])}, a {DEFAULT_BUDGET:,}-token "
     f"one {pct(default['recall'])} at precision {pct(default['precision'])}.",
-    f"Through smaller windows (250/50), the two chunkers change order between the views on "
-    f"{len(flips)} of {len(asked)} course questions ({big_first} of them with 1000/200 ahead at "
-    f"k = 5 and 250/50 ahead at the budget); over all {len(asked)} questions, 1000/200 holds "
-    f"{pct(means['top 5: span recall'][0])} in its top 5 for {means['top 5: cl100k tokens'][0]:,.0f} "
-    f"tokens against {pct(means['top 5: span recall'][1])} for "
-    f"{means['top 5: cl100k tokens'][1]:,.0f}, and {pct(means.iloc[0, 3])} against "
-    f"{pct(means.iloc[1, 3])} at the budget (no interval here). On {flip.id} the top 5 send "
-    f"{small_top['cl100k tokens']:,.0f} tokens (250/50) against "
-    f"{big_top['cl100k tokens']:,.0f} (1000/200) for {pct(small_top['recall'])} against "
-    f"{pct(big_top['recall'])} span recall; at {DEFAULT_BUDGET:,} tokens each it is "
-    f"{pct(small_budget['recall'])} against {pct(big_budget['recall'])}. The later notebooks "
-    "compare chunkers at such equal budgets.",
+    f"Through smaller windows (250/50): over all {len(asked)} course questions, 1000/200 holds "
+    f"{pct(means['top 5: span recall'][0])} of the gold in its top 5 for "
+    f"{means['top 5: cl100k tokens'][0]:,.0f} tokens against {pct(means['top 5: span recall'][1])} "
+    f"for {means['top 5: cl100k tokens'][1]:,.0f}; at {DEFAULT_BUDGET:,} tokens each, "
+    f"{pct(means.iloc[0, 3])} against {pct(means.iloc[1, 3])} (no interval here). The two change "
+    f"order between the views on {len(flips)} questions, {big_first} of them with 1000/200 ahead "
+    "at k = 5.",
+    f"On {flip.id} the top 5 send {big_top['cl100k tokens']:,.0f} tokens (1000/200) for "
+    f"{pct(big_top['recall'])} span recall against {small_top['cl100k tokens']:,.0f} (250/50) "
+    f"for {pct(small_top['recall'])}; at {DEFAULT_BUDGET:,} tokens each it is "
+    f"{pct(big_budget['recall'])} against {pct(small_budget['recall'])}. The later notebooks "
+    "compare chunkers at such equal budgets, with intervals.",
 ])))

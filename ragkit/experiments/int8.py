@@ -79,15 +79,13 @@ def batch_drift(make, texts) -> float:
 
 
 def int8_check(smoke: bool = False) -> dict:
-    from ..chunkers import FixedCharChunker
     from ..chunkers.fixed import FixedTokenChunker
     from ..embed.encoders import Embedder
     from ..evaluate.benchmarks import load, load_chroma
-    from ..evaluate.runs import Metric, versus
-    from ..report.prose import ci, speed_sentence
+    from ..report.prose import speed_sentence
     from ..report.results import Recorder
     from ..report.tables import text_table
-    from .pipeline import run_experiment
+    from .drift import recall_drift
 
     rec, name = Recorder("bench_int8"), "all-MiniLM-L6-v2"
     fp32 = lambda b=32: Embedder(backend="onnx", precision="fp32", cache=False,  # noqa: E731
@@ -106,7 +104,7 @@ def int8_check(smoke: bool = False) -> dict:
             params={"texts": len(texts), "int8_runs": runs8, "fp32_runs": runs32})
     rec.add(**common, strategy="onnx int8", metric="min_cosine_to_fp32", value=cos)
 
-    course = load("course")
+    course = load("course")  # the drift check's paragraphs
     mixed = [p for d in course.documents for p in d.text.split("\n\n") if len(p) > 50][:24]
     drift = {"fp32": batch_drift(fp32, mixed), "int8": batch_drift(int8_embedder, mixed)}
     print(f"largest difference across batchings ({len(mixed)} course paragraphs): "
@@ -115,23 +113,8 @@ def int8_check(smoke: bool = False) -> dict:
         rec.add(experiment="int8", benchmark="course", embedder=name, strategy=f"onnx {label}",
                 metric="batch_drift", value=value, params={"texts": len(mixed)})
 
-    rows, cut, int8 = [], FixedCharChunker(1000, 200), int8_embedder()
-    for bench_name in ("course", "chroma", "anthropic"):
-        bench = load(bench_name)
-        bench = bench.restrict([d.id for d in bench.documents[:3]]) if smoke else bench
-        outs = {"fp32": run_experiment(bench, cut, Embedder(show_progress=False), k=5,
-                                       label=f"{cut.label} · fp32"),
-                "int8": run_experiment(bench, cut, int8, k=5, label=f"{cut.label} · int8")}
-        for budget in (512, 1024, 2048):
-            m = Metric("recall", budget=budget)
-            c = versus(outs["int8"].values(m.column), outs["fp32"].values(m.column))
-            rows.append([bench_name, budget, f"{100 * c.diff:+.2f} {ci(c.low, c.high, 2)}",
-                         f"{c.wins}/{c.losses}/{c.ties}", c.n])
-            rec.add(experiment="int8_drift", benchmark=bench_name, strategy=cut.label,
-                    metric=f"recall@B{budget} int8 - fp32", value=c.diff, budget=budget,
-                    embedder=name, n_queries=c.n,
-                    params={"low": c.low, "high": c.high, "wins": c.wins, "losses": c.losses,
-                            "ties": c.ties, "fp32": c.mean_b, "int8": c.mean_a})
+    rows = recall_drift(rec, "int8_drift", "int8", int8_embedder(), Embedder(show_progress=False),
+                        smoke)
     rec.save()
     print(text_table(["benchmark", "budget", "int8 − fp32 recall@B (pts) [95 % CI]",
                       "wins/losses/ties", "n"], rows))

@@ -232,38 +232,17 @@ def rerank_speed(smoke: bool = False) -> list[list]:
 
 
 def precision_drift(smoke: bool = False) -> list[list]:
-    """What ``RAGKIT_EMBED_PRECISION=bf16`` does to retrieval: the same chunks (fixed
-    1,000/200 characters, the course's tutorial baseline) embedded in float32 and under
-    bfloat16 autocast, dense search, and the paired span recall@B difference (bf16 − fp32)
-    with its 95 % interval on each benchmark at 512 / 1,024 / 2,048 tokens (all questions:
-    nothing is tuned). Rows go to ``results/bench_precision.jsonl``."""
-    from ..chunkers import FixedCharChunker
+    """What ``RAGKIT_EMBED_PRECISION=bf16`` does to retrieval: the paired span recall@B
+    difference (bf16 − fp32) on the three benchmarks (`ragkit.experiments.drift.recall_drift`).
+    Rows go to ``results/bench_precision.jsonl``."""
     from ..embed.encoders import Embedder
-    from ..evaluate.benchmarks import load
-    from ..evaluate.runs import Metric, versus
-    from ..report.prose import ci
     from ..report.results import Recorder
-    from .pipeline import run_experiment
+    from .drift import recall_drift
 
-    chunker, rec, rows = FixedCharChunker(1000, 200), Recorder("bench_precision"), []
-    fp32, bf16 = Embedder(show_progress=False), Embedder(precision="bf16", show_progress=False)
-    for name in ("course", "chroma", "anthropic"):
-        bench = load(name)
-        bench = bench.for_profile() if not smoke else bench.restrict(
-            [d.id for d in bench.documents[:3]])
-        outs = {p: run_experiment(bench, chunker, e, k=5, label=f"{chunker.label} · {p}")
-                for p, e in (("fp32", fp32), ("bf16", bf16))}
-        for budget in (512, 1024, 2048):
-            m = Metric("recall", budget=budget)
-            c = versus(outs["bf16"].values(m.column), outs["fp32"].values(m.column))
-            rows.append([name, budget, f"{100 * c.diff:+.2f} {ci(c.low, c.high, 2)}",
-                         f"{c.wins}/{c.losses}/{c.ties}", c.n])
-            rec.add(experiment="precision_drift", benchmark=name, strategy=chunker.label,
-                    metric=f"recall@B{budget} bf16 - fp32", value=c.diff, budget=budget,
-                    embedder=fp32.name, n_queries=c.n,
-                    params={"low": c.low, "high": c.high, "wins": c.wins,
-                            "losses": c.losses, "ties": c.ties,
-                            "fp32": c.mean_b, "bf16": c.mean_a})
+    rec = Recorder("bench_precision")
+    rows = recall_drift(rec, "precision_drift", "bf16",
+                        Embedder(precision="bf16", show_progress=False),
+                        Embedder(show_progress=False), smoke)
     rec.save()
     print(text_table(["benchmark", "budget", "bf16 − fp32 recall@B (pts) [95 % CI]",
                       "wins/losses/ties", "n"], rows))
