@@ -149,9 +149,9 @@ def print_effects(runs: Sequence[Run]) -> list[Effect]:
     print(text_table(header, rows))
     numbers = title_numbers(runs)
     print("\nHow much recall@B moves with each factor (held-out half, points):")
-    print(text_table(["benchmark", "budget", "chunker (dense)", "chunker (stack)",
+    print(text_table(["benchmark", "budget", "encoder", "chunker (dense)", "chunker (stack)",
                       "first stage", "title"],
-                     [[r["benchmark"], r["budget"],
+                     [[r["benchmark"], r["budget"], r["encoder_name"],
                        *(f"{100 * r[k]:+.1f}" if k in r else "–"
                          for k in ("chunker_dense", "chunker_stack", "first_stage")),
                        r.get("title", "–")] for r in numbers]))
