@@ -440,10 +440,10 @@ percent_frame(types)
 # one baseline, a paired 95 % interval, and a tolerance of a tenth of the claimed value
 # (`tolerance = 0.1`). Other generators and the controls appear as sensitivity rows, without a
 # verdict. "Not measurable here" always says why: the table below keeps each claim's verdict,
-# and the reasons are in the saved table it names and in the closing's findings.
+# and each such claim's reason is printed under it (and kept in the saved table it names).
 
 # %%
-from ragkit.report import check_claims, show
+from ragkit.report import check_claims, claim_sentences, show
 
 claims = check_claims(load_results(), load_scores())
 if settings.smoke:
@@ -459,7 +459,9 @@ from ragkit.report import save_table
 saved = save_table(show(claims), "07_claims", title="Every claim with its sensitivity rows")
 display(Markdown(f"The claims and their verdicts; the sensitivity rows (other generators, "
                  f"controls) are in `{saved}`."))
-show(claims[claims.role == "claim"], brief=True)
+display(show(claims[claims.role == "claim"], brief=True))
+display(Markdown("\n".join(f"- {s}" for s in claim_sentences(claims)  # each with its reason
+                           if "not measurable here" in s)))
 
 # %% [markdown]
 # ## ragas, offline
@@ -619,6 +621,8 @@ display(Markdown(guide.sections(shown_here, level=3, which=(3,))))
 display(Markdown(guide.costs_table(costs, headline)
                  + f"\n\n{len(guide.costs_compared(costs, headline))} of {len(costs)} measured "
                  f"(benchmark, configuration) pairs; all of them: `{guide_file}`."))
+
+# %%
 enc_costs = load_encoder_costs(rows)  # `ragkit bench design --costs --second-encoder`
 if enc_costs:
     display(Markdown(
@@ -688,7 +692,7 @@ print(metric_agreement(step_table(combo_outcomes, budget=1024),
 print(rec.save())
 
 # %%
-from ragkit.report import (claim_sentences, claims_finding, effect_decisions, guide_findings,
+from ragkit.report import (claims_finding, effect_decisions, guide_findings,
                            ranked_closing, rerank_findings, rerank_pairs, step_findings)
 
 from ragkit.report.decisions import ranked
@@ -716,6 +720,5 @@ display(Markdown(ranked_closing(
                  if f.startswith("**+ structural preamble**") else f[-1])
        for f in step_findings(steps)]
     + [claims_finding(claims)]
-    + [s for s in claim_sentences(claims) if "not measurable here" in s]  # each with its reason
     + rerank_findings(rerank_pairs(rows, scores))
     + [lost_line])))
