@@ -229,9 +229,35 @@ def test_chunker_grid_holds_every_cell_the_opening_answer_counts(tmp_path, monke
     grid = guide.chunker_grid(found)
     _, rows = guide.chunker_rows(found)
     assert list(grid.columns) == [f"{b:,} tokens" for b in BUDGETS]
-    assert grid.size == len(rows)  # one cell per benchmark × retrieval × budget
-    assert grid.loc[("course", "dense"), "1,024 tokens"].endswith(" ahead")  # router beats
-    assert not grid.loc[("course", "stack"), "1,024 tokens"].endswith(("ahead", "behind"))
+    assert grid.size == len(rows)  # one cell per benchmark × retrieval × encoder × budget
+    assert list(grid.index.names) == ["benchmark", "retrieval", "encoder"]
+    (enc,) = set(grid.index.get_level_values("encoder"))
+    assert grid.loc[("course", "dense", enc), "1,024 tokens"].endswith(" ahead")  # router beats
+    assert not grid.loc[("course", "stack", enc), "1,024 tokens"].endswith(("ahead", "behind"))
+
+
+def test_the_grid_and_the_pick_changes_keep_two_encoders_apart():
+    """Issue 49: with a second encoder's runs, the same benchmark, retrieval and budget is two
+    cells, one per encoder; neither the grid nor the pick comparison folds them together."""
+    from types import SimpleNamespace as NS
+
+    from ragkit.evaluate.stats import Comparison
+
+    def cfg(chunker, enc, simple=False):
+        return NS(chunker=chunker, first_stage="stack", reranker="none", simple=simple,
+                  encoder=enc, label=f"{chunker}+stack")
+
+    up = Comparison(0.95, 0.90, 0.05, 0.02, 0.08, 10, 2, 38, 50)
+    flat = Comparison(0.90, 0.90, 0.0, -0.02, 0.02, 5, 5, 40, 50)
+    found = [NS(benchmark="course", factor="chunker", budget=1024, complete=True,
+                treated=cfg("router", enc), base=cfg("fixed", enc, True), recall=c, pass_=c,
+                verdict=v, split_rank=None, split_leader=None)
+             for enc, c, v in (("a", up, "beats"), ("b", flat, "no measurable difference"))]
+    grid = guide.chunker_grid(found)
+    assert grid.loc[("course", "stack", "a"), "1,024 tokens"].endswith(" ahead")
+    assert not grid.loc[("course", "stack", "b"), "1,024 tokens"].endswith(" ahead")
+    changed, cells = guide.pick_changes(found, found)
+    assert cells == 2 and changed.empty
 
 
 def test_the_opening_count_leaves_weak_pick_wins_out_as_the_calls_do():

@@ -106,7 +106,9 @@ def guide_findings(found, budget: int = 1024) -> list[str]:
               "calls below)" if weak else "")
            + f", loses in {count['loses']} and shows "
            f"no measurable difference in {count['no measurable difference']} of {len(chunker)} "
-           "benchmark × retrieval × budget cells (held-out questions)."
+           + ("benchmark × retrieval × encoder × budget cells"
+              if len({e.treated.encoder for e in chunker}) > 1
+              else "benchmark × retrieval × budget cells") + " (held-out questions)."
            + _wins_read(chunker)]
     metric = f"recall@B{budget} (held-out)"
     for e in chunker:
@@ -131,6 +133,7 @@ def _wins_read(chunker) -> str:
     if not wins:
         return ""
     parts, weak = [], 0
+    encoders = {e.treated.encoder for e in chunker}  # named where the cells have several
     for e in wins:
         c, why = e.recall, []
         if weak_pick(e):  # the same test as the closing's leader note
@@ -140,7 +143,8 @@ def _wins_read(chunker) -> str:
                        f"against ragkit's {100 * c.mean_a:.1f}")
         if c.n < FEW_QUESTIONS:
             why.append(f"on {c.n} questions")
-        parts.append(f"{e.benchmark} under {e.treated.first_stage} at {e.budget:,} tokens, "
+        enc = f" with {e.treated.encoder}" if len(encoders) > 1 else ""
+        parts.append(f"{e.benchmark} under {e.treated.first_stage}{enc} at {e.budget:,} tokens, "
                      f"{100 * c.diff:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}]"
                      + (f" ({'; '.join(why)})" if why else ""))
         weak += bool(why)

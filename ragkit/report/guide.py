@@ -80,8 +80,8 @@ def chunker_rows(found: Sequence[Any]) -> tuple[list[str], list[list[Any]]]:
 
 
 def chunker_grid(found: Sequence[Any]):
-    """Every chunker cell the opening answer counts, one row per benchmark and retrieval and
-    one column per budget: the held-out recall@B difference against the tune half's pick, with
+    """Every chunker cell the opening answer counts, one row per benchmark, retrieval and
+    encoder and one column per budget: the held-out recall@B difference against the tune half's pick, with
     its interval, marked ``ahead`` or ``behind`` where the interval excludes 0 (and ``weak
     pick`` where `decisions.weak_pick` says the win is against one). A DataFrame."""
     import pandas as pd
@@ -95,10 +95,12 @@ def chunker_grid(found: Sequence[Any]):
             continue
         mark = (" ahead (weak pick)" if e.verdict == "beats" and weak_pick(e) else
                 " ahead" if e.verdict == "beats" else " behind" if e.verdict == "loses" else "")
-        cells.setdefault((e.benchmark, e.treated.first_stage), {})[f"{e.budget:,} tokens"] = (
+        key = (e.benchmark, e.treated.first_stage, e.treated.encoder)
+        cells.setdefault(key, {})[f"{e.budget:,} tokens"] = (
             diff_ci(e.recall) + mark)
     grid = pd.DataFrame.from_dict(cells, orient="index").fillna("–")
-    grid.index = pd.MultiIndex.from_tuples(grid.index, names=["benchmark", "retrieval"])
+    grid.index = pd.MultiIndex.from_tuples(grid.index,
+                                           names=["benchmark", "retrieval", "encoder"])
     return grid[sorted(grid.columns, key=lambda c: int(c.split()[0].replace(",", "")))]
 
 
@@ -118,12 +120,12 @@ def pick_side(pick: str) -> str:
 
 def pick_changes(found_a: Sequence[Any], found_b: Sequence[Any]):
     """The chunker cells whose pick differs between two readings of the design (`effects` on
-    the held-out half and on all questions, say): a DataFrame of benchmark, retrieval, budget
-    and both picks (``pick a``, ``pick b``), with ``turned`` True where the verdict itself
+    the held-out half and on all questions, say): a DataFrame of benchmark, retrieval, budget,
+    encoder and both picks (``pick a``, ``pick b``), with ``turned`` True where the verdict itself
     changes side (`pick_side`), not only the baseline it names; and the number of cells."""
     import pandas as pd
 
-    keys = ["benchmark", "retrieval", "budget"]
+    keys = ["benchmark", "retrieval", "budget", "encoder"]
     ha, ra = chunker_rows(found_a)
     hb, rb = chunker_rows(found_b)
     both = pd.DataFrame(ra, columns=ha)[keys + ["pick"]].merge(

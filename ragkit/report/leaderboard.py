@@ -241,8 +241,8 @@ def plot_curves(table: pd.DataFrame, title: str):
     for (strategy, embedder), g in table.groupby(["strategy", "embedder"], sort=False):
         g = g.sort_values("budget")
         label = strategy if len(strategy) <= 60 else strategy[:58] + "…"
-        if embedder and embedder != "all-MiniLM-L6-v2":  # two encoders' runs share a name
-            label += f" · {embedder}"
+        if embedder and embedder != "all-MiniLM-L6-v2" and f"({embedder})" not in strategy:
+            label += f" · {embedder}"  # two encoders' runs share a name
         if is_gold_units(strategy):
             label += " (gold units as chunks)"
         simple = bool(is_baseline(strategy))
