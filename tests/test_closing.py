@@ -78,6 +78,14 @@ def test_ranked_intervals_keeps_the_top_and_the_highlighted_rows():
     fig = ranked_intervals(board, top=5, highlight=lambda s: s.startswith("fixed"))
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels[0] == "s0" and labels[-1] == "fixed_chars(1000/200)" and len(labels) == 6
+    # two encoders' baselines: both coloured, the dotted line at one encoder's best only
+    board.loc[3, "strategy"] = "fixed_chars(250/0) (other)"
+    fig = ranked_intervals(board, top=5, highlight=lambda s: s.startswith("fixed"),
+                           line=lambda s: "(other)" not in s, line_label="best of one encoder")
+    ax = fig.axes[0]
+    (x,) = {line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == ":"}
+    assert x == 50.0  # fixed_chars(1000/200), not the other encoder's 87.0
+    assert "best of one encoder" in [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def test_step_display_formats_the_difference_in_points():

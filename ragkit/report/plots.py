@@ -167,11 +167,13 @@ def _wrap(text: str, width: int) -> list[str]:
 def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
                      high: str = "recall_high", label: str = "strategy", top: int = 12,
                      highlight=None, title: str | None = None, width: int = 60,
-                     xlabel: str | None = None):
+                     xlabel: str | None = None, line=None,
+                     line_label: str = "best simple baseline shown"):
     """A ranked interval chart (a forest plot): the `top` rows of `table` by `value`, best on
     top, each a dot at its mean with its 95 % interval as a whisker, plus any
     `highlight`-ed row below the cut (e.g. the best simple baselines, at most two), in orange
-    with a dotted line at the best of them; long labels lose their middle (`width`
+    with a dotted line at the best of them (of those `line` accepts, when given, named
+    `line_label`: e.g. one encoder's baselines where two encoders' are shown); long labels lose their middle (`width`
     characters kept), since names differ at both ends. The x
     axis spans the intervals shown, not 0–100, so close configurations stay apart; `xlabel`
     names it where the column's own name is not the metric's (a board's ``recall`` column
@@ -191,14 +193,16 @@ def ranked_intervals(table, value: str = "recall", low: str = "recall_low",
         color = "#dd8452" if m else "#4c72b0"
         ax.errorbar(vi, yi, xerr=[[vi - lo_i], [h - vi]], fmt="o", color=color, ecolor=color,
                     capsize=2, lw=1, ms=4)
+    on_line = is_marked & (sub[label].map(line).to_numpy().astype(bool) if line else True)
     if is_marked.any():
-        ax.axvline(v[is_marked].max(), color="#dd8452", ls=":", lw=1)
+        if on_line.any():
+            ax.axvline(v[on_line].max(), color="#dd8452", ls=":", lw=1)
         from matplotlib.lines import Line2D
 
         ax.legend(handles=[
             Line2D([], [], marker="o", color="#4c72b0", lw=1, ms=4, label="configuration"),
             Line2D([], [], marker="o", color="#dd8452", lw=1, ms=4, label="simple baseline"),
-            Line2D([], [], color="#dd8452", ls=":", lw=1, label="best simple baseline shown")],
+            Line2D([], [], color="#dd8452", ls=":", lw=1, label=line_label)],
             fontsize=7, loc="lower right")
     ax.set_yticks(y)
     ax.set_yticklabels(names, fontsize=7)
