@@ -281,3 +281,25 @@ def test_the_opening_count_leaves_weak_pick_wins_out_as_the_calls_do():
     said = closing.guide_findings(found, 1024)[0]
     assert "ragkit's chunker beats it in 1 (it is ahead in 1 more, against a weak pick: not " \
         "counted as wins, as in the calls below), loses in 0" in said
+
+
+def test_a_win_against_a_weak_pick_reads_as_the_closing_reads_it():
+    """The guide's pick column says a weak-pick win is not counted, as the closing's calls do."""
+    from types import SimpleNamespace as NS
+
+    from ragkit.evaluate.stats import Comparison
+
+    def cfg(chunker, simple=False):
+        return NS(chunker=chunker, first_stage="stack", reranker="none", simple=simple,
+                  encoder="m", label=f"{chunker}+stack")
+
+    up = Comparison(0.95, 0.90, 0.05, 0.02, 0.08, 10, 2, 38, 50)
+    found = [NS(benchmark="course", factor="chunker", budget=b, complete=True,
+                treated=cfg("router"), base=cfg("fixed", True), recall=up, pass_=up,
+                verdict="beats", split_rank=rank, split_leader=leader)
+             for b, rank, leader in ((1024, (4, 7), ("langchain", 0.96)),
+                                     (2048, (1, 7), ("fixed", 0.90)))]
+    _, rows = guide.chunker_rows(found)
+    picks = {r[2]: r[9] for r in rows}
+    assert picks[1024] == "router+stack (ahead of a weak pick: not counted as a win)"
+    assert picks[2048] == "router+stack"

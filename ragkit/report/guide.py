@@ -39,7 +39,11 @@ TUNED = "router"  # the chunker whose settings were tuned (on tune halves)
 
 def _pick(e: Any, cheaper: str) -> str:
     if e.verdict == "beats":
-        return e.treated.label
+        from .decisions import weak_pick
+
+        # as the closing's calls read it: a win against a weak pick is not counted
+        weak = e.factor == "chunker" and weak_pick(e)
+        return e.treated.label + (" (ahead of a weak pick: not counted as a win)" if weak else "")
     if e.verdict == "loses":
         return e.base.label
     if e.verdict == "incomplete":
