@@ -122,7 +122,7 @@ print(f"same rule: {related:.3f} · different rule: {unrelated:.3f}")
 # run of one was quicker than every run of the other.
 
 # %%
-from ragkit.embed import compare_backends
+from ragkit.embed import batch_drift, compare_backends
 from ragkit.evaluate import load
 from ragkit.report import speed_sentence
 
@@ -159,21 +159,9 @@ else:
 # %%
 mixed = [p for d in load("course").documents for p in d.text.split("\n\n")
          if 50 < len(p) <= 400][:24]  # none of them among the timed paragraphs
-
-
-def batch_drift(backend: str) -> float:
-    """Largest difference between a text's vectors embedded in three batchings."""
-    one_batch = Embedder(backend=backend, cache=False, show_progress=False, precision="fp32",
-                         batch_size=len(mixed)).encode(mixed)
-    small = Embedder(backend=backend, cache=False, show_progress=False, precision="fp32",
-                     batch_size=4)
-    reversed_fours = small.encode(mixed[::-1])[::-1]
-    alone = np.stack([small.encode([p])[0] for p in mixed[:6]])
-    return float(max(np.abs(one_batch - reversed_fours).max(),
-                     np.abs(one_batch[:6] - alone).max()))
-
-
-drift = {b: batch_drift(b) for b in (["torch"] if why_not else ["onnx", "torch"])}
+drift = {b: batch_drift(lambda size: Embedder(backend=b, cache=False, show_progress=False,
+                                               precision="fp32", batch_size=size), mixed)
+         for b in (["torch"] if why_not else ["onnx", "torch"])}
 print(f"{len(mixed)} paragraphs of mixed length · largest difference across batchings: "
       + " · ".join(f"{b} {d:.1e}" for b, d in drift.items()))
 if "onnx" in drift:

@@ -517,3 +517,23 @@ def test_a_claim_left_by_a_dead_process_does_not_block_the_cache(tmp_path):
     assert claims.take(["c"], limit=5) == ([], None)  # only another live process's key left
     Claims.release(claim)
     assert not claim.exists()
+
+
+def test_batch_drift_is_zero_for_a_batch_blind_encoder_and_not_for_one_that_mixes():
+    from ragkit.embed import batch_drift
+
+    class Fake:
+        def __init__(self, size, mixes):
+            self.size, self.mixes = size, mixes
+
+        def encode(self, texts):
+            base = np.array([[len(t), 1.0] for t in texts])
+            if self.mixes:  # each batch's vectors pulled toward the batch mean
+                for at in range(0, len(texts), self.size):
+                    part = base[at:at + self.size]
+                    base[at:at + self.size] = part + 0.1 * part.mean(axis=0)
+            return base
+
+    texts = [f"text {'x' * i}" for i in range(10)]
+    assert batch_drift(lambda size: Fake(size, False), texts) == 0.0
+    assert batch_drift(lambda size: Fake(size, True), texts) > 0.1

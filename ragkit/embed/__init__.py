@@ -1,7 +1,9 @@
 """Embed: texts and chunks to unit vectors.
 
 - `encoders`: `Embedder`, a sentence-transformers model with a disk cache, its truncation
-  counted, run on torch or under ONNX Runtime (`onnx`); `compare_backends` times both;
+  counted, run on torch or under ONNX Runtime (`onnx`);
+- `checks`: `timed_turns` and `compare_backends` (torch against ONNX Runtime, taking turns),
+  `batch_drift` (does a text's vector depend on its batch);
 - `late`: late chunking (`LateEmbedder`): the encoder runs over the whole document and token
   vectors are mean-pooled per chunk span; `late_plan` holds its token and window bookkeeping.
 
@@ -12,7 +14,8 @@ importing this package loads neither torch nor a model.
 from .._lazy import surface
 
 _EXPORTS = {  # submodule -> the names it gives this package
-    "encoders": ("Embedder", "TruncationWarning", "compare_backends", "model_label"),
+    "encoders": ("Embedder", "TruncationWarning", "model_label"),
+    "checks": ("batch_drift", "compare_backends", "timed_turns"),
     "late": ("LateEmbedder", "late_vectors"),
     "late_plan": ("LateChunkingWarning",),
 }

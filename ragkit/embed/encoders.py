@@ -92,28 +92,6 @@ def _fingerprint(path_or_id: str) -> str:
     return folder_fingerprint(p) if p.is_dir() else path_or_id
 
 
-def compare_backends(texts: Sequence[str], model: str | Path | None = None,
-                     repeats: int = 1) -> dict:
-    """Encode the same texts on torch and under ONNX Runtime, in one process, `repeats` times
-    each, the backends taking turns (so a busy moment slows both): each backend's best seconds,
-    every run's seconds (``torch_runs``, ``onnx_runs``), and the largest difference between
-    their vectors. Both run in float32 (the exported graph's precision), whatever
-    ``RAGKIT_EMBED_PRECISION`` says. Models load (and the graph exports) before the clock
-    starts; nothing is cached."""
-    import time
-    texts, runs, vecs = list(texts), {"torch": [], "onnx": []}, {}
-    embs = {b: Embedder(model, backend=b, cache=False, show_progress=False, precision="fp32")
-            for b in runs}
-    _ = [emb.encode(texts[:2]) for emb in embs.values()]
-    for _ in range(repeats):
-        for backend, emb in embs.items():
-            t0 = time.perf_counter()
-            vecs[backend] = emb.encode(texts)
-            runs[backend].append(time.perf_counter() - t0)
-    return {**{b: min(r) for b, r in runs.items()}, **{f"{b}_runs": r for b, r in runs.items()},
-            "max_abs_difference": float(np.abs(vecs["torch"] - vecs["onnx"]).max())}
-
-
 class Embedder:
     """Embeds texts with a sentence-transformers model; vectors are L2-normalised float32."""
 

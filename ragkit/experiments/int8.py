@@ -8,7 +8,7 @@ quantized on the fly with a scale computed over each batch. Three readings, side
 
 - **speed**: texts per second of the int8 graph against the float32 graph, on the same texts,
   in one process, the two taking turns (best of 3);
-- **batch drift**: the largest difference between a text's vectors embedded in one batch, in
+- **batch drift** (`ragkit.embed.checks.batch_drift`): the largest difference between a text's vectors embedded in one batch, in
   batches of four in reverse order and one at a time (the float32 graph gives 0, which is why
   it is the CPU default: a rerun writes the same rows however its batches fall);
 - **retrieval drift**: the paired span recall@B difference (int8 − float32) with its 95 %
@@ -21,10 +21,7 @@ Rows go to ``results/bench_int8.jsonl``.
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
-
-import numpy as np
 
 
 def quantized_graph(graph: bytes) -> bytes:
@@ -53,35 +50,12 @@ def int8_embedder(batch_size: int = 32):
     return emb
 
 
-def _speed(a, b, texts, repeats: int) -> tuple[list[float], list[float], np.ndarray, np.ndarray]:
-    """Every run's seconds of `a` and of `b` on `texts`, the two taking turns (each loaded
-    before the clock starts), and the vectors of each one's last run."""
-    runs, vecs = ([], []), [None, None]
-    for emb in (a, b):
-        emb.encode(texts[:2])
-    for _ in range(repeats):
-        for i, emb in enumerate((a, b)):
-            t0 = time.perf_counter()
-            vecs[i] = emb.encode(texts)
-            runs[i].append(time.perf_counter() - t0)
-    return runs[0], runs[1], vecs[0], vecs[1]
-
-
-def batch_drift(make, texts) -> float:
-    """Largest difference between a text's vectors in one batch, in batches of four in
-    reverse order and (the first six) one at a time; `make(batch_size)` gives the embedder."""
-    one = make(len(texts)).encode(texts)
-    small = make(4)
-    fours = small.encode(texts[::-1])[::-1]
-    alone = np.stack([small.encode([t])[0] for t in texts[:6]])
-    return float(max(np.abs(one - fours).max(), np.abs(one[:6] - alone).max()))
-
-
 def int8_check(smoke: bool = False) -> dict:
     """The three readings of the module docstring, printed and written to
     ``results/bench_int8.jsonl``; returns each run's seconds, the lowest cosine, the batch
     drift of each graph and the drift table's rows."""
     from ..chunkers.fixed import FixedTokenChunker
+    from ..embed.checks import batch_drift, timed_turns
     from ..embed.encoders import Embedder
     from ..evaluate.benchmarks import load, load_chroma
     from ..report.prose import speed_sentence
@@ -95,8 +69,9 @@ def int8_check(smoke: bool = False) -> dict:
     chunker = FixedTokenChunker(250, 0, "cl100k_base")
     texts = [c.text for d in load_chroma().documents for c in chunker.chunk(d)][:64 if smoke
                                                                                   else 480]
-    runs8, runs32, v8, v32 = _speed(int8_embedder(), fp32(), texts, 1 if smoke else 3)
-    cos = float((v8 * v32).sum(axis=1).min())
+    runs, vecs = timed_turns({"int8": int8_embedder(), "fp32": fp32()}, texts, 1 if smoke else 3)
+    runs8, runs32 = runs["int8"], runs["fp32"]
+    cos = float((vecs["int8"] * vecs["fp32"]).sum(axis=1).min())
     print(speed_sentence("int8", runs8, "float32", runs32,
                          what=f"the same {len(texts)} Chroma chunks (ONNX Runtime)"))
     print(f"lowest cosine between a text's int8 and float32 vectors: {cos:.4f}")

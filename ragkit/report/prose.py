@@ -136,9 +136,9 @@ def speed_sentence(a: str, seconds_a: float | Sequence[float], b: str,
     runs_a = [float(seconds_a)] if isinstance(seconds_a, (int, float)) else list(map(float, seconds_a))
     runs_b = [float(seconds_b)] if isinstance(seconds_b, (int, float)) else list(map(float, seconds_b))
     ratio = min(runs_b) / min(runs_a)
-    reading = (f"faster than {b}" if ratio > 1 + tolerance else
-               f"slower than {b}" if ratio < 1 - tolerance else
-               f"about as fast as {b} (within {tolerance:.0%})".replace("%", " %"))
+    close = 1 - tolerance <= ratio <= 1 + tolerance
+    reading = (f"about as fast as {b} (within {tolerance:.0%})".replace("%", " %") if close else
+               f"faster than {b}" if ratio > 1 else f"slower than {b}")
     head = f"On this machine {a} took {min(runs_a):.1f} s and {b} {min(runs_b):.1f} s on {what}: "
     if len(runs_a) == 1 and len(runs_b) == 1:
         return head + f"{a} ran at {ratio:.2f}x the throughput of {b}, so here it is {reading}."
@@ -146,12 +146,12 @@ def speed_sentence(a: str, seconds_a: float | Sequence[float], b: str,
     span_b = f"{min(runs_b):.2f}–{max(runs_b):.2f} s"
     head += f"{a} ran at {ratio:.2f}x the throughput of {b} (best run against best run), "
     quicker = max(runs_a) < min(runs_b)
-    if (quicker or max(runs_b) < min(runs_a)) and not reading.startswith("about"):
+    if close:
+        return head + f"so here it is {reading}; its runs took {span_a} and those of {b} {span_b}."
+    if quicker or max(runs_b) < min(runs_a):
         return head + (f"and each of its {len(runs_a)} runs was "
                        f"{'quicker' if quicker else 'slower'} than each of {b}'s "
                        f"{len(runs_b)} ({span_a} against {span_b}), so here it is {reading}.")
-    if reading.startswith("about"):
-        return head + f"so here it is {reading}; its runs took {span_a} and those of {b} {span_b}."
     return head + (f"but its runs ({span_a}) and those of {b} ({span_b}) overlap, so this "
                    "timing does not say which is faster here.")
 

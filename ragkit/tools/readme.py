@@ -269,7 +269,6 @@ def speed_section(folder: Path | None = None) -> str:
     drift from float32; then bf16's paired recall@B difference against float32 on the three
     benchmarks, from ``bench_precision.jsonl`` (``ragkit bench precision``). Empty where
     neither file is there."""
-    from ..report.prose import ci
     from ..report.results import read_rows
 
     folder = folder or PROJECT_ROOT / "results"
@@ -309,24 +308,11 @@ def speed_section(folder: Path | None = None) -> str:
     drift = folder / "bench_precision.jsonl"
     if drift.exists():
         rows = [r for r in read_rows(drift) if r["value"] is not None]
-        budgets = sorted({r["budget"] for r in rows})
-        names = list(dict.fromkeys(r["benchmark"] for r in rows))
-        cell = {(r["benchmark"], r["budget"]): r for r in rows}
         if out:
             out.append("")
-        out.append("bf16 − float32 span recall@B, points, paired 95 % interval (fixed "
-                   "1,000/200-character chunks, dense search, all questions):")
-        out.append("")
-        out.append("| benchmark | n | " + " | ".join(f"B = {b:,}" for b in budgets) + " |")
-        out.append("|---|---|" + "---|" * len(budgets))
-        for name in names:
-            cells = []
-            for b in budgets:
-                r = cell.get((name, b))
-                cells.append("—" if r is None else f"{100 * r['value']:+.2f} "
-                             f"{ci(r['params']['low'], r['params']['high'], 2)}")
-            n = next(r["n_queries"] for r in rows if r["benchmark"] == name)
-            out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+        out += ["bf16 − float32 span recall@B, points, paired 95 % interval (fixed "
+                "1,000/200-character chunks, dense search, all questions):", "",
+                *_drift_table(rows)]
     out += _int8_lines(folder, bool(out))
     return "\n".join(out)
 
@@ -335,7 +321,6 @@ def _int8_lines(folder: Path, after: bool) -> list[str]:
     """The int8 measurement (``bench_int8.jsonl``, ``ragkit bench int8``) as README lines:
     its speed and batch drift against the float32 graph, and its paired recall@B drift; none
     where the file is not there."""
-    from ..report.prose import ci
     from ..report.results import read_rows
 
     path = folder / "bench_int8.jsonl"
@@ -360,18 +345,27 @@ def _int8_lines(folder: Path, after: bool) -> list[str]:
                    "fall. It is not offered as a setting.")
     drift = [r for r in rows if r["experiment"] == "int8_drift"]
     if drift:
-        budgets = sorted({r["budget"] for r in drift})
-        cell = {(r["benchmark"], r["budget"]): r for r in drift}
         out += ["", "int8 − float32 span recall@B, points, paired 95 % interval (the same "
-                "chunks and search as the bf16 table):", "",
-                "| benchmark | n | " + " | ".join(f"B = {b:,}" for b in budgets) + " |",
-                "|---|---|" + "---|" * len(budgets)]
-        for name in dict.fromkeys(r["benchmark"] for r in drift):
-            cells = [f"{100 * c['value']:+.2f} {ci(c['params']['low'], c['params']['high'], 2)}"
-                     if (c := cell.get((name, b))) else "—" for b in budgets]
-            n = next(r["n_queries"] for r in drift if r["benchmark"] == name)
-            out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+                "chunks and search as the bf16 table):", "", *_drift_table(drift)]
     return out if len(out) > int(after) else []
+
+
+def _drift_table(rows: list[dict]) -> list[str]:
+    """A paired recall@B drift (``bench precision``, ``bench int8``) as Markdown table lines:
+    one row per benchmark with its n, one column per budget, each difference in points with its
+    95 % interval."""
+    from ..report.prose import ci
+
+    budgets = sorted({r["budget"] for r in rows})
+    cell = {(r["benchmark"], r["budget"]): r for r in rows}
+    out = ["| benchmark | n | " + " | ".join(f"B = {b:,}" for b in budgets) + " |",
+           "|---|---|" + "---|" * len(budgets)]
+    for name in dict.fromkeys(r["benchmark"] for r in rows):
+        cells = [f"{100 * c['value']:+.2f} {ci(c['params']['low'], c['params']['high'], 2)}"
+                 if (c := cell.get((name, b))) else "—" for b in budgets]
+        n = next(r["n_queries"] for r in rows if r["benchmark"] == name)
+        out.append(f"| {name} | {n} | " + " | ".join(cells) + " |")
+    return out
 
 
 def _threads_and_floor(folder: Path, after: bool) -> list[str]:
