@@ -178,7 +178,8 @@ percent_frame(combos, shares=metrics)  # recall: span recall at k = 5, headed re
 
 # %% [markdown]
 # Each step against the row it builds on (the side branches against plain structure), paired
-# over the same questions at `1024` tokens:
+# over the same questions (all of the course's questions, not only the held-out half the boards
+# below read) at `1024` tokens:
 
 # %%
 from ragkit.experiments import flag_count
