@@ -144,9 +144,8 @@ else:
 # %% [markdown]
 # Speed aside, the course keeps ONNX Runtime as its CPU default for the reason the next cell
 # checks: a text's vector should not depend on which other texts share its batch, so that a
-# rerun that batches the texts differently gets the same vectors, and from them the same
-# results rows (the files where the notebooks keep the numbers they record, shown at the
-# end).
+# rerun that batches the texts differently gets the same vectors, the inputs of every results
+# row (the files where the notebooks keep the numbers they record, shown at the end).
 
 # %% [markdown]
 # The check: shorter course paragraphs (none of them timed above; the cell prints how many),
@@ -365,12 +364,15 @@ for name, run in (("1000/200", example), ("250/50", small_run)):
                         lines=None if run is small_run else 4))  # the small window whole
 
 # %%
-budget_hits = hits_table(flip, small_run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
-sent = budget_hits[budget_hits[f"in {DEFAULT_BUDGET} tokens"] != "no"]
-print(f"At {DEFAULT_BUDGET:,} tokens the 250/50 windows send {len(sent)} chunks, "
-      f"{int((sent['gold chars held'] > 0).sum())} of them holding gold; their precision@B "
-      f"is {pct(small_budget['precision'])}, against {pct(big_budget['precision'])} for "
-      "the 1000/200 windows, whose five chunks hold part of the row.")
+sent = {}  # chunker -> (chunks the budget's context takes, how many of them hold gold)
+for name, run in (("250/50", small_run), ("1000/200", example)):
+    tab = hits_table(flip, run.hits[flip.id], k=5, budgets=(DEFAULT_BUDGET,))
+    tab = tab[tab[f"in {DEFAULT_BUDGET} tokens"] != "no"]
+    sent[name] = (len(tab), int((tab["gold chars held"] > 0).sum()))
+print(f"At {DEFAULT_BUDGET:,} tokens the 250/50 windows send {sent['250/50'][0]} chunks, "
+      f"{sent['250/50'][1]} of them holding gold; their precision@B is "
+      f"{pct(small_budget['precision'])}, against {pct(big_budget['precision'])} for the "
+      f"1000/200 windows, {sent['1000/200'][1]} of whose {sent['1000/200'][0]} chunks hold gold.")
 
 # %% [markdown]
 # What the case shows: the gold is one table row, and the 1000/200 window that ranks first
